@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what gpusqueeze needs to build and test, by package name, skipping what is already there.
+#   Debian packages: compilers' libraries (CLI11, fmt, nlohmann-json, GoogleTest), promtool/prometheus, chromium (report check)
+#   PyPI: nvidia-nvml-dev (nvml.h only; the driver's libnvidia-ml.so.1 is opened at run time)
+# The CUDA toolkit (nvcc 13) must already be installed; the script says so if it is not.
+set -euo pipefail
+
+need_apt=()
+for pkg in cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev python3-pip; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
+done
+if ((${#need_apt[@]})); then
+  echo "setup: installing Debian packages: ${need_apt[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+if ! command -v nvcc >/dev/null 2>&1; then
+  echo "setup: nvcc not found: install the CUDA toolkit 13 (https://developer.nvidia.com/cuda-downloads) and retry" >&2
+  exit 3
+fi
+
+if [ ! -f "$(dirname "$(command -v nvcc)")/../include/nvml.h" ] &&
+   ! python3 -c "import importlib.util,os,sys; s=importlib.util.find_spec('nvidia'); sys.exit(0 if s and any(os.path.exists(os.path.join(d,'cu13','include','nvml.h')) for d in s.submodule_search_locations) else 1)" 2>/dev/null; then
+  echo "setup: installing nvml.h from PyPI (nvidia-nvml-dev)" >&2
+  python3 -m pip install -q --disable-pip-version-check 'nvidia-nvml-dev>=13.0,<14'
+fi

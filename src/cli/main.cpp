@@ -1,0 +1,48 @@
+// gpusqueeze entry point: parses the command line once and maps every error to the documented exit code.
+#include "cli/common.hpp"
+
+#include "core/error.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpusqueeze — measure, diagnose and tune NVIDIA data-center GPUs (H100/H200 first)"};
+  app.set_version_flag("--version", GSQ_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Steps: env/doctor (0 machine) · report (all steps on one page).\n"
+      "Exit codes: 0 ok · 1 findings at fail level or regression · 2 bad usage or input · 3 no NVIDIA driver/GPU.\n"
+      "Run `gpusqueeze COMMAND --help` for each command's options and examples.");
+  const std::vector<std::pair<const char*, gsq::cli::Action>> actions{
+      {"env", gsq::cli::register_env(app)},
+      {"doctor", gsq::cli::register_doctor(app)},
+      {"report", gsq::cli::register_report(app)},
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return static_cast<int>(gsq::ExitCode::bad_input);
+  }
+  try {
+    for (const auto& [name, action] : actions)
+      if (app.got_subcommand(name)) return action();
+  } catch (const gsq::Error& e) {
+    std::fprintf(stderr, "gpusqueeze: %s\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpusqueeze: internal error: %s\n", e.what());
+    return 70;  // EX_SOFTWARE: a bug, not the user's input
+  }
+  return static_cast<int>(gsq::ExitCode::bad_input);
+}

@@ -1,0 +1,54 @@
+// JSON form of findings and the severity order.
+#include "core/finding.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+
+namespace gsq {
+
+std::string_view to_string(Severity s) noexcept {
+  switch (s) {
+    case Severity::pass: return "pass";
+    case Severity::info: return "info";
+    case Severity::warn: return "warn";
+    case Severity::fail: return "fail";
+  }
+  return "fail";
+}
+
+Severity severity_from_string(std::string_view s) {
+  for (Severity v : {Severity::pass, Severity::info, Severity::warn, Severity::fail}) {
+    if (to_string(v) == s) return v;
+  }
+  throw_bad_input("unknown severity '" + std::string(s) + "' (expected pass, info, warn or fail)");
+}
+
+void to_json(nlohmann::json& j, const Finding& f) {
+  nlohmann::json ev = nlohmann::json::object();
+  for (const auto& e : f.evidence) ev[e.name] = e.value;
+  j = {{"id", f.id},       {"severity", to_string(f.severity)}, {"title", f.title}, {"evidence", ev},
+       {"fix", f.fix},     {"source", f.source},                {"step", f.step},   {"subject", f.subject}};
+  j["saving_ratio"] = f.saving_ratio ? nlohmann::json(*f.saving_ratio) : nlohmann::json(nullptr);
+}
+
+void from_json(const nlohmann::json& j, Finding& f) {
+  f.id = j.at("id").get<std::string>();
+  f.severity = severity_from_string(j.at("severity").get<std::string>());
+  f.title = j.at("title").get<std::string>();
+  f.evidence.clear();
+  for (const auto& [k, v] : j.at("evidence").items()) f.evidence.push_back({k, v.get<std::string>()});
+  f.fix = j.value("fix", "");
+  f.source = j.value("source", "");
+  f.step = j.value("step", 0);
+  f.subject = j.value("subject", "");
+  if (j.contains("saving_ratio") && !j["saving_ratio"].is_null()) f.saving_ratio = j["saving_ratio"].get<double>();
+}
+
+Severity worst(const std::vector<Finding>& findings) noexcept {
+  Severity w = Severity::pass;
+  for (const auto& f : findings) w = std::max(w, f.severity);
+  return w;
+}
+
+}  // namespace gsq

@@ -1,0 +1,40 @@
+// The one shape of a finding, used by doctor, the analyzer and the rules: id, severity, evidence, fix, seed step.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gsq {
+
+enum class Severity { pass, info, warn, fail };
+
+[[nodiscard]] std::string_view to_string(Severity s) noexcept;
+[[nodiscard]] Severity severity_from_string(std::string_view s);  // throws bad_input
+
+struct Evidence {
+  std::string name;   // "pcie_width_current"
+  std::string value;  // "8"  (formatted with its unit where it has one)
+};
+
+struct Finding {
+  std::string id;      // stable, kebab-case: "pcie-link-width"
+  Severity severity = Severity::pass;
+  std::string title;   // one line a person reads first
+  std::vector<Evidence> evidence;
+  std::optional<double> saving_ratio;  // upper bound of what fixing it would save, where one exists
+  std::string fix;     // what to do; empty for pass
+  std::string source;  // where the threshold comes from
+  int step = 0;        // seed step of the method (0 machine, 1 baseline, ...)
+  std::string subject; // what it is about: "GPU 0 (NVIDIA H200)", "host"
+};
+
+void to_json(nlohmann::json& j, const Finding& f);
+void from_json(const nlohmann::json& j, Finding& f);
+
+[[nodiscard]] Severity worst(const std::vector<Finding>& findings) noexcept;
+
+}  // namespace gsq

@@ -1,0 +1,64 @@
+// File I/O for versioned JSON documents.
+#include "core/json_io.hpp"
+
+#include "core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace gsq {
+
+std::string read_text_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) throw_bad_input(fmt::format("{}: no such file", file.string()));
+  if (std::filesystem::is_directory(file, ec)) throw_bad_input(fmt::format("{}: is a folder, not a file", file.string()));
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw_bad_input(fmt::format("{}: cannot be opened for reading", file.string()));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text_file(const std::filesystem::path& file, const std::string& text) {
+  const auto tmp = std::filesystem::path(file.string() + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw_bad_input(fmt::format("{}: cannot be opened for writing", tmp.string()));
+    out << text;
+    if (!out.flush()) throw_bad_input(fmt::format("{}: write failed", tmp.string()));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) throw_bad_input(fmt::format("{}: cannot be written: {}", file.string(), ec.message()));
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& origin, const std::string& expected_schema) {
+  if (text.empty()) throw_bad_input(fmt::format("{}: empty file, expected a {} document", origin, expected_schema));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    const bool truncated = e.byte >= text.size();
+    throw_bad_input(fmt::format("{}: {} at byte {}: {}", origin, truncated ? "truncated JSON" : "not valid JSON", e.byte,
+                                e.what()));
+  }
+  if (!j.is_object()) throw_bad_input(fmt::format("{}: expected a JSON object with \"schema\": \"{}\"", origin, expected_schema));
+  const auto it = j.find("schema");
+  if (it == j.end() || !it->is_string()) {
+    throw_bad_input(fmt::format("{}: no \"schema\" field; expected \"{}\"", origin, expected_schema));
+  }
+  if (it->get<std::string>() != expected_schema) {
+    throw_bad_input(fmt::format("{}: schema is \"{}\", expected \"{}\"", origin, it->get<std::string>(), expected_schema));
+  }
+  return j;
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& expected_schema) {
+  return parse_json_text(read_text_file(file), file.string(), expected_schema);
+}
+
+void write_json_file(const std::filesystem::path& file, const nlohmann::json& j) { write_text_file(file, j.dump(2) + "\n"); }
+
+}  // namespace gsq

@@ -1,0 +1,569 @@
+// Live collection of snapshots through NVML and the host's procfs/sysfs.
+#include "gpu/collect.hpp"
+
+#include "core/error.hpp"
+#include "gpu/cuda_device.hpp"
+
+#include <fmt/format.h>
+#include <sched.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+extern char** environ;
+
+namespace gsq::gpu {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string nvml_why(const NvmlApi& api, nvmlReturn_t rc) {
+  std::string s = nvml_error_name(rc);
+  if (api.nvmlErrorString) s += fmt::format(" ({})", api.nvmlErrorString(rc));
+  return s;
+}
+
+// Calls an NVML getter that fills one out-parameter; a missing symbol or an error becomes "unsupported".
+template <class T, class Fn, class... Args>
+Field<T> get(const NvmlApi& api, Fn fn, Args... args) {
+  if (fn == nullptr) return Field<T>::none("symbol missing in this driver's NVML");
+  T out{};
+  const nvmlReturn_t rc = fn(args..., &out);
+  if (rc != NVML_SUCCESS) return Field<T>::none(nvml_why(api, rc));
+  return Field<T>(out);
+}
+
+template <class Fn>
+Field<std::string> get_string(const NvmlApi& api, Fn fn, nvmlDevice_t dev) {
+  if (fn == nullptr) return Field<std::string>::none("symbol missing in this driver's NVML");
+  char buf[256] = {};
+  const nvmlReturn_t rc = fn(dev, buf, sizeof buf);
+  if (rc != NVML_SUCCESS) return Field<std::string>::none(nvml_why(api, rc));
+  return std::string(buf);
+}
+
+Field<bool> enabled(const Field<nvmlEnableState_t>& f) {
+  if (!f.ok()) return Field<bool>::none(f.unsupported);
+  return *f == NVML_FEATURE_ENABLED;
+}
+
+Field<double> milliwatts_to_w(const Field<unsigned>& f) {
+  if (!f.ok()) return Field<double>::none(f.unsupported);
+  return static_cast<double>(*f) / 1000.0;
+}
+
+Field<std::string> read_first_line(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) return Field<std::string>::none(fmt::format("{} not readable", p.string()));
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string cpulist(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+Field<std::string> cuda_version_text(const Field<int>& v) {
+  if (!v.ok()) return Field<std::string>::none(v.unsupported);
+  return fmt::format("{}.{}", *v / 1000, (*v % 1000) / 10);
+}
+
+std::string architecture_name(nvmlDeviceArchitecture_t a) {
+  switch (a) {
+    case NVML_DEVICE_ARCH_VOLTA: return "volta";
+    case NVML_DEVICE_ARCH_TURING: return "turing";
+    case NVML_DEVICE_ARCH_AMPERE: return "ampere";
+    case NVML_DEVICE_ARCH_ADA: return "ada";
+    case NVML_DEVICE_ARCH_HOPPER: return "hopper";
+    case NVML_DEVICE_ARCH_BLACKWELL: return "blackwell";
+    default: return fmt::format("arch_{}", static_cast<int>(a));
+  }
+}
+
+std::string process_name(uint32_t pid) {
+  auto comm = read_first_line(fs::path("/proc") / std::to_string(pid) / "comm");
+  return comm.ok() ? *comm : "";
+}
+
+Field<uint64_t> ecc_count(const NvmlApi& api, nvmlDevice_t dev, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter) {
+  auto f = get<unsigned long long>(api, api.nvmlDeviceGetTotalEccErrors, dev, type, counter);
+  if (!f.ok()) return Field<uint64_t>::none(f.unsupported);
+  return static_cast<uint64_t>(*f);
+}
+
+template <class Fn>
+Field<std::string> system_string(const NvmlApi& api, Fn fn) {
+  if (fn == nullptr) return Field<std::string>::none("symbol missing in this driver's NVML");
+  char buf[96] = {};
+  if (const nvmlReturn_t rc = fn(buf, sizeof buf); rc != NVML_SUCCESS) return Field<std::string>::none(nvml_why(api, rc));
+  return std::string(buf);
+}
+
+Field<int32_t> temperature_threshold(const NvmlApi& api, nvmlDevice_t dev, nvmlTemperatureThresholds_t t) {
+  auto f = get<unsigned>(api, api.nvmlDeviceGetTemperatureThreshold, dev, t);
+  if (!f.ok()) return Field<int32_t>::none(f.unsupported);
+  return static_cast<int32_t>(*f);
+}
+
+Field<int32_t> temperature_now(const NvmlApi& api, nvmlDevice_t dev) {
+  if (api.nvmlDeviceGetTemperatureV == nullptr) return Field<int32_t>::none("symbol missing in this driver's NVML");
+  nvmlTemperature_t t{};
+  t.version = nvmlTemperature_v1;
+  t.sensorType = NVML_TEMPERATURE_GPU;
+  if (const auto rc = api.nvmlDeviceGetTemperatureV(dev, &t); rc != NVML_SUCCESS) return Field<int32_t>::none(nvml_why(api, rc));
+  return static_cast<int32_t>(t.temperature);
+}
+
+Field<uint32_t> app_clock(const NvmlApi& api, nvmlDevice_t dev, nvmlClockType_t type, nvmlClockId_t id) {
+  return get<unsigned>(api, api.nvmlDeviceGetClock, dev, type, id);
+}
+
+void collect_processes(const NvmlApi& api, nvmlDevice_t dev, GpuSnapshot& g) {
+  if (api.nvmlDeviceGetComputeRunningProcesses_v3 == nullptr) {
+    g.processes = Field<std::vector<GpuProcess>>::none("symbol missing in this driver's NVML");
+    return;
+  }
+  std::vector<nvmlProcessInfo_t> infos(64);
+  unsigned count = static_cast<unsigned>(infos.size());
+  nvmlReturn_t rc = api.nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, infos.data());
+  if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+    infos.resize(count + 16);
+    count = static_cast<unsigned>(infos.size());
+    rc = api.nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, infos.data());
+  }
+  if (rc != NVML_SUCCESS) {
+    g.processes = Field<std::vector<GpuProcess>>::none(nvml_why(api, rc));
+    return;
+  }
+  std::vector<GpuProcess> procs;
+  for (unsigned i = 0; i < count; ++i) {
+    GpuProcess p;
+    p.pid = infos[i].pid;
+    // NVML reports NVML_VALUE_NOT_AVAILABLE (all ones) when memory use is hidden, e.g. inside containers.
+    if (infos[i].usedGpuMemory == static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE)) {
+      p.used_memory_bytes = Field<uint64_t>::none("not available (hidden by the driver)");
+    } else {
+      p.used_memory_bytes = infos[i].usedGpuMemory;
+    }
+    p.name = process_name(p.pid);
+    procs.push_back(std::move(p));
+  }
+  g.processes = std::move(procs);
+}
+
+void collect_mig(const NvmlApi& api, nvmlDevice_t dev, GpuSnapshot& g) {
+  unsigned cur = 0, pend = 0;
+  if (api.nvmlDeviceGetMigMode == nullptr) {
+    g.mig_mode_current = g.mig_mode_pending = Field<bool>::none("symbol missing in this driver's NVML");
+    return;
+  }
+  if (const auto rc = api.nvmlDeviceGetMigMode(dev, &cur, &pend); rc != NVML_SUCCESS) {
+    g.mig_mode_current = g.mig_mode_pending = Field<bool>::none(nvml_why(api, rc));
+    return;
+  }
+  g.mig_mode_current = cur == NVML_DEVICE_MIG_ENABLE;
+  g.mig_mode_pending = pend == NVML_DEVICE_MIG_ENABLE;
+  if (cur != NVML_DEVICE_MIG_ENABLE || !api.nvmlDeviceGetMaxMigDeviceCount || !api.nvmlDeviceGetMigDeviceHandleByIndex) return;
+  unsigned max = 0;
+  if (api.nvmlDeviceGetMaxMigDeviceCount(dev, &max) != NVML_SUCCESS) return;
+  for (unsigned i = 0; i < max; ++i) {
+    nvmlDevice_t mig{};
+    if (api.nvmlDeviceGetMigDeviceHandleByIndex(dev, i, &mig) != NVML_SUCCESS) continue;
+    MigInstance m;
+    m.index = i;
+    m.uuid = get_string(api, api.nvmlDeviceGetUUID, mig);
+    if (api.nvmlDeviceGetMemoryInfo_v2) {
+      nvmlMemory_v2_t mem{};
+      mem.version = nvmlMemory_v2;
+      if (api.nvmlDeviceGetMemoryInfo_v2(mig, &mem) == NVML_SUCCESS) m.memory_total_bytes = mem.total;
+    }
+    g.mig_instances.push_back(std::move(m));
+  }
+}
+
+void collect_nvlink(const NvmlApi& api, nvmlDevice_t dev, GpuSnapshot& g) {
+  if (api.nvmlDeviceGetNvLinkState == nullptr) return;
+  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+    nvmlEnableState_t active{};
+    // NOT_SUPPORTED / INVALID_ARGUMENT: this GPU has no such link (a single PCIe card has none at all).
+    if (api.nvmlDeviceGetNvLinkState(dev, link, &active) != NVML_SUCCESS) continue;
+    NvLink l;
+    l.link = link;
+    l.active = active == NVML_FEATURE_ENABLED;
+    auto counter = [&](nvmlNvLinkErrorCounter_t c) -> Field<uint64_t> {
+      auto f = get<unsigned long long>(api, api.nvmlDeviceGetNvLinkErrorCounter, dev, link, c);
+      if (!f.ok()) return Field<uint64_t>::none(f.unsupported);
+      return static_cast<uint64_t>(*f);
+    };
+    l.replay_errors = counter(NVML_NVLINK_ERROR_DL_REPLAY);
+    l.recovery_errors = counter(NVML_NVLINK_ERROR_DL_RECOVERY);
+    l.crc_flit_errors = counter(NVML_NVLINK_ERROR_DL_CRC_FLIT);
+    l.crc_data_errors = counter(NVML_NVLINK_ERROR_DL_CRC_DATA);
+    g.nvlinks.push_back(l);
+  }
+}
+
+GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
+  GpuSnapshot g;
+  g.index = index;
+  g.name = get_string(api, api.nvmlDeviceGetName, dev);
+  g.uuid = get_string(api, api.nvmlDeviceGetUUID, dev);
+  g.serial = get_string(api, api.nvmlDeviceGetSerial, dev);
+  g.vbios_version = get_string(api, api.nvmlDeviceGetVbiosVersion, dev);
+  if (auto pci = get<nvmlPciInfo_t>(api, api.nvmlDeviceGetPciInfo_v3, dev); pci.ok()) g.pci_bus_id = std::string(pci->busId);
+  else g.pci_bus_id = Field<std::string>::none(pci.unsupported);
+  if (auto a = get<nvmlDeviceArchitecture_t>(api, api.nvmlDeviceGetArchitecture, dev); a.ok()) g.architecture = architecture_name(*a);
+  else g.architecture = Field<std::string>::none(a.unsupported);
+  if (api.nvmlDeviceGetCudaComputeCapability) {
+    int major = 0, minor = 0;
+    if (const auto rc = api.nvmlDeviceGetCudaComputeCapability(dev, &major, &minor); rc == NVML_SUCCESS) {
+      g.compute_capability = fmt::format("{}.{}", major, minor);
+    } else {
+      g.compute_capability = Field<std::string>::none(nvml_why(api, rc));
+    }
+  }
+  g.persistence_mode = enabled(get<nvmlEnableState_t>(api, api.nvmlDeviceGetPersistenceMode, dev));
+  if (auto m = get<nvmlComputeMode_t>(api, api.nvmlDeviceGetComputeMode, dev); m.ok()) {
+    g.compute_mode = *m == NVML_COMPUTEMODE_DEFAULT             ? "default"
+                     : *m == NVML_COMPUTEMODE_EXCLUSIVE_PROCESS ? "exclusive_process"
+                     : *m == NVML_COMPUTEMODE_PROHIBITED        ? "prohibited"
+                                                                : fmt::format("mode_{}", static_cast<int>(*m));
+  } else {
+    g.compute_mode = Field<std::string>::none(m.unsupported);
+  }
+  collect_mig(api, dev, g);
+  if (api.nvmlDeviceGetEccMode) {
+    nvmlEnableState_t cur{}, pend{};
+    if (const auto rc = api.nvmlDeviceGetEccMode(dev, &cur, &pend); rc == NVML_SUCCESS) {
+      g.ecc_mode_current = cur == NVML_FEATURE_ENABLED;
+      g.ecc_mode_pending = pend == NVML_FEATURE_ENABLED;
+    } else {
+      g.ecc_mode_current = g.ecc_mode_pending = Field<bool>::none(nvml_why(api, rc));
+    }
+  }
+  g.ecc_volatile_corrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC);
+  g.ecc_volatile_uncorrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC);
+  g.ecc_aggregate_corrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC);
+  g.ecc_aggregate_uncorrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC);
+  if (api.nvmlDeviceGetRemappedRows) {
+    unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+    if (const auto rc = api.nvmlDeviceGetRemappedRows(dev, &corr, &unc, &pending, &failure); rc == NVML_SUCCESS) {
+      g.remapped_rows_correctable = corr;
+      g.remapped_rows_uncorrectable = unc;
+      g.remap_pending = pending != 0;
+      g.remap_failure = failure != 0;
+    } else {
+      g.remapped_rows_correctable = g.remapped_rows_uncorrectable = Field<uint32_t>::none(nvml_why(api, rc));
+      g.remap_pending = g.remap_failure = Field<bool>::none(nvml_why(api, rc));
+    }
+  }
+  auto retired = [&](nvmlPageRetirementCause_t cause) -> Field<uint32_t> {
+    if (!api.nvmlDeviceGetRetiredPages) return Field<uint32_t>::none("symbol missing in this driver's NVML");
+    unsigned count = 0;  // count 0 asks only for the number of pages
+    const auto rc = api.nvmlDeviceGetRetiredPages(dev, cause, &count, nullptr);
+    if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) return Field<uint32_t>::none(nvml_why(api, rc));
+    return count;
+  };
+  g.retired_pages_single_bit = retired(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS);
+  g.retired_pages_double_bit = retired(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
+  g.sm_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_SM);
+  g.mem_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_MEM);
+  g.sm_clock_max_mhz = get<unsigned>(api, api.nvmlDeviceGetMaxClockInfo, dev, NVML_CLOCK_SM);
+  g.mem_clock_max_mhz = get<unsigned>(api, api.nvmlDeviceGetMaxClockInfo, dev, NVML_CLOCK_MEM);
+  g.sm_clock_app_mhz = app_clock(api, dev, NVML_CLOCK_SM, NVML_CLOCK_ID_APP_CLOCK_TARGET);
+  g.mem_clock_app_mhz = app_clock(api, dev, NVML_CLOCK_MEM, NVML_CLOCK_ID_APP_CLOCK_TARGET);
+  g.sm_clock_app_default_mhz = app_clock(api, dev, NVML_CLOCK_SM, NVML_CLOCK_ID_APP_CLOCK_DEFAULT);
+  g.mem_clock_app_default_mhz = app_clock(api, dev, NVML_CLOCK_MEM, NVML_CLOCK_ID_APP_CLOCK_DEFAULT);
+  if (auto r = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); r.ok()) g.clock_event_reasons_mask = *r;
+  else g.clock_event_reasons_mask = Field<uint64_t>::none(r.unsupported);
+  g.power_draw_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerUsage, dev));
+  g.power_limit_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerManagementLimit, dev));
+  g.power_default_limit_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerManagementDefaultLimit, dev));
+  g.power_enforced_limit_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetEnforcedPowerLimit, dev));
+  g.temperature_c = temperature_now(api, dev);
+  g.temperature_slowdown_c = temperature_threshold(api, dev, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
+  g.temperature_shutdown_c = temperature_threshold(api, dev, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
+  g.temperature_gpu_max_c = temperature_threshold(api, dev, NVML_TEMPERATURE_THRESHOLD_GPU_MAX);
+  g.temperature_mem_max_c = temperature_threshold(api, dev, NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
+  g.pcie_gen_current = get<unsigned>(api, api.nvmlDeviceGetCurrPcieLinkGeneration, dev);
+  g.pcie_gen_max = get<unsigned>(api, api.nvmlDeviceGetMaxPcieLinkGeneration, dev);
+  g.pcie_gen_gpu_max = get<unsigned>(api, api.nvmlDeviceGetGpuMaxPcieLinkGeneration, dev);
+  g.pcie_width_current = get<unsigned>(api, api.nvmlDeviceGetCurrPcieLinkWidth, dev);
+  g.pcie_width_max = get<unsigned>(api, api.nvmlDeviceGetMaxPcieLinkWidth, dev);
+  g.pcie_replay_counter = get<unsigned>(api, api.nvmlDeviceGetPcieReplayCounter, dev);
+  if (auto bar1 = get<nvmlBAR1Memory_t>(api, api.nvmlDeviceGetBAR1MemoryInfo, dev); bar1.ok()) {
+    g.bar1_total_bytes = static_cast<uint64_t>(bar1->bar1Total);
+    g.bar1_used_bytes = static_cast<uint64_t>(bar1->bar1Used);
+  } else {
+    g.bar1_total_bytes = g.bar1_used_bytes = Field<uint64_t>::none(bar1.unsupported);
+  }
+  if (api.nvmlDeviceGetMemoryInfo_v2) {
+    nvmlMemory_v2_t mem{};
+    mem.version = nvmlMemory_v2;
+    if (const auto rc = api.nvmlDeviceGetMemoryInfo_v2(dev, &mem); rc == NVML_SUCCESS) {
+      g.memory_total_bytes = static_cast<uint64_t>(mem.total);
+      g.memory_used_bytes = static_cast<uint64_t>(mem.used);
+      g.memory_reserved_bytes = static_cast<uint64_t>(mem.reserved);
+    } else {
+      g.memory_total_bytes = g.memory_used_bytes = g.memory_reserved_bytes = Field<uint64_t>::none(nvml_why(api, rc));
+    }
+  }
+  g.memory_bus_width_bits = get<unsigned>(api, api.nvmlDeviceGetMemoryBusWidth, dev);
+  if (auto u = get<nvmlUtilization_t>(api, api.nvmlDeviceGetUtilizationRates, dev); u.ok()) {
+    g.utilization_gpu_pct = u->gpu;
+    g.utilization_memory_pct = u->memory;
+  } else {
+    g.utilization_gpu_pct = g.utilization_memory_pct = Field<uint32_t>::none(u.unsupported);
+  }
+  collect_processes(api, dev, g);
+  collect_nvlink(api, dev, g);
+  if (api.nvmlDeviceGetCpuAffinity) {
+    std::array<unsigned long, 16> set{};  // 1024 CPUs
+    if (const auto rc = api.nvmlDeviceGetCpuAffinity(dev, static_cast<unsigned>(set.size()), set.data()); rc == NVML_SUCCESS) {
+      std::vector<int> cpus;
+      for (size_t w = 0; w < set.size(); ++w)
+        for (size_t b = 0; b < 8 * sizeof(unsigned long); ++b)
+          if (set[w] & (1UL << b)) cpus.push_back(static_cast<int>(w * 8 * sizeof(unsigned long) + b));
+      g.cpu_affinity = cpulist(cpus);
+    } else {
+      g.cpu_affinity = Field<std::string>::none(nvml_why(api, rc));
+    }
+  }
+  if (auto n = get<unsigned>(api, api.nvmlDeviceGetNumaNodeId, dev); n.ok()) g.numa_node = static_cast<int32_t>(*n);
+  else g.numa_node = Field<int32_t>::none(n.unsupported);
+  if (api.nvmlGpmQueryDeviceSupport) {
+    nvmlGpmSupport_t s{};
+    s.version = NVML_GPM_SUPPORT_VERSION;
+    if (const auto rc = api.nvmlGpmQueryDeviceSupport(dev, &s); rc == NVML_SUCCESS) g.gpm_supported = s.isSupportedDevice != 0;
+    else g.gpm_supported = Field<bool>::none(nvml_why(api, rc));
+  }
+  g.under_load = Field<LoadSample>::none("no load run (doctor --no-load, or env)");
+  return g;
+}
+
+Field<std::string> cpu_governor() {
+  std::map<std::string, int> counts;
+  for (int cpu = 0;; ++cpu) {
+    const fs::path p = fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpu);
+    if (!fs::exists(fs::path(fmt::format("/sys/devices/system/cpu/cpu{}", cpu)))) break;
+    auto g = read_first_line(p);
+    if (g.ok()) counts[*g]++;
+  }
+  if (counts.empty()) return Field<std::string>::none("no cpufreq in sysfs (virtual machine or driver without cpufreq)");
+  if (counts.size() == 1) return counts.begin()->first;
+  std::string s = "mixed:";
+  for (const auto& [g, n] : counts) s += fmt::format(" {}×{}", g, n);
+  return s;
+}
+
+Field<std::string> aspm_policy() {
+  auto line = read_first_line("/sys/module/pcie_aspm/parameters/policy");
+  if (!line.ok()) return line;
+  // "default performance [powersave] powersupersave": the bracketed word is in force.
+  const auto open = line->find('['), close = line->find(']');
+  if (open == std::string::npos || close == std::string::npos || close < open) return *line;
+  return line->substr(open + 1, close - open - 1);
+}
+
+Field<std::string> iommu_state() {
+  std::error_code ec;
+  size_t groups = 0;
+  if (fs::exists("/sys/kernel/iommu_groups", ec)) {
+    for (auto it = fs::directory_iterator("/sys/kernel/iommu_groups", ec); !ec && it != fs::directory_iterator(); it.increment(ec)) ++groups;
+  } else {
+    return Field<std::string>::none("/sys/kernel/iommu_groups not present");
+  }
+  std::string cmdline_hint;
+  if (auto cmd = read_first_line("/proc/cmdline"); cmd.ok()) {
+    std::istringstream ss(*cmd);
+    for (std::string w; ss >> w;)
+      if (w.starts_with("iommu") || w.starts_with("intel_iommu") || w.starts_with("amd_iommu")) cmdline_hint += " " + w;
+  }
+  return groups == 0 ? "off" + cmdline_hint : fmt::format("on ({} groups){}", groups, cmdline_hint);
+}
+
+std::vector<std::string> container_hints() {
+  std::vector<std::string> hints;
+  std::error_code ec;
+  if (fs::exists("/.dockerenv", ec)) hints.emplace_back("/.dockerenv present (Docker)");
+  if (fs::exists("/run/.containerenv", ec)) hints.emplace_back("/run/.containerenv present (Podman)");
+  if (std::getenv("KUBERNETES_SERVICE_HOST")) hints.emplace_back("KUBERNETES_SERVICE_HOST set (Kubernetes pod)");
+  if (auto cg = read_first_line("/proc/self/cgroup"); cg.ok() && (cg->find("docker") != std::string::npos ||
+                                                                  cg->find("kubepods") != std::string::npos)) {
+    hints.push_back("cgroup " + *cg);
+  }
+  if (auto cpu_max = read_first_line("/sys/fs/cgroup/cpu.max"); cpu_max.ok() && !cpu_max->starts_with("max")) {
+    hints.push_back("cgroup CPU quota " + *cpu_max);
+  }
+  return hints;
+}
+
+}  // namespace
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+HostSnapshot collect_host() {
+  HostSnapshot h;
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) == 0) h.hostname = std::string(name);
+  utsname u{};
+  if (::uname(&u) == 0) h.kernel = fmt::format("{} {}", u.release, u.machine);
+  {
+    std::ifstream in("/etc/os-release");
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("PRETTY_NAME=")) {
+        std::string v = line.substr(12);
+        std::erase(v, '"');
+        h.os = v;
+      }
+    }
+    if (!h.os.ok()) h.os = Field<std::string>::none("/etc/os-release has no PRETTY_NAME");
+  }
+  {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("model name")) {
+        h.cpu_model = line.substr(line.find(':') + 2);
+        break;
+      }
+    }
+    if (!h.cpu_model.ok()) h.cpu_model = Field<std::string>::none("/proc/cpuinfo has no model name");
+  }
+  h.cpu_count = static_cast<uint32_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_CONF)));
+  h.cpu_governor = cpu_governor();
+  h.cuda_runtime_version = cuda_runtime_version();
+  {
+    std::ifstream in("/proc/driver/nvidia/params");
+    if (!in) {
+      h.nvidia_params = Field<std::map<std::string, std::string>>::none("/proc/driver/nvidia/params not readable (no NVIDIA kernel module)");
+    } else {
+      std::map<std::string, std::string> params;
+      for (std::string line; std::getline(in, line);) {
+        const auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(' '));
+        params[line.substr(0, colon)] = v;
+      }
+      h.nvidia_params = std::move(params);
+    }
+  }
+  h.aspm_policy = aspm_policy();
+  h.iommu = iommu_state();
+  h.container_hints = container_hints();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    h.process_cpu_affinity = cpulist(cpus);
+  }
+  h.uid = static_cast<uint32_t>(::getuid());
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    const auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    if (is_recorded_env_var(kv.substr(0, eq))) h.env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  h.driver_version = h.cuda_driver_version = h.nvml_version = Field<std::string>::none("no NVIDIA driver");
+  return h;
+}
+
+Snapshot collect_snapshot(const Nvml& nvml) {
+  const NvmlApi& api = nvml.api();
+  Snapshot s;
+  s.captured_at = utc_now_iso8601();
+  s.source = "live";
+  s.host = collect_host();
+  s.host.driver_version = system_string(api, api.nvmlSystemGetDriverVersion);
+  s.host.nvml_version = system_string(api, api.nvmlSystemGetNVMLVersion);
+  s.host.cuda_driver_version = cuda_version_text(get<int>(api, api.nvmlSystemGetCudaDriverVersion));
+  unsigned count = 0;
+  if (const auto rc = api.nvmlDeviceGetCount_v2(&count); rc != NVML_SUCCESS) {
+    throw_no_gpu(fmt::format("no NVIDIA GPU: nvmlDeviceGetCount failed with {}", nvml_why(api, rc)));
+  }
+  if (count == 0) throw_no_gpu("no NVIDIA GPU: the driver is loaded but NVML sees no device");
+  for (unsigned i = 0; i < count; ++i) {
+    nvmlDevice_t dev{};
+    if (const auto rc = api.nvmlDeviceGetHandleByIndex_v2(i, &dev); rc != NVML_SUCCESS) {
+      s.notes.push_back(fmt::format("GPU {}: no handle ({}); left out", i, nvml_why(api, rc)));
+      continue;
+    }
+    s.gpus.push_back(collect_gpu(api, i, dev));
+  }
+  return s;
+}
+
+LiveReading read_live(const Nvml& nvml, uint32_t gpu_index) {
+  const NvmlApi& api = nvml.api();
+  LiveReading r;
+  nvmlDevice_t dev{};
+  if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) != NVML_SUCCESS) return r;
+  r.sm_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_SM);
+  r.pcie_gen = get<unsigned>(api, api.nvmlDeviceGetCurrPcieLinkGeneration, dev);
+  if (auto m = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); m.ok()) r.clock_event_reasons_mask = *m;
+  else r.clock_event_reasons_mask = Field<uint64_t>::none(m.unsupported);
+  r.pcie_replay_counter = get<unsigned>(api, api.nvmlDeviceGetPcieReplayCounter, dev);
+  r.temperature_c = temperature_now(api, dev);
+  r.power_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerUsage, dev));
+  return r;
+}
+
+LoadSample summarize_load(const std::vector<LiveReading>& readings, double duration_s) {
+  LoadSample s;
+  s.duration_s = duration_s;
+  s.samples = static_cast<uint32_t>(readings.size());
+  auto fold = [&](auto member, auto combine, auto& out) {
+    for (const auto& r : readings) {
+      const auto& f = r.*member;
+      if (!f.ok()) continue;
+      using T = std::remove_cvref_t<decltype(*out.value)>;
+      out = out.ok() ? Field<T>(combine(*out, static_cast<T>(*f))) : Field<T>(static_cast<T>(*f));
+    }
+    if (!out.ok()) out.unsupported = "not readable during the load";
+  };
+  auto min = [](auto a, auto b) { return std::min(a, b); };
+  auto max = [](auto a, auto b) { return std::max(a, b); };
+  fold(&LiveReading::sm_clock_mhz, min, s.sm_clock_min_mhz);
+  fold(&LiveReading::sm_clock_mhz, max, s.sm_clock_max_mhz);
+  fold(&LiveReading::pcie_gen, max, s.pcie_gen_max_seen);
+  fold(&LiveReading::clock_event_reasons_mask, [](uint64_t a, uint64_t b) { return a | b; }, s.clock_event_reasons_mask);
+  fold(&LiveReading::temperature_c, max, s.temperature_max_c);
+  fold(&LiveReading::power_w, max, s.power_max_w);
+  Field<uint32_t> first, last;
+  for (const auto& r : readings) {
+    if (!r.pcie_replay_counter.ok()) continue;
+    if (!first.ok()) first = r.pcie_replay_counter;
+    last = r.pcie_replay_counter;
+  }
+  if (first.ok()) s.pcie_replay_delta = static_cast<uint64_t>(*last - *first);
+  else s.pcie_replay_delta = Field<uint64_t>::none("replay counter not readable");
+  return s;
+}
+
+}  // namespace gsq::gpu

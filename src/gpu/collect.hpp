@@ -1,0 +1,32 @@
+// Taking a live snapshot: NVML for the GPUs, procfs/sysfs for the host.
+#pragma once
+
+#include "gpu/nvml.hpp"
+#include "gpu/snapshot.hpp"
+
+#include <functional>
+
+namespace gsq::gpu {
+
+// Reads the host only (works without a driver). `tool_version` goes into the snapshot.
+[[nodiscard]] HostSnapshot collect_host();
+
+// Full snapshot. Throws Error(no_gpu) when NVML cannot be opened or sees no GPU.
+[[nodiscard]] Snapshot collect_snapshot(const Nvml& nvml);
+
+// Reads the per-GPU values that move under load (clocks, event reasons, PCIe gen, temperature, power, replays).
+struct LiveReading {
+  Field<uint32_t> sm_clock_mhz, pcie_gen;
+  Field<uint64_t> clock_event_reasons_mask;
+  Field<uint32_t> pcie_replay_counter;
+  Field<int32_t> temperature_c;
+  Field<double> power_w;
+};
+[[nodiscard]] LiveReading read_live(const Nvml& nvml, uint32_t gpu_index);
+
+// Folds readings taken while a load ran into the summary a snapshot stores.
+[[nodiscard]] LoadSample summarize_load(const std::vector<LiveReading>& readings, double duration_s);
+
+[[nodiscard]] std::string utc_now_iso8601();
+
+}  // namespace gsq::gpu

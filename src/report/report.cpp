@@ -1,0 +1,229 @@
+// Report assembly and its three renderers.
+#include "report/report.hpp"
+
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace gsq::report {
+
+namespace {
+
+using nlohmann::json;
+
+std::string value_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return fmt::format("{:.1f}", v.get<double>());
+  if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
+  if (v.is_object() && v.contains("unsupported") && v.size() == 1) return "unsupported";
+  if (v.is_array() && v.empty()) return "none";
+  return v.dump();
+}
+
+std::string bytes_text(const json& v) {
+  if (!v.is_number()) return value_text(v);
+  return fmt::format("{:.1f} GiB", v.get<double>() / (1ULL << 30));
+}
+
+std::string evidence_text(const Finding& f) {
+  std::string s;
+  for (const auto& e : f.evidence) s += fmt::format("{}{}={}", s.empty() ? "" : "; ", e.name, e.value);
+  return s;
+}
+
+const char* severity_badge_class(Severity s) {
+  switch (s) {
+    case Severity::pass: return "pass";
+    case Severity::info: return "info";
+    case Severity::warn: return "warn";
+    case Severity::fail: return "fail";
+  }
+  return "fail";
+}
+
+}  // namespace
+
+Table findings_table(const std::vector<Finding>& findings) {
+  Table t{{"severity", "check", "subject", "finding", "evidence", "fix"}, {}};
+  for (const auto& f : findings) {
+    t.rows.push_back({std::string(to_string(f.severity)), f.id, f.subject, f.title, evidence_text(f), f.fix});
+  }
+  return t;
+}
+
+Section environment_section(const gpu::Snapshot& s, const std::string& fingerprint) {
+  Section sec;
+  sec.id = "environment";
+  sec.title = "Step 0 — machine: environment";
+  const json j = s;
+  const json& h = j.at("host");
+  sec.notes.push_back(fmt::format("Fingerprint {} over the locked fields (`gpusqueeze env --save` / `--check` track drift).", fingerprint));
+  Table host{{"host field", "value"}, {}};
+  for (const char* k : {"hostname", "os", "kernel", "cpu_model", "cpu_count", "cpu_governor", "driver_version",
+                        "cuda_driver_version", "cuda_runtime_version", "nvml_version", "aspm_policy", "iommu",
+                        "process_cpu_affinity"}) {
+    host.rows.push_back({k, value_text(h.at(k))});
+  }
+  if (h.at("nvidia_params").is_object() && h.at("nvidia_params").contains("RmProfilingAdminOnly")) {
+    host.rows.push_back({"RmProfilingAdminOnly", value_text(h.at("nvidia_params").at("RmProfilingAdminOnly"))});
+  }
+  std::string hints;
+  for (const auto& c : s.host.container_hints) hints += (hints.empty() ? "" : "; ") + c;
+  host.rows.push_back({"container", hints.empty() ? "none detected" : hints});
+  sec.tables.emplace_back("Host", std::move(host));
+
+  Table env{{"variable", "value"}, {}};
+  for (const auto& [k, v] : s.host.env) env.rows.push_back({k, abbreviate(v)});
+  if (env.rows.empty()) sec.notes.push_back("No CUDA/PyTorch/NCCL environment variables set.");
+  else sec.tables.emplace_back("Environment variables that change CUDA, PyTorch or NCCL behaviour", std::move(env));
+
+  if (!s.gpus.empty()) {
+    Table gpus{{"GPU field"}, {}};
+    for (const auto& g : j.at("gpus")) gpus.header.push_back(fmt::format("GPU {}", g.at("index").get<unsigned>()));
+    auto row = [&](const char* label, auto&& fmt_fn) {
+      std::vector<std::string> r{label};
+      for (const auto& g : j.at("gpus")) r.push_back(fmt_fn(g));
+      gpus.rows.push_back(std::move(r));
+    };
+    auto plain = [](const char* k) { return [k](const json& g) { return value_text(g.at(k)); }; };
+    auto bytes = [](const char* k) { return [k](const json& g) { return bytes_text(g.at(k)); }; };
+    auto pair = [](const char* a, const char* b, const char* unit) {
+      return [=](const json& g) { return fmt::format("{} / {}{}", value_text(g.at(a)), value_text(g.at(b)), unit); };
+    };
+    row("name", plain("name"));
+    row("uuid", plain("uuid"));
+    row("pci bus id", plain("pci_bus_id"));
+    row("architecture / CC", pair("architecture", "compute_capability", ""));
+    row("vbios", plain("vbios_version"));
+    row("memory total", bytes("memory_total_bytes"));
+    row("memory used", bytes("memory_used_bytes"));
+    row("BAR1 total", bytes("bar1_total_bytes"));
+    row("SM clock now / max", pair("sm_clock_mhz", "sm_clock_max_mhz", " MHz"));
+    row("mem clock now / max", pair("mem_clock_mhz", "mem_clock_max_mhz", " MHz"));
+    row("power draw / limit", pair("power_draw_w", "power_limit_w", " W"));
+    row("temperature / slowdown", pair("temperature_c", "temperature_slowdown_c", " °C"));
+    row("PCIe gen now / max", pair("pcie_gen_current", "pcie_gen_max", ""));
+    row("PCIe width now / max", pair("pcie_width_current", "pcie_width_max", ""));
+    row("persistence", plain("persistence_mode"));
+    row("compute mode", plain("compute_mode"));
+    row("ECC", plain("ecc_mode_current"));
+    row("MIG", plain("mig_mode_current"));
+    row("NUMA node", plain("numa_node"));
+    row("GPM", plain("gpm_supported"));
+    row("clock event reasons", [](const json& g) {
+      const auto& m = g.at("clock_event_reasons_mask");
+      if (!m.is_number()) return value_text(m);
+      std::string names;
+      for (const auto& n : gpu::clock_event_reason_names(m.get<uint64_t>())) names += (names.empty() ? "" : ", ") + n;
+      return names.empty() ? std::string("none") : names;
+    });
+    sec.tables.emplace_back("GPUs", std::move(gpus));
+  }
+  for (const auto& n : s.notes) sec.notes.push_back(n);
+  sec.data = json{{"fingerprint", fingerprint}, {"snapshot", s}};
+  return sec;
+}
+
+Section doctor_section(const std::vector<Finding>& findings) {
+  Section sec;
+  sec.id = "doctor";
+  sec.title = "Step 0 — machine: doctor";
+  std::map<Severity, int> counts;
+  for (const auto& f : findings) counts[f.severity]++;
+  sec.notes.push_back(fmt::format("{} checks: {} fail, {} warn, {} info, {} pass.", findings.size(), counts[Severity::fail],
+                                  counts[Severity::warn], counts[Severity::info], counts[Severity::pass]));
+  sec.findings = findings;
+  sec.data = json{{"findings", findings}, {"worst", to_string(worst(findings))}};
+  return sec;
+}
+
+std::string render_markdown(const Report& r) {
+  std::string md = fmt::format("# {}\n\n{}\n\n", r.title, r.provenance);
+  for (const auto& sec : r.sections) {
+    md += fmt::format("## {}\n\n", sec.title);
+    for (const auto& n : sec.notes) md += n + "\n\n";
+    for (const auto& [caption, table] : sec.tables) md += fmt::format("**{}**\n\n{}\n", caption, table.markdown());
+    if (!sec.findings.empty()) md += findings_table(sec.findings).markdown() + "\n";
+  }
+  return md;
+}
+
+namespace {
+
+constexpr const char* kCss = R"(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;color:#1b1f24;padding:0 1rem}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;border-bottom:2px solid #76b900;padding-bottom:.2rem;margin-top:2rem}
+p.prov{color:#57606a;margin-top:0}table{border-collapse:collapse;margin:.4rem 0 1rem;font-size:13px}
+th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-align:top}th{background:#f6f8fa}
+caption{text-align:left;font-weight:600;padding:.3rem 0}td.num{font-variant-numeric:tabular-nums}
+.badge{display:inline-block;border-radius:3px;padding:0 .4rem;font-weight:600;font-size:12px;color:#fff}
+.pass{background:#2da44e}.info{background:#0969da}.warn{background:#bf8700}.fail{background:#cf222e}
+nav a{margin-right:1rem;color:#0969da;text-decoration:none}footer{margin-top:3rem;color:#57606a;font-size:12px}
+)";
+
+std::string html_table(const Table& t, const std::string& caption) {
+  std::string h = "<table>";
+  if (!caption.empty()) h += "<caption>" + html_escape(caption) + "</caption>";
+  h += "<thead><tr>";
+  for (const auto& c : t.header) h += "<th>" + html_escape(c) + "</th>";
+  h += "</tr></thead><tbody>";
+  for (const auto& row : t.rows) {
+    h += "<tr>";
+    for (const auto& c : row) h += "<td>" + html_escape(c) + "</td>";
+    h += "</tr>";
+  }
+  return h + "</tbody></table>";
+}
+
+std::string html_findings(const std::vector<Finding>& findings) {
+  std::string h = "<table><thead><tr><th>severity</th><th>check</th><th>subject</th><th>finding</th><th>evidence</th><th>fix</th>"
+                  "<th>threshold source</th></tr></thead><tbody>";
+  for (const auto& f : findings) {
+    std::string ev;
+    for (const auto& e : f.evidence) ev += "<div>" + html_escape(e.name) + ": <b>" + html_escape(e.value) + "</b></div>";
+    h += fmt::format("<tr><td><span class=\"badge {}\">{}</span></td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>"
+                     "<td>{}</td><td>{}</td></tr>",
+                     severity_badge_class(f.severity), to_string(f.severity), html_escape(f.id), html_escape(f.subject),
+                     html_escape(f.title), ev, html_escape(f.fix), html_escape(f.source));
+  }
+  return h + "</tbody></table>";
+}
+
+}  // namespace
+
+std::string render_html(const Report& r) {
+  std::string h = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(r.title) +
+                  "</title><style>" + kCss + "</style></head><body>";
+  h += "<h1>" + html_escape(r.title) + "</h1><p class=\"prov\">" + html_escape(r.provenance) + "</p><nav>";
+  for (const auto& sec : r.sections) h += "<a href=\"#" + html_escape(sec.id) + "\">" + html_escape(sec.title) + "</a>";
+  h += "</nav>";
+  for (const auto& sec : r.sections) {
+    h += "<section id=\"" + html_escape(sec.id) + "\"><h2>" + html_escape(sec.title) + "</h2>";
+    for (const auto& n : sec.notes) h += "<p>" + html_escape(n) + "</p>";
+    for (const auto& [caption, table] : sec.tables) h += html_table(table, caption);
+    if (!sec.findings.empty()) h += html_findings(sec.findings);
+    h += "</section>";
+  }
+  h += "<footer>gpusqueeze — report.md and report.json beside this file hold the same data.</footer></body></html>\n";
+  return h;
+}
+
+json render_json(const Report& r) {
+  json sections = json::object();
+  for (const auto& sec : r.sections) sections[sec.id] = sec.data;
+  return json{{"schema", kReportSchema}, {"title", r.title}, {"provenance", r.provenance}, {"sections", sections}};
+}
+
+void write_report(const Report& r, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw_bad_input(fmt::format("{}: cannot create the report folder: {}", dir.string(), ec.message()));
+  write_text_file(dir / "index.html", render_html(r));
+  write_text_file(dir / "report.md", render_markdown(r));
+  write_json_file(dir / "report.json", render_json(r));
+}
+
+}  // namespace gsq::report

@@ -1,0 +1,47 @@
+// The one-page report: environment, doctor findings, and the sections later steps add; as HTML, markdown and JSON.
+#pragma once
+
+#include "core/finding.hpp"
+#include "core/table.hpp"
+#include "gpu/snapshot.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gsq::report {
+
+inline constexpr const char* kReportSchema = "gpusqueeze.report/1";
+
+// A section is data (tables, findings, notes); the renderers turn it into markdown and HTML.
+struct Section {
+  std::string id;     // "environment"
+  std::string title;  // "Step 0 — machine: environment"
+  std::vector<std::string> notes;
+  std::vector<std::pair<std::string, Table>> tables;  // caption, table
+  std::vector<Finding> findings;
+  nlohmann::json data;  // machine-readable copy for report.json
+};
+
+struct Report {
+  std::string title;
+  std::string provenance;  // "live on host X at T" or "replayed from FILE, recorded on ... at ..."
+  std::vector<Section> sections;
+};
+
+[[nodiscard]] Section environment_section(const gpu::Snapshot& s, const std::string& fingerprint);
+[[nodiscard]] Section doctor_section(const std::vector<Finding>& findings);
+
+[[nodiscard]] std::string render_markdown(const Report& r);
+[[nodiscard]] std::string render_html(const Report& r);  // self-contained: inline CSS, no scripts, no external URLs
+[[nodiscard]] nlohmann::json render_json(const Report& r);
+
+// Writes index.html, report.md and report.json into `dir` (created if missing).
+void write_report(const Report& r, const std::filesystem::path& dir);
+
+// Rows of the findings table, shared by the CLI's doctor printer and the report.
+[[nodiscard]] Table findings_table(const std::vector<Finding>& findings);
+
+}  // namespace gsq::report
