@@ -3,11 +3,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <optional>
+#include <stdexcept>
+#include <type_traits>
 #include <string>
 #include <utility>
 
 namespace gsq::gpu {
+
+// nlohmann converts 3.7 or -1 into an unsigned silently; a snapshot field must not lose data that way.
+template <class T>
+T strict_get(const nlohmann::json& j) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!j.is_number_integer()) throw std::invalid_argument("expected an integer, found " + j.dump());
+    if constexpr (std::is_unsigned_v<T>) {
+      if (!j.is_number_unsigned() && j.get<int64_t>() < 0) throw std::invalid_argument("expected a non-negative integer, found " + j.dump());
+      if (j.get<uint64_t>() > std::numeric_limits<T>::max()) throw std::invalid_argument("out of range: " + j.dump());
+    } else if (j.get<int64_t>() < std::numeric_limits<T>::min() || j.get<int64_t>() > std::numeric_limits<T>::max()) {
+      throw std::invalid_argument("out of range: " + j.dump());
+    }
+  }
+  return j.get<T>();
+}
 
 template <class T>
 struct Field {
@@ -40,7 +58,7 @@ struct nlohmann::adl_serializer<gsq::gpu::Field<T>> {
     if (j.is_object() && j.contains("unsupported") && j.size() == 1) {
       f = gsq::gpu::Field<T>::none(j.at("unsupported").get<std::string>());
     } else {
-      f = gsq::gpu::Field<T>(j.get<T>());
+      f = gsq::gpu::Field<T>(gsq::gpu::strict_get<T>(j));
     }
   }
 };

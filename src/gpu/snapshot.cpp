@@ -170,7 +170,9 @@ void read_fields(const json& j, T& obj) {
     const auto it = j.find(key);
     if (it == j.end()) throw FieldError{key, "missing"};
     try {
-      it->get_to(member);
+      member = strict_get<std::remove_cvref_t<decltype(member)>>(*it);
+    } catch (const std::invalid_argument& e) {
+      throw FieldError{key, e.what()};
     } catch (FieldError& e) {
       e.path = e.path.empty() ? key : fmt::format("{}.{}", key, e.path);
       throw;

@@ -1,0 +1,60 @@
+// Report from the H200 fixture: sections present, HTML self-contained, the three files written.
+#include "report/report.hpp"
+
+#include "doctor/checks.hpp"
+#include "env/fingerprint.hpp"
+#include "support/fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+namespace gsq::report {
+namespace {
+
+Report fixture_report() {
+  const auto s = gpu::load_snapshot(test::fixture("h200-snapshot.json"));
+  Report r;
+  r.title = "t <&> \"q\"";
+  r.provenance = "fixture";
+  r.sections.push_back(environment_section(s, env::fingerprint(env::locked_fields(s))));
+  r.sections.push_back(doctor_section(doctor::run_checks(s)));
+  return r;
+}
+
+TEST(Report, HtmlIsSelfContained) {
+  const std::string html = render_html(fixture_report());
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href)\s*=\s*"(https?:)?//)")));
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_NE(html.find("NVIDIA H200"), std::string::npos);
+  EXPECT_NE(html.find("t &lt;&amp;&gt; &quot;q&quot;"), std::string::npos);  // escaped
+}
+
+TEST(Report, MarkdownHasEachSectionAndFinding) {
+  const std::string md = render_markdown(fixture_report());
+  EXPECT_NE(md.find("## Step 0 — machine: environment"), std::string::npos);
+  EXPECT_NE(md.find("## Step 0 — machine: doctor"), std::string::npos);
+  EXPECT_NE(md.find("pcie-link-width"), std::string::npos);
+  // The 2 kB NVIDIA_REQUIRE_CUDA value is shortened for people, kept whole in the JSON.
+  EXPECT_NE(md.find("chars)"), std::string::npos);
+}
+
+TEST(Report, JsonCarriesSnapshotAndFindings) {
+  const auto j = render_json(fixture_report());
+  EXPECT_EQ(j.at("schema"), kReportSchema);
+  EXPECT_EQ(j["sections"]["environment"]["snapshot"]["gpus"][0]["name"], "NVIDIA H200");
+  EXPECT_GE(j["sections"]["doctor"]["findings"].size(), 15u);
+  EXPECT_EQ(j["sections"]["doctor"]["worst"], "info");
+}
+
+TEST(Report, WritesThreeFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / "gsq-test-report";
+  std::filesystem::remove_all(dir);
+  write_report(fixture_report(), dir);
+  for (const char* f : {"index.html", "report.md", "report.json"}) EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gsq::report
