@@ -17,6 +17,8 @@ using Action = std::function<int()>;
 Action register_env(CLI::App& app);
 Action register_doctor(CLI::App& app);
 Action register_report(CLI::App& app);
+Action register_bench(CLI::App& app);
+Action register_compare(CLI::App& app);
 
 struct SnapshotOptions {
   std::string snapshot_file;  // replay instead of reading the live machine

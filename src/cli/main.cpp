@@ -1,6 +1,7 @@
 // gpusqueeze entry point: parses the command line once and maps every error to the documented exit code.
 #include "cli/common.hpp"
 
+#include "core/cuda_check.hpp"
 #include "core/error.hpp"
 
 #include <CLI/CLI.hpp>
@@ -14,12 +15,14 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", GSQ_VERSION);
   app.require_subcommand(1);
   app.footer(
-      "Steps: env/doctor (0 machine) · report (all steps on one page).\n"
+      "Steps: env/doctor (0 machine) · bench/compare (1 baseline) · report (all steps on one page).\n"
       "Exit codes: 0 ok · 1 findings at fail level or regression · 2 bad usage or input · 3 no NVIDIA driver/GPU.\n"
       "Run `gpusqueeze COMMAND --help` for each command's options and examples.");
   const std::vector<std::pair<const char*, gsq::cli::Action>> actions{
       {"env", gsq::cli::register_env(app)},
       {"doctor", gsq::cli::register_doctor(app)},
+      {"bench", gsq::cli::register_bench(app)},
+      {"compare", gsq::cli::register_compare(app)},
       {"report", gsq::cli::register_report(app)},
   };
   try {
@@ -40,6 +43,9 @@ int main(int argc, char** argv) {
   } catch (const gsq::Error& e) {
     std::fprintf(stderr, "gpusqueeze: %s\n", e.what());
     return static_cast<int>(e.code());
+  } catch (const gsq::CudaError& e) {
+    std::fprintf(stderr, "gpusqueeze: CUDA error: %s\n", e.what());
+    return 70;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpusqueeze: internal error: %s\n", e.what());
     return 70;  // EX_SOFTWARE: a bug, not the user's input

@@ -1,0 +1,108 @@
+// The benchmark API: a benchmark declares axes, sets up its buffers, declares its bytes/FLOPs, and hands the harness a
+// launch function to time. Users register their own the same way the built-in suites do.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gsq::bench {
+
+struct Axis {
+  std::string name;
+  std::vector<std::string> values;  // in order, smallest first where the axis is numeric (the boundary set uses both ends)
+};
+
+// Raw result of one timing mode for one configuration. Statistics are derived from it, never stored instead of it.
+struct Measurement {
+  std::string mode;               // "cold" (L2 flushed, launch queued behind a blocking kernel), "batch", "first_calls"
+  uint32_t launches_per_sample = 1;
+  std::vector<double> samples_ns;  // GPU time per launch
+  std::vector<uint32_t> sm_clock_mhz;  // NVML SM clock after each sample; empty when NVML is unavailable
+  std::vector<uint8_t> throttled;      // 1 = flagged by the throttle rule (see README "Timing protocol")
+  std::string stop_reason;             // "converged", "time limit", "sample limit", "fixed count"
+  double wall_s = 0;
+  double overhead_ns_per_sample = 0;   // host time per sample beyond the GPU time it measured
+  bool throttled_dropped = false;      // flagged samples left out of the statistics
+  std::vector<double> kept() const;    // the samples the statistics use
+};
+
+struct Result {
+  std::string name;
+  std::map<std::string, std::string> axes;
+  double bytes_per_launch = 0, items_per_launch = 0, flops_per_launch = 0;
+  double peak_bytes_per_s = 0;  // the ceiling the benchmark compares itself to (theoretical HBM), 0 if none
+  std::string peak_name;
+  std::vector<Measurement> measurements;
+  std::string skipped;  // reason, when the configuration could not run
+};
+
+struct Settings {
+  uint32_t warmup_launches = 10;
+  double warmup_seconds = 0.05;   // warm up at least this long too (clocks ramp, caches and TLBs fill)
+  uint32_t min_samples = 20;
+  uint32_t max_samples = 100000;
+  double max_seconds = 2.0;       // per mode and configuration
+  double target_rel_ci = 0.005;   // stop once the 95% CI of the median is within ±0.5%
+  double batch_target_ms = 2.0;   // launches per batch sample so one sample lasts about this long
+  bool cold = true, batch = true, first_calls = false;
+  bool keep_throttled = false;
+  double throttle_clock_ratio = 0.95;
+};
+
+class State {
+ public:
+  State(const Settings& settings, std::map<std::string, std::string> axes, cudaStream_t stream, int device,
+        std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes,
+        double theoretical_dram_bytes_per_s);
+
+  [[nodiscard]] const std::string& axis(const std::string& name) const;  // throws bad_input for an unknown axis
+  [[nodiscard]] int64_t axis_int(const std::string& name) const;         // accepts 64, 1Ki, 4Mi, 1Gi
+  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  [[nodiscard]] int device() const noexcept { return device_; }
+
+  void set_bytes_per_launch(double b) { result_.bytes_per_launch = b; }
+  void set_items_per_launch(double n) { result_.items_per_launch = n; }
+  void set_flops_per_launch(double f) { result_.flops_per_launch = f; }
+  void compare_to_dram_peak() { result_.peak_bytes_per_s = dram_peak_, result_.peak_name = "theoretical HBM"; }
+  void skip(std::string reason) { result_.skipped = std::move(reason); }
+
+  // Times `launch` (which enqueues work on the given stream and must not synchronize) under every enabled mode.
+  void exec(const std::function<void(cudaStream_t)>& launch);
+
+  [[nodiscard]] Result take_result() { return std::move(result_); }
+  Result& result() { return result_; }
+
+ private:
+  Measurement measure_cold(const std::function<void(cudaStream_t)>& launch);
+  Measurement measure_batch(const std::function<void(cudaStream_t)>& launch);
+  Measurement measure_first_calls(const std::function<void(cudaStream_t)>& launch);
+  void warmup(const std::function<void(cudaStream_t)>& launch);
+  void apply_throttle_rule(Measurement& m) const;
+
+  const Settings& settings_;
+  cudaStream_t stream_;
+  int device_;
+  std::function<void(uint32_t&, uint8_t&)> clock_probe_;  // SM MHz and slowdown flag; no-op without NVML
+  void* l2_flush_;
+  size_t l2_flush_bytes_;
+  double dram_peak_;
+  Result result_;
+};
+
+struct Benchmark {
+  std::string name;
+  std::string description;
+  std::vector<Axis> axes;
+  std::function<void(State&)> run;
+};
+
+// Suites by name. Built-in: "core". The registry is filled explicitly (no static initialisers).
+using Suite = std::vector<Benchmark>;
+[[nodiscard]] Suite core_suite();
+
+}  // namespace gsq::bench

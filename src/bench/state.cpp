@@ -1,0 +1,208 @@
+// The timing protocol: warmup, cold samples behind a blocking kernel with L2 flushed, batch samples, stopping rule.
+#include "bench/benchmark.hpp"
+
+#include "bench/cuda_raii.hpp"
+#include "bench/device_kernels.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+
+namespace gsq::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+float elapsed_ms(const Event& a, const Event& b) {
+  float ms = 0;
+  GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
+  return ms;
+}
+
+// Stopping rule: checked every 8 samples once min_samples are in.
+bool converged(const std::vector<double>& samples, const Settings& s) {
+  if (samples.size() < s.min_samples || samples.size() % 8 != 0) return false;
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  const double med = stats::percentile_sorted(sorted, 0.5);
+  return stats::median_ci_order_stats(sorted).rel_half_width(med) <= s.target_rel_ci;
+}
+
+}  // namespace
+
+std::vector<double> Measurement::kept() const {
+  if (!throttled_dropped) return samples_ns;
+  std::vector<double> out;
+  for (size_t i = 0; i < samples_ns.size(); ++i)
+    if (i >= throttled.size() || !throttled[i]) out.push_back(samples_ns[i]);
+  return out;
+}
+
+State::State(const Settings& settings, std::map<std::string, std::string> axes, cudaStream_t stream, int device,
+             std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes,
+             double theoretical_dram_bytes_per_s)
+    : settings_(settings), stream_(stream), device_(device), clock_probe_(std::move(clock_probe)),
+      l2_flush_(l2_flush_buffer), l2_flush_bytes_(l2_flush_bytes), dram_peak_(theoretical_dram_bytes_per_s) {
+  result_.axes = std::move(axes);
+}
+
+const std::string& State::axis(const std::string& name) const {
+  const auto it = result_.axes.find(name);
+  if (it == result_.axes.end()) throw_bad_input(fmt::format("benchmark {} has no axis '{}'", result_.name, name));
+  return it->second;
+}
+
+int64_t State::axis_int(const std::string& name) const {
+  const std::string& v = axis(name);
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc{} || n < 0) throw_bad_input(fmt::format("axis {}={} is not a non-negative integer", name, v));
+  const std::string_view suffix(end, static_cast<size_t>(v.data() + v.size() - end));
+  if (suffix.empty()) return n;
+  if (suffix == "Ki") return n << 10;
+  if (suffix == "Mi") return n << 20;
+  if (suffix == "Gi") return n << 30;
+  throw_bad_input(fmt::format("axis {}={}: unknown suffix '{}' (use Ki, Mi or Gi)", name, v, suffix));
+}
+
+void State::warmup(const std::function<void(cudaStream_t)>& launch) {
+  const auto start = Clock::now();
+  for (uint32_t i = 0; i < settings_.warmup_launches || seconds_since(start) < settings_.warmup_seconds; ++i) {
+    launch(stream_);
+    if (i % 64 == 63) GSQ_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (i > 1000000) break;
+  }
+  GSQ_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void State::apply_throttle_rule(Measurement& m) const {
+  // Rule: a sample is throttled when NVML reported a slowdown reason (power cap, thermal, HW slowdown, power brake) at
+  // its end, or its SM clock is below 95% of the highest clock seen in the run. Flagged samples are left out of the
+  // statistics unless more than half are flagged (then the clocks are the state of the machine, and all are kept).
+  if (m.sm_clock_mhz.empty()) return;
+  const uint32_t top = *std::max_element(m.sm_clock_mhz.begin(), m.sm_clock_mhz.end());
+  size_t flagged = 0;
+  for (size_t i = 0; i < m.sm_clock_mhz.size(); ++i) {
+    if (m.sm_clock_mhz[i] < settings_.throttle_clock_ratio * top) m.throttled[i] = 1;
+    flagged += m.throttled[i];
+  }
+  m.throttled_dropped = !settings_.keep_throttled && flagged > 0 && flagged * 2 <= m.samples_ns.size();
+}
+
+Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch) {
+  Measurement m;
+  m.mode = "cold";
+  Event start = Event::create(), stop = Event::create();
+  PinnedBuffer flag = PinnedBuffer::create(sizeof(int), cudaHostAllocMapped);
+  int* dev_flag = nullptr;
+  GSQ_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_flag), flag.get(), 0));
+  const auto t0 = Clock::now();
+  double gpu_s = 0;
+  for (uint32_t i = 0;; ++i) {
+    volatile int* host_flag = flag.as<int>();
+    *host_flag = 0;
+    if (l2_flush_ != nullptr) GSQ_CUDA_CHECK(cudaMemsetAsync(l2_flush_, static_cast<int>(i & 0xff), l2_flush_bytes_, stream_));
+    // The launch is queued behind a kernel that spins on a host flag, so its CPU launch cost is not timed.
+    launch_blocking_kernel(dev_flag, stream_);
+    GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
+    launch(stream_);
+    GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
+    *host_flag = 1;
+    GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    const double ns = elapsed_ms(start, stop) * 1e6;
+    m.samples_ns.push_back(ns);
+    gpu_s += ns * 1e-9;
+    uint32_t mhz = 0;
+    uint8_t slow = 0;
+    clock_probe_(mhz, slow);
+    if (mhz != 0) m.sm_clock_mhz.push_back(mhz);
+    m.throttled.push_back(slow);
+    if (converged(m.samples_ns, settings_)) { m.stop_reason = "converged"; break; }
+    if (m.samples_ns.size() >= settings_.max_samples) { m.stop_reason = "sample limit"; break; }
+    if (seconds_since(t0) >= settings_.max_seconds && m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
+      m.stop_reason = "time limit";
+      break;
+    }
+  }
+  m.wall_s = seconds_since(t0);
+  m.overhead_ns_per_sample = (m.wall_s - gpu_s) * 1e9 / static_cast<double>(m.samples_ns.size());
+  if (m.sm_clock_mhz.size() != m.samples_ns.size()) m.sm_clock_mhz.clear();
+  apply_throttle_rule(m);
+  return m;
+}
+
+Measurement State::measure_batch(const std::function<void(cudaStream_t)>& launch) {
+  Measurement m;
+  m.mode = "batch";
+  Event start = Event::create(), stop = Event::create();
+  // Size the batch from one timed launch so that each sample lasts about batch_target_ms.
+  GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
+  for (int i = 0; i < 8; ++i) launch(stream_);
+  GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
+  GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+  const double one_ms = std::max(1e-4, elapsed_ms(start, stop) / 8.0);
+  m.launches_per_sample = static_cast<uint32_t>(std::clamp(settings_.batch_target_ms / one_ms, 1.0, 10000.0));
+  const auto t0 = Clock::now();
+  double gpu_s = 0;
+  for (;;) {
+    GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
+    for (uint32_t k = 0; k < m.launches_per_sample; ++k) launch(stream_);
+    GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
+    GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    const double batch_ms = elapsed_ms(start, stop);
+    gpu_s += batch_ms * 1e-3;
+    m.samples_ns.push_back(batch_ms * 1e6 / m.launches_per_sample);
+    uint32_t mhz = 0;
+    uint8_t slow = 0;
+    clock_probe_(mhz, slow);
+    if (mhz != 0) m.sm_clock_mhz.push_back(mhz);
+    m.throttled.push_back(slow);
+    if (converged(m.samples_ns, settings_)) { m.stop_reason = "converged"; break; }
+    if (m.samples_ns.size() >= settings_.max_samples) { m.stop_reason = "sample limit"; break; }
+    if (seconds_since(t0) >= settings_.max_seconds && m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
+      m.stop_reason = "time limit";
+      break;
+    }
+  }
+  m.wall_s = seconds_since(t0);
+  m.overhead_ns_per_sample = (m.wall_s - gpu_s) * 1e9 / static_cast<double>(m.samples_ns.size());
+  if (m.sm_clock_mhz.size() != m.samples_ns.size()) m.sm_clock_mhz.clear();
+  apply_throttle_rule(m);
+  return m;
+}
+
+Measurement State::measure_first_calls(const std::function<void(cudaStream_t)>& launch) {
+  // The warmup set: the first calls, untouched by any warmup, one sample each (module load, first-touch, clock ramp).
+  Measurement m;
+  m.mode = "first_calls";
+  Event start = Event::create(), stop = Event::create();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 10; ++i) {
+    GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
+    launch(stream_);
+    GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
+    GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    m.samples_ns.push_back(elapsed_ms(start, stop) * 1e6);
+    m.throttled.push_back(0);
+  }
+  m.stop_reason = "fixed count";
+  m.wall_s = seconds_since(t0);
+  return m;
+}
+
+void State::exec(const std::function<void(cudaStream_t)>& launch) {
+  if (!result_.skipped.empty()) return;
+  if (settings_.first_calls) result_.measurements.push_back(measure_first_calls(launch));
+  warmup(launch);
+  if (settings_.cold) result_.measurements.push_back(measure_cold(launch));
+  if (settings_.batch) result_.measurements.push_back(measure_batch(launch));
+}
+
+}  // namespace gsq::bench

@@ -1,0 +1,192 @@
+// `gpusqueeze bench SUITE` and `gpusqueeze compare BASE NEW`.
+#include "cli/common.hpp"
+
+#include "bench/compare.hpp"
+#include "bench/runner.hpp"
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+#include "core/table.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+namespace gsq::cli {
+
+namespace {
+
+struct BenchOptions {
+  std::string suite = "core";
+  bench::RunOptions run;
+  std::vector<std::string> axis_overrides;
+  std::string mode = "both", output, format = "md";
+  bool list = false, no_samples = false;
+};
+
+bench::Suite suite_named(const std::string& name) {
+  if (name == "core") return bench::core_suite();
+  throw_bad_input(fmt::format("unknown suite '{}' (available: core)", name));
+}
+
+std::map<std::string, std::vector<std::string>> parse_overrides(const std::vector<std::string>& items) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      throw_bad_input(fmt::format("-a {}: expected NAME=VALUE[,VALUE...]", item));
+    }
+    std::vector<std::string> values;
+    std::string rest = item.substr(eq + 1);
+    for (size_t pos = 0; pos <= rest.size();) {
+      const auto comma = rest.find(',', pos);
+      const std::string v = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      if (v.empty()) throw_bad_input(fmt::format("-a {}: empty value", item));
+      values.push_back(v);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    out[item.substr(0, eq)] = std::move(values);
+  }
+  return out;
+}
+
+}  // namespace
+
+Action register_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* cmd = app.add_subcommand("bench", "Time a benchmark suite with CUDA events: P50/P90/P99 with confidence intervals");
+  cmd->footer(
+      "Timing protocol: warmup (10 launches and 50 ms) kept out of the results; then two modes per configuration:\n"
+      "  cold   L2 flushed before each sample and the launch queued behind a blocking kernel, so neither cached data\n"
+      "         nor CPU launch cost is timed: the latency of one call;\n"
+      "  batch  many launches between one event pair (each sample about 2 ms): the throughput of back-to-back calls.\n"
+      "Each mode stops when the 95% CI of the median is within ±0.5% (--target-ci), or at --max-seconds. The SM clock is\n"
+      "read from NVML after every sample; samples with a slowdown reason or a clock below 95% of the run's highest are\n"
+      "flagged and left out unless --keep-throttled (or unless more than half are flagged).\n"
+      "Sample sets: default; stress (>= 1000 samples, for P99); boundary (each axis's smallest and largest value);\n"
+      "warmup (the first 10 calls, no warmup: module loading and first-touch costs).\n"
+      "Examples:\n"
+      "  gpusqueeze bench core -o base.json\n"
+      "  gpusqueeze bench core -b copy -a bytes=256Mi,2Gi --set stress\n"
+      "  gpusqueeze compare base.json new.json");
+  cmd->add_option("suite", o->suite, "Suite to run (core)")->capture_default_str();
+  cmd->add_flag("--list", o->list, "List the suite's benchmarks and axes, then exit");
+  cmd->add_option("-b,--benchmark", o->run.filter, "Only benchmarks whose name matches this regex");
+  cmd->add_option("-a,--axis", o->axis_overrides, "Override an axis: NAME=V1[,V2...] (sizes take Ki/Mi/Gi)");
+  cmd->add_option("--set", o->run.set, "Sample set: default, stress, boundary, warmup")
+      ->check(CLI::IsMember({"default", "stress", "boundary", "warmup"}))
+      ->capture_default_str();
+  cmd->add_option("--mode", o->mode, "Timing modes: cold, batch or both")->check(CLI::IsMember({"cold", "batch", "both"}))->capture_default_str();
+  cmd->add_option("--min-samples", o->run.settings.min_samples, "Samples before the stopping rule may stop")->check(CLI::Range(5u, 10000000u))->capture_default_str();
+  cmd->add_option("--max-samples", o->run.settings.max_samples, "Hard cap on samples per mode")->check(CLI::Range(5u, 10000000u))->capture_default_str();
+  cmd->add_option("--max-seconds", o->run.settings.max_seconds, "Time limit per mode and configuration")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  cmd->add_option("--target-ci", o->run.settings.target_rel_ci, "Relative half-width of the median's 95% CI to stop at")->check(CLI::Range(0.0001, 0.5))->capture_default_str();
+  cmd->add_option("--warmup", o->run.settings.warmup_launches, "Warmup launches (at least 50 ms of warmup also runs)")->capture_default_str();
+  cmd->add_option("--device", o->run.device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_flag("--allow-busy", o->run.allow_busy, "Run even if other processes use the GPU (the result says so on stderr)");
+  cmd->add_flag("--keep-throttled", o->run.settings.keep_throttled, "Keep throttle-flagged samples in the statistics");
+  cmd->add_option("-o,--output", o->output, "Write the gpusqueeze.bench/1 JSON (raw samples included) to FILE");
+  cmd->add_flag("--no-samples", o->no_samples, "Leave raw samples out of the JSON (compare needs them)");
+  cmd->add_option("--format", o->format, "What to print: md, csv or json")->check(CLI::IsMember({"md", "csv", "json"}))->capture_default_str();
+  return [o]() {
+    const bench::Suite suite = suite_named(o->suite);
+    if (o->list) {
+      for (const auto& b : suite) {
+        std::string axes;
+        for (const auto& a : b.axes) {
+          std::string vals;
+          for (const auto& v : a.values) vals += (vals.empty() ? "" : ",") + v;
+          axes += fmt::format(" -a {}={}", a.name, vals);
+        }
+        std::cout << fmt::format("{:<18} {}\n{:<18}{}\n", b.name, b.description, "", axes);
+      }
+      return 0;
+    }
+    o->run.settings.cold = o->mode != "batch";
+    o->run.settings.batch = o->mode != "cold";
+    o->run.overrides = parse_overrides(o->axis_overrides);
+    o->run.progress = [](const std::string& s) { note(s); };
+    const bench::Run run = bench::run_suite(o->suite, suite, o->run);
+    if (!o->output.empty()) {
+      write_json_file(o->output, bench::to_json(run, !o->no_samples));
+      note("wrote " + o->output);
+    }
+    if (o->format == "json") std::cout << bench::to_json(run, !o->no_samples).dump(2) << '\n';
+    else if (o->format == "csv") std::cout << bench::render_csv(run);
+    else std::cout << bench::render_markdown(run);
+    return 0;
+  };
+}
+
+namespace {
+struct CompareCliOptions {
+  std::string base, next;
+  bench::CompareOptions cmp;
+  std::vector<std::string> ignore_axes;
+  bool json = false, require_same_env = false;
+};
+}  // namespace
+
+Action register_compare(CLI::App& app) {
+  auto o = std::make_shared<CompareCliOptions>();
+  auto* cmd = app.add_subcommand("compare", "Compare two bench runs: FASTER / SLOWER / SAME / UNCERTAIN per benchmark; exit 1 on regression");
+  cmd->footer(
+      "Pairs benchmarks by name, axes and mode. The ratio is median(new)/median(base) of the time per launch (> 1 is\n"
+      "slower), with a 95% bootstrap CI over the raw samples (2000 resamples). Verdict: SLOWER if the whole CI is above\n"
+      "1 + threshold, FASTER if below 1 - threshold, SAME if inside the band, else UNCERTAIN (take more samples).\n"
+      "The Mann-Whitney U p-value is printed for reference. Locked environment fields that differ are listed loudly;\n"
+      "--require-same-env refuses (exit 2). Exit codes: 0 no regression, 1 a SLOWER, 2 bad input.\n"
+      "Examples:\n"
+      "  gpusqueeze compare base.json new.json --threshold 0.05\n"
+      "  gpusqueeze compare a.json b.json --ignore-axis grid_fraction    A/B of one parameter");
+  cmd->add_option("base", o->base, "Baseline run (gpusqueeze.bench/1)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("new", o->next, "New run")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--threshold", o->cmp.min_effect, "Smallest relative change that counts (fraction)")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--ignore-axis", o->ignore_axes, "Pair configurations that differ only in this axis");
+  cmd->add_flag("--require-same-env", o->require_same_env, "Refuse when locked environment fields differ");
+  cmd->add_flag("--json", o->json, "Print gpusqueeze.compare/1 JSON");
+  return [o]() {
+    o->cmp.ignore_axes = {o->ignore_axes.begin(), o->ignore_axes.end()};
+    const bench::Run base = bench::load_run(o->base), next = bench::load_run(o->next);
+    const auto rep = bench::compare_runs(base, next, o->cmp);
+    if (!rep.env_drift.empty()) {
+      std::string fields;
+      for (const auto& d : rep.env_drift) fields += fmt::format("\n  {}: {} → {}", d.field, abbreviate(d.before, 40), abbreviate(d.after, 40));
+      const std::string msg = fmt::format("WARNING: the runs come from different environments ({} locked field(s) differ):{}",
+                                          rep.env_drift.size(), fields);
+      if (o->require_same_env) throw_bad_input(msg);
+      note(msg);
+    }
+    if (rep.rows.empty()) throw_bad_input("no benchmark appears in both runs");
+    if (o->json) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& c : rep.rows) {
+        rows.push_back({{"benchmark", c.label}, {"mode", c.mode}, {"base_p50_ns", c.base_p50_ns}, {"new_p50_ns", c.new_p50_ns},
+                        {"ratio", c.ratio}, {"ci95", {c.ci.lo, c.ci.hi}}, {"p_value", c.p_value},
+                        {"verdict", bench::to_string(c.verdict)}, {"base_n", c.base_n}, {"new_n", c.new_n}});
+      }
+      nlohmann::json drift = nlohmann::json::array();
+      for (const auto& d : rep.env_drift) drift.push_back({{"field", d.field}, {"base", d.before}, {"new", d.after}});
+      std::cout << nlohmann::json{{"schema", "gpusqueeze.compare/1"}, {"base", o->base}, {"new", o->next},
+                                  {"threshold", o->cmp.min_effect}, {"rows", rows}, {"env_drift", drift},
+                                  {"only_in_base", rep.only_in_base}, {"only_in_new", rep.only_in_new},
+                                  {"regression", rep.regression()}}
+                       .dump(2)
+                << '\n';
+    } else {
+      Table t{{"benchmark", "mode", "base P50", "new P50", "ratio", "95% CI", "p (M-W U)", "verdict"}, {}};
+      for (const auto& c : rep.rows) {
+        t.rows.push_back({c.label, c.mode, fmt::format("{:.0f} ns", c.base_p50_ns), fmt::format("{:.0f} ns", c.new_p50_ns),
+                          fmt::format("{:.4f}", c.ratio), fmt::format("{:.4f}–{:.4f}", c.ci.lo, c.ci.hi),
+                          fmt::format("{:.3g}", c.p_value), std::string(bench::to_string(c.verdict))});
+      }
+      std::cout << fmt::format("{} vs {} (threshold ±{:.1f}%)\n\n{}", o->next, o->base, 100 * o->cmp.min_effect, t.markdown());
+      for (const auto& s : rep.only_in_base) std::cout << "only in base: " << s << '\n';
+      for (const auto& s : rep.only_in_new) std::cout << "only in new: " << s << '\n';
+      std::cout << (rep.regression() ? "REGRESSION: at least one benchmark is SLOWER\n" : "no regression\n");
+    }
+    return rep.regression() ? 1 : 0;
+  };
+}
+
+}  // namespace gsq::cli
