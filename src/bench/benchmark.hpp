@@ -19,7 +19,10 @@ struct Axis {
 
 // Raw result of one timing mode for one configuration. Statistics are derived from it, never stored instead of it.
 struct Measurement {
-  std::string mode;               // "cold" (L2 flushed, launch queued behind a blocking kernel), "batch", "first_calls"
+  // "cold": L2 flushed, one launch queued behind a blocking kernel; "batch": up to 256 launches queued behind the
+  // blocking kernel, so the GPU runs them back to back with no host gaps; "host": launches back to back as fast as this
+  // thread issues them (includes CPU launch cost, so it varies with the host); "first_calls": no warmup, one call each.
+  std::string mode;
   uint32_t launches_per_sample = 1;
   std::vector<double> samples_ns;  // GPU time per launch
   std::vector<uint32_t> sm_clock_mhz;  // NVML SM clock after each sample; empty when NVML is unavailable
@@ -46,12 +49,14 @@ struct Settings {
   double warmup_seconds = 0.05;   // warm up at least this long too (clocks ramp, caches and TLBs fill)
   uint32_t min_samples = 20;
   uint32_t max_samples = 100000;
+  double min_seconds = 0.5;       // per mode: average over clock and power-management states, not one instant
   double max_seconds = 2.0;       // per mode and configuration
   double target_rel_ci = 0.005;   // stop once the 95% CI of the median is within ±0.5%
   double batch_target_ms = 2.0;   // launches per batch sample so one sample lasts about this long
-  bool cold = true, batch = true, first_calls = false;
+  bool cold = true, batch = true, host = false, first_calls = false;
   bool keep_throttled = false;
   double throttle_clock_ratio = 0.95;
+  bool pin_cpu = true;  // run the launching thread on one CPU near the GPU: migrations add launch-time noise
 };
 
 class State {
@@ -70,6 +75,8 @@ class State {
   void set_flops_per_launch(double f) { result_.flops_per_launch = f; }
   void compare_to_dram_peak() { result_.peak_bytes_per_s = dram_peak_, result_.peak_name = "theoretical HBM"; }
   void skip(std::string reason) { result_.skipped = std::move(reason); }
+  // Also time launches paced by this thread ("host" mode): for benchmarks about the CPU side of launching.
+  void also_host_paced() { host_paced_ = true; }
 
   // Times `launch` (which enqueues work on the given stream and must not synchronize) under every enabled mode.
   void exec(const std::function<void(cudaStream_t)>& launch);
@@ -79,7 +86,7 @@ class State {
 
  private:
   Measurement measure_cold(const std::function<void(cudaStream_t)>& launch);
-  Measurement measure_batch(const std::function<void(cudaStream_t)>& launch);
+  Measurement measure_batch(const std::function<void(cudaStream_t)>& launch, bool blocked);
   Measurement measure_first_calls(const std::function<void(cudaStream_t)>& launch);
   void warmup(const std::function<void(cudaStream_t)>& launch);
   void apply_throttle_rule(Measurement& m) const;
@@ -91,6 +98,7 @@ class State {
   void* l2_flush_;
   size_t l2_flush_bytes_;
   double dram_peak_;
+  bool host_paced_ = false;
   Result result_;
 };
 

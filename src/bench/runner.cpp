@@ -10,7 +10,11 @@
 #include "gpu/collect.hpp"
 #include "gpu/cuda_device.hpp"
 
+#include "doctor/checks.hpp"
+
 #include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <optional>
@@ -64,6 +68,32 @@ void idle_check(const NvmlContext& ctx, bool allow_busy, const std::function<voi
   if (!allow_busy) throw_bad_input(msg + "; stop those processes, pick another GPU, or pass --allow-busy");
   if (progress) progress("warning: " + msg + " (--allow-busy)");
 }
+
+// Pins the calling thread to one CPU near the GPU for its lifetime and restores the previous mask afterwards.
+class CpuPin {
+ public:
+  CpuPin(const std::string& gpu_cpulist) {
+    if (pthread_getaffinity_np(pthread_self(), sizeof old_, &old_) != 0) return;
+    for (int c : doctor::parse_cpulist(gpu_cpulist)) {
+      if (c < 0 || c >= CPU_SETSIZE || !CPU_ISSET(c, &old_)) continue;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(c, &one);
+      if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0) cpu_ = c;
+      return;
+    }
+  }
+  CpuPin(const CpuPin&) = delete;
+  CpuPin& operator=(const CpuPin&) = delete;
+  ~CpuPin() {
+    if (cpu_ >= 0) pthread_setaffinity_np(pthread_self(), sizeof old_, &old_);
+  }
+  [[nodiscard]] int cpu() const noexcept { return cpu_; }
+
+ private:
+  cpu_set_t old_{};
+  int cpu_ = -1;
+};
 
 json measurement_json(const Result& r, const Measurement& m, bool with_samples) {
   const Derived d = derive(r, m);
@@ -214,11 +244,16 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
   DeviceBuffer flush = DeviceBuffer::create(flush_bytes);
   auto probe = [&](uint32_t& mhz, uint8_t& slow) {
     if (!nvml) return;
-    const auto r = gpu::read_live(nvml->nvml, nvml->index);
+    const auto r = gpu::read_clock(nvml->nvml, nvml->index);
     if (r.sm_clock_mhz.ok()) mhz = *r.sm_clock_mhz;
     if (r.clock_event_reasons_mask.ok()) slow = (*r.clock_event_reasons_mask & kSlowdownReasons) ? 1 : 0;
   };
 
+  std::optional<CpuPin> pin;
+  if (run.settings.pin_cpu && nvml && nvml->snapshot.gpus[nvml->index].cpu_affinity.ok()) {
+    pin.emplace(*nvml->snapshot.gpus[nvml->index].cpu_affinity);
+    run.pinned_cpu = pin->cpu();
+  }
   for (const Benchmark* b : selected) {
     for (const auto& axes : expand_axes(b->axes, o.overrides, o.set == "boundary")) {
       State st(run.settings, axes, stream.get(), o.device, probe, flush.get(), flush_bytes, dram_peak);
@@ -252,9 +287,10 @@ json to_json(const Run& run, bool with_samples) {
               {"env_fields", run.env_fields},
               {"set", run.set},
               {"settings", {{"warmup_launches", s.warmup_launches}, {"warmup_seconds", s.warmup_seconds},
-                            {"min_samples", s.min_samples}, {"max_samples", s.max_samples}, {"max_seconds", s.max_seconds},
+                            {"min_samples", s.min_samples}, {"max_samples", s.max_samples}, {"min_seconds", s.min_seconds}, {"max_seconds", s.max_seconds},
                             {"target_rel_ci", s.target_rel_ci}, {"batch_target_ms", s.batch_target_ms},
-                            {"keep_throttled", s.keep_throttled}, {"throttle_clock_ratio", s.throttle_clock_ratio}}},
+                            {"keep_throttled", s.keep_throttled}, {"throttle_clock_ratio", s.throttle_clock_ratio},
+                            {"pinned_cpu", run.pinned_cpu}}},
               {"results", results}};
 }
 

@@ -31,6 +31,7 @@ struct Run {
   std::map<std::string, std::string> env_fields;
   Settings settings;
   std::string set;
+  int pinned_cpu = -1;  // the CPU the launching thread ran on, -1 if not pinned
   std::vector<Result> results;
 };
 

@@ -26,9 +26,9 @@ float elapsed_ms(const Event& a, const Event& b) {
   return ms;
 }
 
-// Stopping rule: checked every 8 samples once min_samples are in.
-bool converged(const std::vector<double>& samples, const Settings& s) {
-  if (samples.size() < s.min_samples || samples.size() % 8 != 0) return false;
+// Stopping rule: checked every 8 samples once min_samples and min_seconds are in.
+bool converged(const std::vector<double>& samples, const Settings& s, Clock::time_point t0) {
+  if (samples.size() < s.min_samples || samples.size() % 8 != 0 || seconds_since(t0) < s.min_seconds) return false;
   std::vector<double> sorted = samples;
   std::sort(sorted.begin(), sorted.end());
   const double med = stats::percentile_sorted(sorted, 0.5);
@@ -114,17 +114,18 @@ Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch)
     GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
     launch(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
+    // Read the clock while the GPU is busy spinning, just before the timed work starts; after the sample it would idle.
+    uint32_t mhz = 0;
+    uint8_t slow = 0;
+    clock_probe_(mhz, slow);
     *host_flag = 1;
     GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
     const double ns = elapsed_ms(start, stop) * 1e6;
     m.samples_ns.push_back(ns);
     gpu_s += ns * 1e-9;
-    uint32_t mhz = 0;
-    uint8_t slow = 0;
-    clock_probe_(mhz, slow);
     if (mhz != 0) m.sm_clock_mhz.push_back(mhz);
     m.throttled.push_back(slow);
-    if (converged(m.samples_ns, settings_)) { m.stop_reason = "converged"; break; }
+    if (converged(m.samples_ns, settings_, t0)) { m.stop_reason = "converged"; break; }
     if (m.samples_ns.size() >= settings_.max_samples) { m.stop_reason = "sample limit"; break; }
     if (seconds_since(t0) >= settings_.max_seconds && m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
       m.stop_reason = "time limit";
@@ -138,33 +139,44 @@ Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch)
   return m;
 }
 
-Measurement State::measure_batch(const std::function<void(cudaStream_t)>& launch) {
+Measurement State::measure_batch(const std::function<void(cudaStream_t)>& launch, bool blocked) {
   Measurement m;
-  m.mode = "batch";
+  m.mode = blocked ? "batch" : "host";
   Event start = Event::create(), stop = Event::create();
+  PinnedBuffer flag = PinnedBuffer::create(sizeof(int), cudaHostAllocMapped);
+  int* dev_flag = nullptr;
+  GSQ_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_flag), flag.get(), 0));
+  volatile int* host_flag = flag.as<int>();
   // Size the batch from one timed launch so that each sample lasts about batch_target_ms.
   GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
   for (int i = 0; i < 8; ++i) launch(stream_);
   GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
   GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
   const double one_ms = std::max(1e-4, elapsed_ms(start, stop) / 8.0);
-  m.launches_per_sample = static_cast<uint32_t>(std::clamp(settings_.batch_target_ms / one_ms, 1.0, 10000.0));
+  // Behind the blocking kernel the launch queue must hold the whole batch (it holds about a thousand entries and a library call may be several kernels), else the host
+  // would block in a launch until the blocking kernel times out.
+  m.launches_per_sample = static_cast<uint32_t>(std::clamp(settings_.batch_target_ms / one_ms, 1.0, blocked ? 256.0 : 10000.0));
   const auto t0 = Clock::now();
   double gpu_s = 0;
   for (;;) {
+    if (blocked) {
+      *host_flag = 0;
+      launch_blocking_kernel(dev_flag, stream_);
+    }
     GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
     for (uint32_t k = 0; k < m.launches_per_sample; ++k) launch(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
+    uint32_t mhz = 0;
+    uint8_t slow = 0;
+    clock_probe_(mhz, slow);  // while the GPU is busy: blocked, or running the batch
+    *host_flag = 1;
     GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
     const double batch_ms = elapsed_ms(start, stop);
     gpu_s += batch_ms * 1e-3;
     m.samples_ns.push_back(batch_ms * 1e6 / m.launches_per_sample);
-    uint32_t mhz = 0;
-    uint8_t slow = 0;
-    clock_probe_(mhz, slow);
     if (mhz != 0) m.sm_clock_mhz.push_back(mhz);
     m.throttled.push_back(slow);
-    if (converged(m.samples_ns, settings_)) { m.stop_reason = "converged"; break; }
+    if (converged(m.samples_ns, settings_, t0)) { m.stop_reason = "converged"; break; }
     if (m.samples_ns.size() >= settings_.max_samples) { m.stop_reason = "sample limit"; break; }
     if (seconds_since(t0) >= settings_.max_seconds && m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
       m.stop_reason = "time limit";
@@ -202,7 +214,8 @@ void State::exec(const std::function<void(cudaStream_t)>& launch) {
   if (settings_.first_calls) result_.measurements.push_back(measure_first_calls(launch));
   warmup(launch);
   if (settings_.cold) result_.measurements.push_back(measure_cold(launch));
-  if (settings_.batch) result_.measurements.push_back(measure_batch(launch));
+  if (settings_.batch) result_.measurements.push_back(measure_batch(launch, true));
+  if (settings_.host || host_paced_) result_.measurements.push_back(measure_batch(launch, false));
 }
 
 }  // namespace gsq::bench

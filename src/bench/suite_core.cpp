@@ -33,6 +33,7 @@ void launch_latency(State& st) {
   const bool graph = st.axis("graph") == "yes";
   constexpr int kPerGraph = 100;
   st.set_items_per_launch(graph ? kPerGraph : 1);
+  st.also_host_paced();  // what users mean by launch cost is the CPU side: time it as the host issues launches too
   if (!graph) {
     st.exec([](cudaStream_t s) { launch_empty_kernel(s); });
     return;
@@ -103,7 +104,7 @@ void cublas_gemm(State& st) {
 
 Suite core_suite() {
   return {
-      {"launch.empty", "empty kernel <<<1,1>>>: launch throughput (batch) and GPU time (cold); graph=yes launches 100 per graph",
+      {"launch.empty", "empty kernel <<<1,1>>>: GPU time (cold), back-to-back GPU cost (batch), CPU-paced launch rate (host); graph=yes: 100 per graph",
        {{"graph", {"no", "yes"}}}, launch_latency},
       {"copy.memcpy_d2d", "cudaMemcpyAsync device to device; bytes counted as read + write",
        {{"bytes", {"1Mi", "64Mi", "1Gi"}}}, d2d_memcpy},

@@ -59,9 +59,14 @@ Action register_bench(CLI::App& app) {
       "Timing protocol: warmup (10 launches and 50 ms) kept out of the results; then two modes per configuration:\n"
       "  cold   L2 flushed before each sample and the launch queued behind a blocking kernel, so neither cached data\n"
       "         nor CPU launch cost is timed: the latency of one call;\n"
-      "  batch  many launches between one event pair (each sample about 2 ms): the throughput of back-to-back calls.\n"
-      "Each mode stops when the 95% CI of the median is within ±0.5% (--target-ci), or at --max-seconds. The SM clock is\n"
-      "read from NVML after every sample; samples with a slowdown reason or a clock below 95% of the run's highest are\n"
+      "  batch  up to 256 launches queued behind the blocking kernel, then released (each sample about 2 ms): what\n"
+      "         back-to-back calls cost the GPU, free of host jitter;\n"
+      "  host   launches back to back as fast as this thread issues them: includes the CPU launch cost, so it moves\n"
+      "         with the host (launch.empty always adds it; --mode host|all for the others).\n"
+      "Each mode stops when the 95% CI of the median is within ±0.5% (--target-ci) after at least --min-seconds, or at\n"
+      "--max-seconds. The launching thread is pinned to one CPU near the GPU (--no-pin to keep it free). The SM clock is\n"
+      "read from NVML with every sample while the GPU is busy (cold: during the blocking kernel; batch: during the\n"
+      "batch); samples with a slowdown reason or a clock below 95% of the run's highest are\n"
       "flagged and left out unless --keep-throttled (or unless more than half are flagged).\n"
       "Sample sets: default; stress (>= 1000 samples, for P99); boundary (each axis's smallest and largest value);\n"
       "warmup (the first 10 calls, no warmup: module loading and first-touch costs).\n"
@@ -76,14 +81,18 @@ Action register_bench(CLI::App& app) {
   cmd->add_option("--set", o->run.set, "Sample set: default, stress, boundary, warmup")
       ->check(CLI::IsMember({"default", "stress", "boundary", "warmup"}))
       ->capture_default_str();
-  cmd->add_option("--mode", o->mode, "Timing modes: cold, batch or both")->check(CLI::IsMember({"cold", "batch", "both"}))->capture_default_str();
+  cmd->add_option("--mode", o->mode, "Timing modes: cold, batch, host, both (cold+batch) or all")
+      ->check(CLI::IsMember({"cold", "batch", "host", "both", "all"}))
+      ->capture_default_str();
   cmd->add_option("--min-samples", o->run.settings.min_samples, "Samples before the stopping rule may stop")->check(CLI::Range(5u, 10000000u))->capture_default_str();
   cmd->add_option("--max-samples", o->run.settings.max_samples, "Hard cap on samples per mode")->check(CLI::Range(5u, 10000000u))->capture_default_str();
+  cmd->add_option("--min-seconds", o->run.settings.min_seconds, "Measure each mode at least this long")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   cmd->add_option("--max-seconds", o->run.settings.max_seconds, "Time limit per mode and configuration")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
   cmd->add_option("--target-ci", o->run.settings.target_rel_ci, "Relative half-width of the median's 95% CI to stop at")->check(CLI::Range(0.0001, 0.5))->capture_default_str();
   cmd->add_option("--warmup", o->run.settings.warmup_launches, "Warmup launches (at least 50 ms of warmup also runs)")->capture_default_str();
   cmd->add_option("--device", o->run.device, "CUDA device ordinal")->capture_default_str();
   cmd->add_flag("--allow-busy", o->run.allow_busy, "Run even if other processes use the GPU (the result says so on stderr)");
+  cmd->add_flag("!--no-pin", o->run.settings.pin_cpu, "Do not pin the launching thread to a CPU near the GPU");
   cmd->add_flag("--keep-throttled", o->run.settings.keep_throttled, "Keep throttle-flagged samples in the statistics");
   cmd->add_option("-o,--output", o->output, "Write the gpusqueeze.bench/1 JSON (raw samples included) to FILE");
   cmd->add_flag("--no-samples", o->no_samples, "Leave raw samples out of the JSON (compare needs them)");
@@ -102,8 +111,9 @@ Action register_bench(CLI::App& app) {
       }
       return 0;
     }
-    o->run.settings.cold = o->mode != "batch";
-    o->run.settings.batch = o->mode != "cold";
+    o->run.settings.cold = o->mode == "cold" || o->mode == "both" || o->mode == "all";
+    o->run.settings.batch = o->mode == "batch" || o->mode == "both" || o->mode == "all";
+    o->run.settings.host = o->mode == "host" || o->mode == "all";
     o->run.overrides = parse_overrides(o->axis_overrides);
     o->run.progress = [](const std::string& s) { note(s); };
     const bench::Run run = bench::run_suite(o->suite, suite, o->run);

@@ -534,6 +534,17 @@ LiveReading read_live(const Nvml& nvml, uint32_t gpu_index) {
   return r;
 }
 
+ClockReading read_clock(const Nvml& nvml, uint32_t gpu_index) {
+  const NvmlApi& api = nvml.api();
+  ClockReading r;
+  nvmlDevice_t dev{};
+  if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) != NVML_SUCCESS) return r;
+  r.sm_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_SM);
+  if (auto m = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); m.ok()) r.clock_event_reasons_mask = *m;
+  else r.clock_event_reasons_mask = Field<uint64_t>::none(m.unsupported);
+  return r;
+}
+
 LoadSample summarize_load(const std::vector<LiveReading>& readings, double duration_s) {
   LoadSample s;
   s.duration_s = duration_s;

@@ -24,6 +24,13 @@ struct LiveReading {
 };
 [[nodiscard]] LiveReading read_live(const Nvml& nvml, uint32_t gpu_index);
 
+// Just the SM clock and the clocks-event reasons: two NVML calls, cheap enough to take with every benchmark sample.
+struct ClockReading {
+  Field<uint32_t> sm_clock_mhz;
+  Field<uint64_t> clock_event_reasons_mask;
+};
+[[nodiscard]] ClockReading read_clock(const Nvml& nvml, uint32_t gpu_index);
+
 // Folds readings taken while a load ran into the summary a snapshot stores.
 [[nodiscard]] LoadSample summarize_load(const std::vector<LiveReading>& readings, double duration_s);
 
