@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 
 namespace gsq::bench {
@@ -33,6 +34,19 @@ bool CompareReport::regression() const {
 }
 
 namespace {
+
+// The timer's step as seen in the data: the smallest gap between distinct sample values (32 ns for CUDA events on the
+// H200). Medians that differ by a step or two are not a change, however narrow the bootstrap interval is.
+double quantum(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  double q = 0;
+  for (size_t i = 1; i < v.size(); ++i) {
+    const double d = v[i] - v[i - 1];
+    if (d > 0 && (q == 0 || d < q)) q = d;
+  }
+  return q;
+}
+
 std::string pair_key(const Result& r, const std::string& mode, const std::set<std::string>& ignore) {
   std::string k = r.name + "|" + mode;
   for (const auto& [a, v] : r.axes)
@@ -78,6 +92,10 @@ CompareReport compare_runs(const Run& base, const Run& next, const CompareOption
       const auto est = stats::bootstrap_median_ratio(a, b, o.confidence);
       c.ratio = est.ratio;
       c.ci = est.ci;
+      // Two timer steps (one per event of the pair) of slack on each side, relative to the base median.
+      const double slack = 2 * std::max(quantum(a), quantum(b)) / c.base_p50_ns;
+      c.ci.lo -= slack;
+      c.ci.hi += slack;
       c.p_value = stats::mann_whitney_p(a, b);
       c.verdict = decide(c.ci, o.min_effect);
       rep.rows.push_back(std::move(c));

@@ -142,7 +142,8 @@ Action register_compare(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare", "Compare two bench runs: FASTER / SLOWER / SAME / UNCERTAIN per benchmark; exit 1 on regression");
   cmd->footer(
       "Pairs benchmarks by name, axes and mode. The ratio is median(new)/median(base) of the time per launch (> 1 is\n"
-      "slower), with a 95% bootstrap CI over the raw samples (2000 resamples). Verdict: SLOWER if the whole CI is above\n"
+      "slower), with a 95% bootstrap CI over the raw samples (2000 resamples), widened by two timer steps (the smallest\n"
+      "gap between sample values: 32 ns for CUDA events on an H200) relative to the base median. Verdict: SLOWER if the whole CI is above\n"
       "1 + threshold, FASTER if below 1 - threshold, SAME if inside the band, else UNCERTAIN (take more samples).\n"
       "The Mann-Whitney U p-value is printed for reference. Locked environment fields that differ are listed loudly;\n"
       "--require-same-env refuses (exit 2). Exit codes: 0 no regression, 1 a SLOWER, 2 bad input.\n"

@@ -129,3 +129,25 @@ TEST(Compare, MissingRawSamplesIsBadInput) {
 
 }  // namespace
 }  // namespace gsq::bench
+
+namespace gsq::bench {
+namespace {
+
+TEST(Compare, TimerStepsAreNotAChange) {
+  // Cold samples of a 2.7 µs kernel come in 32 ns steps; medians two steps apart must not be called FASTER.
+  Measurement a, b;
+  a.mode = b.mode = "cold";
+  for (int i = 0; i < 400; ++i) {
+    a.samples_ns.push_back(2720 + 32 * (i % 3 == 0));
+    b.samples_ns.push_back(2656 + 32 * (i % 3 == 0));
+    a.throttled.push_back(0);
+    b.throttled.push_back(0);
+  }
+  const auto rep = compare_runs(run_with({result("k", {}, a)}), run_with({result("k", {}, b)}), {});
+  ASSERT_EQ(rep.rows.size(), 1u);
+  EXPECT_NEAR(rep.rows[0].ratio, 2656.0 / 2720.0, 1e-9);
+  EXPECT_EQ(rep.rows[0].verdict, Verdict::uncertain);
+}
+
+}  // namespace
+}  // namespace gsq::bench
