@@ -19,6 +19,8 @@ Action register_doctor(CLI::App& app);
 Action register_report(CLI::App& app);
 Action register_bench(CLI::App& app);
 Action register_compare(CLI::App& app);
+Action register_analyze(CLI::App& app);
+Action register_diff(CLI::App& app);
 
 struct SnapshotOptions {
   std::string snapshot_file;  // replay instead of reading the live machine

@@ -1,0 +1,87 @@
+// From a trace to the bottleneck: utilisation, idle breakdown, top kernels, copies, syncs, launch-bound detection,
+// layout work, step times; a verdict and findings in the project's one finding shape.
+#pragma once
+
+#include "analyze/model.hpp"
+#include "core/finding.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gsq::analyze {
+
+inline constexpr const char* kAnalysisSchema = "gpusqueeze.analysis/1";
+
+// Thresholds, each with where it comes from.
+struct Thresholds {
+  int64_t sync_drain_window_ns = 50'000;     // a gap starting ≤ 50 µs before a sync call returns was drained by it
+  double launch_gap_runtime_share = 0.5;     // gap spent ≥ 50% inside CUDA runtime calls on the launching thread → launch
+  int64_t unoverlapped_copy_min_ns = 100'000;  // issue/nsys-style: copies over 100 µs ...
+  double unoverlapped_copy_max_hidden = 0.5;   // ... less than half hidden behind compute
+  double layout_copy_share = 0.15;           // layout work above 15% of GPU time → layout advice
+  double pcie_gen5_x16_gbps = 63.0;          // PCIe gen5 x16 unidirectional payload ceiling (≈ 64 GB/s raw)
+  int top_kernels = 10;
+};
+
+struct KernelGroup {
+  std::string name;  // normalised
+  size_t count = 0;
+  int64_t total_ns = 0;
+  double mean_ns = 0, p50_ns = 0, p99_ns = 0, share = 0;  // share of GPU kernel time
+};
+
+struct CopyStats {
+  size_t count = 0, pageable = 0, synchronous = 0, unoverlapped = 0;
+  uint64_t bytes = 0, pageable_bytes = 0;
+  int64_t total_ns = 0, pageable_ns = 0, unoverlapped_ns = 0;
+  std::map<std::string, size_t> size_histogram;  // "≤4K", "4K–64K", ...
+  std::map<std::string, double> gbps_by_kind;     // achieved, bytes/time over all copies of a kind
+};
+
+struct SyncPoint {
+  std::string call;   // cudaStreamSynchronize, cudaMemcpyAsync (pageable), ...
+  std::string cause;  // innermost CPU op around it: aten::item, aten::to, ...
+  size_t count = 0;
+  int64_t wait_ns = 0;
+};
+
+struct Breakdown {
+  int64_t wall_ns = 0;
+  int64_t gpu_busy_ns = 0;        // union of kernels, copies, memsets on all devices
+  int64_t kernel_busy_ns = 0;     // union of kernels
+  int64_t copy_only_ns = 0;       // copies/memsets with no kernel running anywhere
+  int64_t idle_host_ns = 0, idle_sync_ns = 0, idle_launch_ns = 0;
+  size_t gaps = 0;
+};
+
+struct Verdict {
+  std::string cls;       // host-bound, launch-bound, sync-bound, transfer-bound, gpu-bound, communication-bound
+  std::string subclass;  // matrix, memory, other, unknown
+  double share = 0;      // of wall time
+  std::string summary;
+};
+
+struct Analysis {
+  std::string origin, source;
+  int rank = -1;
+  size_t events = 0, kernels = 0, runtime_calls = 0;
+  Breakdown breakdown;
+  std::vector<KernelGroup> top_kernels;
+  CopyStats copies;
+  std::vector<SyncPoint> syncs;
+  size_t short_kernels = 0;          // kernels shorter than the median launch call
+  int64_t median_launch_call_ns = 0;
+  std::map<std::string, int64_t> gpu_ns_by_op;  // top-level CPU op → GPU time it launched
+  std::vector<int64_t> step_ns;                 // ProfilerStep#N durations
+  Verdict verdict;
+  std::vector<Finding> findings;
+};
+
+[[nodiscard]] Analysis analyze(const Trace& t, const Thresholds& th = {});
+[[nodiscard]] nlohmann::json to_json(const Analysis& a);
+[[nodiscard]] std::string render_markdown(const Analysis& a);
+
+}  // namespace gsq::analyze
