@@ -185,11 +185,15 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     const int64_t len = gap.hi - gap.lo;
     const auto next = std::lower_bound(gpu_ops.begin(), gpu_ops.end(), gap.hi, [&](size_t i, int64_t x) { return ev[i].start_ns < x; });
     const std::vector<size_t>* calls = nullptr;
+    int64_t dispatch_ns = 0;  // time in the gap spent in the CPU op that launched the next GPU work (framework dispatch)
     if (next != gpu_ops.end()) {
       const auto r = runtime_by_corr.find(ev[*next].correlation);
       if (r != runtime_by_corr.end()) {
-        const auto th_it = runtime_by_thread.find((int64_t{ev[r->second].pid} << 32) | uint32_t(ev[r->second].tid));
+        const Event& call = ev[r->second];
+        const auto th_it = runtime_by_thread.find((int64_t{call.pid} << 32) | uint32_t(call.tid));
         if (th_it != runtime_by_thread.end()) calls = &th_it->second;
+        const int64_t from = outer[r->second] >= 0 ? ev[static_cast<size_t>(outer[r->second])].start_ns : call.start_ns;
+        dispatch_ns = std::max<int64_t>(0, std::min(gap.hi, call.end_ns()) - std::max(gap.lo, from));
       }
     }
     if (calls == nullptr) {
@@ -209,6 +213,8 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
       }
       if (!sync_like(*it)) in_runtime += std::min(gap.hi, r.end_ns()) - std::max(gap.lo, r.start_ns);
     }
+    // Launch overhead: the thread spent most of the gap launching (in CUDA calls, or dispatching the op that launches).
+    in_runtime = std::max(in_runtime, dispatch_ns);
     if (drained_by_sync) b.idle_sync_ns += len;
     else if (static_cast<double>(in_runtime) >= th.launch_gap_runtime_share * static_cast<double>(len)) b.idle_launch_ns += len;
     else b.idle_host_ns += len;
@@ -460,30 +466,40 @@ nlohmann::json to_json(const Analysis& a) {
               {"findings", findings}};
 }
 
-std::string render_markdown(const Analysis& a) {
+Table breakdown_table(const Analysis& a) {
   const auto& b = a.breakdown;
   const double w = std::max<double>(1, static_cast<double>(b.wall_ns));
-  std::string md = fmt::format("verdict: **{}**{} — {}\n\n", a.verdict.cls, a.verdict.subclass.empty() ? "" : " (" + a.verdict.subclass + ")",
-                               a.verdict.summary);
   Table tb{{"where the wall time went", "time", "share"}, {}};
   tb.rows.push_back({"GPU kernels running", ms(b.kernel_busy_ns), pct(static_cast<double>(b.kernel_busy_ns) / w)});
   tb.rows.push_back({"copies only (no kernel running)", ms(b.copy_only_ns), pct(static_cast<double>(b.copy_only_ns) / w)});
   tb.rows.push_back({"GPU idle: host busy elsewhere", ms(b.idle_host_ns), pct(static_cast<double>(b.idle_host_ns) / w)});
   tb.rows.push_back({"GPU idle: after a host sync", ms(b.idle_sync_ns), pct(static_cast<double>(b.idle_sync_ns) / w)});
   tb.rows.push_back({"GPU idle: waiting on launches", ms(b.idle_launch_ns), pct(static_cast<double>(b.idle_launch_ns) / w)});
-  md += fmt::format("{} events, wall {}, {} kernels, {} copies\n\n{}\n", a.events, ms(b.wall_ns), a.kernels, a.copies.count, tb.markdown());
+  return tb;
+}
+
+Table kernels_table(const Analysis& a, size_t rows) {
+  Table tk{{"kernel (normalised)", "count", "total", "mean", "P50", "P99", "share"}, {}};
+  for (size_t i = 0; i < a.top_kernels.size() && i < rows; ++i) {
+    const auto& g = a.top_kernels[i];
+    tk.rows.push_back({abbreviate(g.name, 70), std::to_string(g.count), us(g.total_ns), us(static_cast<int64_t>(g.mean_ns)),
+                       us(static_cast<int64_t>(g.p50_ns)), us(static_cast<int64_t>(g.p99_ns)), pct(g.share)});
+  }
+  return tk;
+}
+
+std::string render_markdown(const Analysis& a) {
+  const auto& b = a.breakdown;
+  std::string md = fmt::format("verdict: **{}**{} — {}\n\n", a.verdict.cls, a.verdict.subclass.empty() ? "" : " (" + a.verdict.subclass + ")",
+                               a.verdict.summary);
+  md += fmt::format("{} events, wall {}, {} kernels, {} copies\n\n{}\n", a.events, ms(b.wall_ns), a.kernels, a.copies.count,
+                    breakdown_table(a).markdown());
   if (!a.step_ns.empty()) {
     const auto s = stats::summarize(std::vector<double>(a.step_ns.begin(), a.step_ns.end()));
     md += fmt::format("steps: {} (ProfilerStep#), P50 {}, max {}\n\n", a.step_ns.size(), ms(static_cast<int64_t>(s.p50)),
                       ms(static_cast<int64_t>(s.max)));
   }
-  Table tk{{"kernel (normalised)", "count", "total", "mean", "P50", "P99", "share"}, {}};
-  for (size_t i = 0; i < a.top_kernels.size() && i < 10; ++i) {
-    const auto& g = a.top_kernels[i];
-    tk.rows.push_back({abbreviate(g.name, 70), std::to_string(g.count), us(g.total_ns), us(static_cast<int64_t>(g.mean_ns)),
-                       us(static_cast<int64_t>(g.p50_ns)), us(static_cast<int64_t>(g.p99_ns)), pct(g.share)});
-  }
-  md += tk.markdown() + "\n";
+  md += kernels_table(a).markdown() + "\n";
   if (!a.findings.empty()) {
     Table tf{{"severity", "finding", "title", "saving", "fix"}, {}};
     for (const auto& f : a.findings) {

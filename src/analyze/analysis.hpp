@@ -4,6 +4,7 @@
 
 #include "analyze/model.hpp"
 #include "core/finding.hpp"
+#include "core/table.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,7 @@ inline constexpr const char* kAnalysisSchema = "gpusqueeze.analysis/1";
 // Thresholds, each with where it comes from.
 struct Thresholds {
   int64_t sync_drain_window_ns = 50'000;     // a gap starting ≤ 50 µs before a sync call returns was drained by it
-  double launch_gap_runtime_share = 0.5;     // gap spent ≥ 50% inside CUDA runtime calls on the launching thread → launch
+  double launch_gap_runtime_share = 0.5;     // gap spent ≥ 50% launching (CUDA calls, or dispatching the launching op)
   int64_t unoverlapped_copy_min_ns = 100'000;  // issue/nsys-style: copies over 100 µs ...
   double unoverlapped_copy_max_hidden = 0.5;   // ... less than half hidden behind compute
   double layout_copy_share = 0.15;           // layout work above 15% of GPU time → layout advice
@@ -82,6 +83,8 @@ struct Analysis {
 
 [[nodiscard]] Analysis analyze(const Trace& t, const Thresholds& th = {});
 [[nodiscard]] nlohmann::json to_json(const Analysis& a);
+[[nodiscard]] Table breakdown_table(const Analysis& a);
+[[nodiscard]] Table kernels_table(const Analysis& a, size_t rows = 10);
 [[nodiscard]] std::string render_markdown(const Analysis& a);
 
 }  // namespace gsq::analyze

@@ -37,7 +37,11 @@ void classify_copy(std::string_view name, Event& e) {
   }
 }
 
-std::string normalize_kernel_name(std::string_view n) {
+std::string normalize_kernel_name(std::string_view name) {
+  // "(anonymous namespace)" is a namespace, not a parameter list.
+  std::string text(name);
+  for (size_t p; (p = text.find("(anonymous namespace)")) != std::string::npos;) text.replace(p, 21, "{anon}");
+  const std::string_view n = text;
   std::string out;
   out.reserve(n.size());
   int angle = 0, paren = 0;
@@ -54,7 +58,7 @@ std::string normalize_kernel_name(std::string_view n) {
   // "void at::native::foo<>" → "at::native::foo<>": the return type says nothing.
   if (out.starts_with("void ")) out.erase(0, 5);
   while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out.empty() ? std::string(n) : out;
+  return out.empty() ? std::string(name) : out;
 }
 
 }  // namespace gsq::analyze

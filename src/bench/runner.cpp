@@ -202,7 +202,8 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
   for (const auto& b : suite)
     if (std::regex_search(b.name, re)) selected.push_back(&b);
   if (selected.empty()) throw_bad_input(fmt::format("no benchmark in suite {} matches '{}'", suite_name, o.filter));
-  for (const auto& [name, values] : o.overrides) {
+  for (const auto& entry : o.overrides) {
+    const std::string& name = entry.first;  // a named reference: lambdas cannot capture structured bindings in C++20
     const bool known = std::any_of(selected.begin(), selected.end(), [&](const Benchmark* b) {
       return std::any_of(b->axes.begin(), b->axes.end(), [&](const Axis& a) { return a.name == name; });
     });
@@ -364,7 +365,7 @@ std::string throughput(const Result& r, const Derived& d) {
 }
 }  // namespace
 
-std::string render_markdown(const Run& run) {
+Table results_table(const Run& run) {
   Table t{{"benchmark", "mode", "n", "P50", "P50 95% CI", "P90", "P99", "max", "noise", "throughput", "stop"}, {}};
   for (const auto& r : run.results) {
     if (!r.skipped.empty()) {
@@ -380,8 +381,12 @@ std::string render_markdown(const Run& run) {
                         m.stop_reason});
     }
   }
+  return t;
+}
+
+std::string render_markdown(const Run& run) {
   return fmt::format("suite {} on {} (fingerprint {}, set {})\n\n{}", run.suite, run.gpu_name, run.fingerprint, run.set,
-                     t.markdown());
+                     results_table(run).markdown());
 }
 
 std::string render_csv(const Run& run) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "bench/benchmark.hpp"
+#include "core/table.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -59,6 +60,7 @@ struct Derived {
 };
 [[nodiscard]] Derived derive(const Result& r, const Measurement& m);
 
+[[nodiscard]] Table results_table(const Run& run);  // the rows every human printer shows
 [[nodiscard]] std::string render_markdown(const Run& run);
 [[nodiscard]] std::string render_csv(const Run& run);
 [[nodiscard]] std::string config_label(const Result& r);  // "copy.kernel[bytes=1Gi,grid_fraction=1]"

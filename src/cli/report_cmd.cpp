@@ -1,6 +1,9 @@
 // `gpusqueeze report`: every step for this machine on one page (index.html, report.md, report.json).
 #include "cli/common.hpp"
 
+#include "analyze/analysis.hpp"
+#include "analyze/kineto.hpp"
+#include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "doctor/checks.hpp"
 #include "env/fingerprint.hpp"
@@ -16,21 +19,38 @@ namespace {
 struct ReportOptions {
   SnapshotOptions snap;
   std::string out_dir = "gsq-report";
+  std::vector<std::string> bench_files, trace_files;
 };
+
+report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
+  const Table t = bench::results_table(run);
+  return report::bench_section(fmt::format("{} ({})", run.suite, origin), t.header, t.rows,
+                               {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at,
+                                            run.fingerprint)},
+                               bench::to_json(run, false));
+}
+
+report::Section analysis_section_of(const analyze::Analysis& a) {
+  return report::analysis_section(a.origin, fmt::format("Verdict: {} — {}", a.verdict.cls, a.verdict.summary),
+                                  analyze::breakdown_table(a), analyze::kernels_table(a, 8), a.findings, analyze::to_json(a));
+}
 }  // namespace
 
 Action register_report(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand("report", "Write the one-page report of this machine (HTML + markdown + JSON)");
   cmd->footer(
-      "Sections: environment and fingerprint, doctor findings; later steps add theirs.\n"
+      "Sections: environment and fingerprint, doctor findings, bench runs (--bench), trace analyses (--trace).\n"
       "Without an NVIDIA GPU the report says so and is built from the snapshot recorded on an H200 that ships with\n"
       "gpusqueeze, labelled as such. Open OUT/index.html in any browser: it has no external resources.");
   add_snapshot_options(*cmd, o->snap, true);
   cmd->add_option("-o,--out", o->out_dir, "Report folder")->capture_default_str();
+  cmd->add_option("--bench", o->bench_files, "Add a bench run (gpusqueeze.bench/1) as the baseline section")->check(CLI::ExistingFile);
+  cmd->add_option("--trace", o->trace_files, "Add the analysis of a trace (Kineto JSON)")->check(CLI::ExistingFile);
   return [o]() {
     gpu::Snapshot s;
     std::string provenance;
+    std::optional<std::filesystem::path> bundled_dir;  // set when showing the H200 files instead of this machine
     try {
       s = acquire_snapshot(o->snap, true);
       provenance = o->snap.snapshot_file.empty()
@@ -45,6 +65,7 @@ Action register_report(CLI::App& app) {
       note(fmt::format("this machine has no usable NVIDIA GPU; the report shows the bundled snapshot recorded on an H200 "
                        "({}) instead", bundled->string()));
       s = gpu::load_snapshot(*bundled);
+      bundled_dir = bundled->parent_path();
       provenance = fmt::format("NOT THIS MACHINE: {} ({}). Shown from the snapshot recorded on {} at {}, bundled with gpusqueeze.",
                                e.what(), "no GPU here", s.gpus.empty() || !s.gpus[0].name.ok() ? "a GPU server" : *s.gpus[0].name,
                                s.captured_at);
@@ -55,6 +76,15 @@ Action register_report(CLI::App& app) {
     r.provenance = provenance;
     r.sections.push_back(report::environment_section(s, env::fingerprint(env::locked_fields(s))));
     r.sections.push_back(report::doctor_section(findings));
+    std::vector<std::string> bench_files = o->bench_files, trace_files = o->trace_files;
+    if (bundled_dir) {
+      // Show what the later steps produce, from files recorded on the H200 that ship with gpusqueeze.
+      const auto& dir = *bundled_dir;
+      if (bench_files.empty() && std::filesystem::exists(dir / "h200-bench-d2d.json")) bench_files.push_back((dir / "h200-bench-d2d.json").string());
+      if (trace_files.empty() && std::filesystem::exists(dir / "torch-host-slow.json.gz")) trace_files.push_back((dir / "torch-host-slow.json.gz").string());
+    }
+    for (const auto& f : bench_files) r.sections.push_back(bench_section_of(bench::load_run(f), f));
+    for (const auto& f : trace_files) r.sections.push_back(analysis_section_of(analyze::analyze(analyze::load_kineto(f))));
     report::write_report(r, o->out_dir);
     std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir, provenance);
     std::cout << fmt::format("doctor: worst finding {}\n", to_string(worst(findings)));

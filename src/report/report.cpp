@@ -140,6 +140,30 @@ Section doctor_section(const std::vector<Finding>& findings) {
   return sec;
 }
 
+Section bench_section(const std::string& title_suffix, const std::vector<std::string>& header,
+                      const std::vector<std::vector<std::string>>& rows, const std::vector<std::string>& notes, json data) {
+  Section sec;
+  sec.id = "baseline";
+  sec.title = "Step 1 — baseline: " + title_suffix;
+  sec.notes = notes;
+  sec.tables.emplace_back("P50/P90/P99 per benchmark and mode (CUDA events)", Table{header, rows});
+  sec.data = std::move(data);
+  return sec;
+}
+
+Section analysis_section(const std::string& origin, const std::string& verdict_line, const Table& breakdown,
+                         const Table& kernels, const std::vector<Finding>& findings, json data) {
+  Section sec;
+  sec.id = "locate";
+  sec.title = "Step 2 — locate the bottleneck: " + origin;
+  sec.notes.push_back(verdict_line);
+  sec.tables.emplace_back("Where the wall time went", breakdown);
+  sec.tables.emplace_back("Top kernels", kernels);
+  sec.findings = findings;
+  sec.data = std::move(data);
+  return sec;
+}
+
 std::string render_markdown(const Report& r) {
   std::string md = fmt::format("# {}\n\n{}\n\n", r.title, r.provenance);
   for (const auto& sec : r.sections) {

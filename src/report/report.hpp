@@ -34,6 +34,13 @@ struct Report {
 [[nodiscard]] Section environment_section(const gpu::Snapshot& s, const std::string& fingerprint);
 [[nodiscard]] Section doctor_section(const std::vector<Finding>& findings);
 
+// Sections of later steps; each takes data already computed (a bench run, an analysis) and only lays it out.
+[[nodiscard]] Section bench_section(const std::string& title_suffix, const std::vector<std::string>& header,
+                                    const std::vector<std::vector<std::string>>& rows, const std::vector<std::string>& notes,
+                                    nlohmann::json data);
+[[nodiscard]] Section analysis_section(const std::string& origin, const std::string& verdict_line, const Table& breakdown,
+                                       const Table& kernels, const std::vector<Finding>& findings, nlohmann::json data);
+
 [[nodiscard]] std::string render_markdown(const Report& r);
 [[nodiscard]] std::string render_html(const Report& r);  // self-contained: inline CSS, no scripts, no external URLs
 [[nodiscard]] nlohmann::json render_json(const Report& r);

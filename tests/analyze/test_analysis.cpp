@@ -1,0 +1,135 @@
+// The analyzer on traces recorded on the H200 with torch.profiler (bench/device/record_traces.py): verdict and key counts.
+#include "analyze/analysis.hpp"
+#include "analyze/diff.hpp"
+#include "analyze/kineto.hpp"
+#include "support/fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace gsq::analyze {
+namespace {
+
+const Analysis& analysis_of(const std::string& name) {
+  static std::map<std::string, Analysis> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) it = cache.emplace(name, analyze(load_kineto(test::fixture("torch-" + name + ".json.gz")))).first;
+  return it->second;
+}
+
+bool has_finding(const Analysis& a, const std::string& id) {
+  return std::any_of(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; });
+}
+
+size_t syncs_from(const Analysis& a, const std::string& cause) {
+  size_t n = 0;
+  for (const auto& s : a.syncs)
+    if (s.cause == cause) n += s.count;
+  return n;
+}
+
+TEST(Analyze, HostLoopWithPageableCopiesAndItemSyncsIsSyncBound) {
+  const auto& a = analysis_of("host-slow");
+  EXPECT_EQ(a.verdict.cls, "sync-bound");
+  EXPECT_GT(a.verdict.share, 0.5);
+  EXPECT_EQ(a.step_ns.size(), 20u);
+  EXPECT_EQ(a.copies.pageable, 20u);  // one pageable .to(device) per step
+  EXPECT_EQ(syncs_from(a, "aten::item"), 20u);
+  EXPECT_EQ(syncs_from(a, "aten::to"), 20u);  // the pageable copy's own stream sync
+  EXPECT_TRUE(has_finding(a, "sync-point"));
+  EXPECT_TRUE(has_finding(a, "pageable-copy"));
+  EXPECT_TRUE(has_finding(a, "sync-copy"));
+}
+
+TEST(Analyze, FixedLoopHasNoPageableCopiesAndOneSync) {
+  const auto& a = analysis_of("host-fixed");
+  EXPECT_EQ(a.verdict.cls, "host-bound");  // the 3 ms of preprocessing per step is now what is left
+  EXPECT_EQ(a.copies.pageable, 0u);
+  EXPECT_EQ(syncs_from(a, "aten::item"), 1u);
+  EXPECT_FALSE(has_finding(a, "pageable-copy"));
+  EXPECT_TRUE(has_finding(a, "host-idle"));
+}
+
+TEST(Analyze, MatmulChainIsGpuBoundAndSaysCountersAreMissing) {
+  const auto& a = analysis_of("matmul");
+  EXPECT_EQ(a.verdict.cls, "gpu-bound");
+  EXPECT_EQ(a.verdict.subclass, "unknown");
+  EXPECT_NE(a.verdict.summary.find("counters"), std::string::npos);
+  ASSERT_FALSE(a.top_kernels.empty());
+  EXPECT_EQ(a.top_kernels[0].count, 20u);
+  EXPECT_GT(a.top_kernels[0].share, 0.95);
+}
+
+TEST(Analyze, NormWorkloadIsGpuBoundOnLayerNormKernels) {
+  const auto& a = analysis_of("norm");
+  EXPECT_EQ(a.verdict.cls, "gpu-bound");
+  ASSERT_FALSE(a.top_kernels.empty());
+  EXPECT_NE(a.top_kernels[0].name.find("layer_norm"), std::string::npos) << a.top_kernels[0].name;
+  EXPECT_EQ(a.top_kernels[0].count, 60u);  // layer_norm and rms_norm share the kernel, 30 calls each
+}
+
+TEST(Analyze, TinyKernelLoopIsLaunchBound) {
+  const auto& a = analysis_of("tiny");
+  EXPECT_EQ(a.verdict.cls, "launch-bound");
+  EXPECT_EQ(a.kernels, 4001u);
+  EXPECT_EQ(a.short_kernels, 4001u);
+  EXPECT_TRUE(has_finding(a, "launch-bound"));
+}
+
+TEST(Analyze, SideStreamCopiesOverlapTheMatmuls) {
+  const auto& a = analysis_of("overlap");
+  EXPECT_EQ(a.verdict.cls, "gpu-bound");
+  EXPECT_EQ(a.copies.count, 8u);
+  EXPECT_EQ(a.copies.pageable, 0u);
+  EXPECT_EQ(a.copies.unoverlapped, 0u);
+  EXPECT_FALSE(has_finding(a, "unoverlapped-copy"));
+  EXPECT_GT(a.copies.gbps_by_kind.at("HtoD"), 10.0);  // bytes per ns = GB/s: pinned copies run near PCIe speed
+}
+
+TEST(Analyze, KernelNamesNormalise) {
+  EXPECT_EQ(normalize_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
+                                  "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, "
+                                  "at::native::AUnaryFunctor<float, float, float>, std::array<char*, 2ul>)"),
+            "at::native::vectorized_elementwise_kernel<>");
+  EXPECT_EQ(normalize_kernel_name("void (anonymous namespace)::softmax_warp_forward<float, float, float, 11, false>(float*)"),
+            "{anon}::softmax_warp_forward<>");
+  EXPECT_EQ(normalize_kernel_name("nvjet_sm90_tst_64x8_64x16_4x2_h_bz_bias_TNT"), "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_bias_TNT");
+}
+
+TEST(Analyze, JsonContractHasTheDocumentedFields) {
+  const auto j = to_json(analysis_of("host-slow"));
+  EXPECT_EQ(j["schema"], kAnalysisSchema);
+  EXPECT_EQ(j["verdict"]["class"], "sync-bound");
+  for (const auto& f : j["findings"]) {
+    for (const char* k : {"id", "severity", "title", "evidence", "saving_ns", "fix", "step"}) EXPECT_TRUE(f.contains(k)) << k;
+  }
+  const auto pageable = std::find_if(j["findings"].begin(), j["findings"].end(), [](const auto& f) { return f["id"] == "pageable-copy"; });
+  ASSERT_NE(pageable, j["findings"].end());
+  EXPECT_EQ((*pageable)["evidence"]["count"], 20);
+  EXPECT_GT((*pageable)["evidence"]["bytes"].template get<long long>(), 0);
+}
+
+TEST(Diff, FixRemovesPageableCopiesAndSyncsAndShortensTheStep) {
+  const auto d = diff_json(analysis_of("host-slow"), analysis_of("host-fixed"));
+  EXPECT_EQ(d["before"]["pageable_copies"], 20);
+  EXPECT_EQ(d["after"]["pageable_copies"], 0);
+  EXPECT_GT(d["before"]["syncs"].get<int>(), 40);
+  EXPECT_LE(d["after"]["syncs"].get<int>(), 3);
+  EXPECT_LT(d["after"]["step_p50_ns"].get<double>(), d["before"]["step_p50_ns"].get<double>());
+  const auto& lost = d["findings_lost"];
+  EXPECT_NE(std::find(lost.begin(), lost.end(), "pageable-copy"), lost.end());
+}
+
+TEST(Stragglers, NoneInOneRankAndTheSlowRankIsNamed) {
+  EXPECT_TRUE(rank_stragglers({analysis_of("host-fixed")}).empty());
+  Analysis fast = analysis_of("host-fixed"), slow = analysis_of("host-slow"), also_fast = analysis_of("host-fixed");
+  fast.rank = 0, also_fast.rank = 1, slow.rank = 2;
+  for (auto& s : slow.step_ns) s *= 2;  // rank 2's steps take twice as long
+  const auto f = rank_stragglers({fast, also_fast, slow});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].subject, "rank 2");
+}
+
+}  // namespace
+}  // namespace gsq::analyze

@@ -1,0 +1,95 @@
+// Kineto import: the recorded traces load; bad input fails with a message naming the problem.
+#include "analyze/kineto.hpp"
+
+#include "core/error.hpp"
+#include "support/fixtures.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace gsq::analyze {
+namespace {
+
+std::string recorded(const std::string& name) { return read_maybe_gzip(test::fixture("torch-" + name + ".json.gz")); }
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)parse_kineto(text, "t.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(Kineto, RecordedTraceLoadsWithCopiesClassified) {
+  const Trace t = load_kineto(test::fixture("torch-host-slow.json.gz"));
+  EXPECT_GT(t.events.size(), 1000u);
+  EXPECT_GT(t.base_ns, 0);
+  EXPECT_TRUE(std::is_sorted(t.events.begin(), t.events.end(), [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; }));
+  size_t pageable_htod = 0;
+  for (const auto& e : t.events)
+    if (e.kind == Kind::memcpy && e.copy == CopyKind::htod && e.src == MemKind::pageable && e.dst == MemKind::device) ++pageable_htod;
+  EXPECT_EQ(pageable_htod, 20u);
+}
+
+TEST(Kineto, ClassifiesCopyNames) {
+  Event e;
+  classify_copy("Memcpy DtoH (Device -> Pinned)", e);
+  EXPECT_EQ(e.copy, CopyKind::dtoh);
+  EXPECT_EQ(e.src, MemKind::device);
+  EXPECT_EQ(e.dst, MemKind::pinned);
+}
+
+TEST(Kineto, TruncatedJsonIsReported) {
+  const std::string text = recorded("matmul");
+  EXPECT_NE(error_of(text.substr(0, text.size() / 2)).find("truncated"), std::string::npos);
+}
+
+TEST(Kineto, EmptyAndEventlessTracesAreReported) {
+  EXPECT_NE(error_of("").find("empty"), std::string::npos);
+  EXPECT_NE(error_of("{\"traceEvents\": []}").find("no CPU or GPU events"), std::string::npos);
+}
+
+TEST(Kineto, TraceWithoutGpuEventsSaysHowToRecordThem) {
+  auto j = nlohmann::json::parse(recorded("matmul"));
+  auto& evs = j["traceEvents"];
+  evs.erase(std::remove_if(evs.begin(), evs.end(), [](const auto& e) {
+              const std::string cat = e.value("cat", "");
+              return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
+            }), evs.end());
+  EXPECT_NE(error_of(j.dump()).find("ProfilerActivity.CUDA"), std::string::npos);
+}
+
+TEST(Kineto, WrongSchemaIsNotATrace) {
+  const std::string snapshot = read_maybe_gzip(test::fixture("h200-snapshot.json"));
+  EXPECT_NE(error_of(snapshot).find("traceEvents"), std::string::npos);
+  EXPECT_NE(error_of("[1, 2, 3]").find("not a Kineto"), std::string::npos);
+}
+
+TEST(Kineto, MixedClocksAreRejected) {
+  auto j = nlohmann::json::parse(recorded("matmul"));
+  for (auto& e : j["traceEvents"])
+    if (e.value("cat", "") == "kernel") e["ts"] = e["ts"].get<double>() + 7200e6;  // GPU clock two hours off
+  EXPECT_NE(error_of(j.dump()).find("mixed clocks"), std::string::npos);
+}
+
+TEST(Kineto, CorruptGzipIsReported) {
+  std::ifstream in(test::fixture("torch-matmul.json.gz"), std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto p = std::filesystem::temp_directory_path() / "gsq-cut.json.gz";
+  std::ofstream(p, std::ios::binary) << gz.substr(0, gz.size() / 2);
+  try {
+    (void)load_kineto(p);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gzip"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(p);
+}
+
+}  // namespace
+}  // namespace gsq::analyze
