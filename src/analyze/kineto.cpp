@@ -137,22 +137,71 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
 std::string read_maybe_gzip(const std::filesystem::path& file) {
   std::string raw = read_text_file(file);
   if (raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b) {
-    return inflate_gzip(raw, file.string());
+    raw = inflate_gzip(raw, file.string());
   }
+  raw.reserve(raw.size() + kJsonPadding);
   return raw;
 }
 
-Trace parse_kineto(std::string_view text, const std::string& origin) {
-  Trace t;
-  t.origin = origin;
-  t.source = "kineto";
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) throw_bad_input(origin + ": empty file, expected a Kineto trace");
-  simdjson::padded_string padded(text);
+namespace {
+
+// Where the "traceEvents" array lies in the text, found by a scanner that knows strings, escapes and nesting only.
+// Parsing the events in batches keeps the parser's index and string buffers small: a trace is held about once in memory.
+struct ArraySpan {
+  size_t open = std::string_view::npos, close = std::string_view::npos;  // positions of '[' and ']'
+  bool truncated = false;
+};
+
+ArraySpan find_trace_events(std::string_view text) {
+  ArraySpan span;
+  int depth = 0;
+  bool in_string = false, escape = false, key_is_events = false;
+  size_t string_start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escape) escape = false;
+      else if (c == '\\') escape = true;
+      else if (c == '"') {
+        in_string = false;
+        if (depth == 1) key_is_events = text.substr(string_start, i - string_start) == "traceEvents";
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': in_string = true; string_start = i + 1; break;
+      case '{':
+      case '[':
+        if (c == '[' && depth == 1 && key_is_events && span.open == std::string_view::npos) span.open = i;
+        ++depth;
+        break;
+      case '}':
+      case ']':
+        --depth;
+        if (c == ']' && depth == 1 && span.open != std::string_view::npos && span.close == std::string_view::npos) span.close = i;
+        break;
+      case ',': if (depth == 1) key_is_events = false; break;
+      default: break;
+    }
+  }
+  span.truncated = in_string || depth != 0;
+  return span;
+}
+
+[[noreturn]] void throw_json(const simdjson::simdjson_error& e, const std::string& origin) {
+  const bool type = e.error() == simdjson::INCORRECT_TYPE || e.error() == simdjson::NUMBER_ERROR;
+  throw_bad_input(fmt::format("{}: {}: {}", origin, type ? "not a valid Kineto trace (a field has the wrong type)" : "truncated or corrupt JSON",
+                              simdjson::error_message(e.error())));
+}
+
+// The document without its events: baseTimeNanoseconds, distributedInfo.
+void parse_header(std::string_view text, const ArraySpan& span, Trace& t, const std::string& origin) {
+  std::string rest;
+  rest.reserve(text.size() - (span.close - span.open) + 2 + kJsonPadding);
+  rest.append(text.substr(0, span.open)).append("[]").append(text.substr(span.close + 1));
   od::parser parser;
-  std::vector<std::string> scratch(1);
-  bool saw_events = false;
   try {
-    od::document doc = parser.iterate(padded);
+    od::document doc = parser.iterate(simdjson::padded_string_view(rest.data(), rest.size(), rest.capacity()));
     od::object root;
     if (const auto err = doc.get_object().get(root); err == simdjson::INCORRECT_TYPE) {
       throw_bad_input(origin + ": not a Kineto/Chrome trace: the top level is not a JSON object with \"traceEvents\"");
@@ -161,19 +210,7 @@ Trace parse_kineto(std::string_view text, const std::string& origin) {
     }
     for (auto field : root) {
       std::string_view key = field.unescaped_key();
-      if (key == "traceEvents") {
-        saw_events = true;
-        od::array arr;
-        if (field.value().get_array().get(arr) != simdjson::SUCCESS) throw_bad_input(origin + ": \"traceEvents\" is not an array");
-        for (auto ev : arr) {
-          od::object obj;
-          if (ev.get_object().get(obj) != simdjson::SUCCESS) {
-            ++t.skipped_events;
-            continue;
-          }
-          parse_event(obj, t, scratch);
-        }
-      } else if (key == "baseTimeNanoseconds") {
+      if (key == "baseTimeNanoseconds") {
         t.base_ns = int64_of(field.value());
       } else if (key == "distributedInfo") {
         od::object di;
@@ -183,12 +220,93 @@ Trace parse_kineto(std::string_view text, const std::string& origin) {
       }
     }
   } catch (const simdjson::simdjson_error& e) {
-    const bool type = e.error() == simdjson::INCORRECT_TYPE || e.error() == simdjson::NUMBER_ERROR;
-    throw_bad_input(fmt::format("{}: {}: {}", origin, type ? "not a valid Kineto trace (a field has the wrong type)"
-                                                           : "truncated or corrupt JSON",
-                                simdjson::error_message(e.error())));
+    throw_json(e, origin);
   }
-  if (!saw_events) throw_bad_input(origin + ": no \"traceEvents\" array: not a Kineto/Chrome trace");
+}
+
+// Parses the array's elements in batches of about kBatchBytes, each batch as its own small JSON array.
+void parse_events(std::string_view text, const ArraySpan& span, Trace& t, const std::string& origin) {
+  constexpr size_t kBatchBytes = 4 << 20;
+  od::parser parser;
+  std::vector<std::string> scratch(1);
+  std::string batch;
+  batch.reserve(kBatchBytes + (1 << 20) + kJsonPadding);
+  auto flush = [&] {
+    if (batch.size() <= 1) return;
+    batch += ']';
+    if (batch.capacity() < batch.size() + kJsonPadding) batch.reserve(batch.size() + kJsonPadding);
+    try {
+      od::document doc = parser.iterate(simdjson::padded_string_view(batch.data(), batch.size(), batch.capacity()));
+      for (auto ev : doc.get_array()) {
+        od::object obj;
+        if (ev.get_object().get(obj) != simdjson::SUCCESS) {
+          ++t.skipped_events;
+          continue;
+        }
+        parse_event(obj, t, scratch);
+      }
+    } catch (const simdjson::simdjson_error& e) {
+      throw_json(e, origin);
+    }
+    batch.clear();
+    batch.push_back('[');
+  };
+  batch.push_back('[');
+  auto emit = [&](size_t from, size_t to) {  // [from, to)
+    if (batch.size() > 1) batch += ',';
+    batch.append(text.substr(from, to - from));
+    if (batch.size() >= kBatchBytes) flush();
+  };
+  // Element boundaries inside the array: an object or array ends where its bracket closes, a scalar at the next comma.
+  int depth = 0;
+  bool in_string = false, escape = false;
+  size_t elem_start = std::string_view::npos;
+  for (size_t i = span.open + 1; i < span.close; ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escape) escape = false;
+      else if (c == '\\') escape = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (elem_start == std::string_view::npos) {
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ',') continue;
+      elem_start = i;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) {
+        emit(elem_start, i + 1);
+        elem_start = std::string_view::npos;
+      }
+    } else if (c == ',' && depth == 0) {
+      emit(elem_start, i);
+      elem_start = std::string_view::npos;
+    }
+  }
+  if (elem_start != std::string_view::npos) emit(elem_start, span.close);
+  flush();
+}
+
+Trace parse_padded(const char* data, size_t size, const std::string& origin) {
+  Trace t;
+  t.origin = origin;
+  t.source = "kineto";
+  const std::string_view text(data, size);
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) throw_bad_input(origin + ": empty file, expected a Kineto trace");
+  const auto first = text[text.find_first_not_of(" \t\r\n")];
+  if (first != '{') throw_bad_input(origin + ": not a Kineto/Chrome trace: the top level is not a JSON object with \"traceEvents\"");
+  const ArraySpan span = find_trace_events(text);
+  if (span.truncated || (span.open != std::string_view::npos && span.close == std::string_view::npos)) {
+    throw_bad_input(fmt::format("{}: truncated or corrupt JSON: the text ends inside {} ({} bytes read)", origin,
+                                span.open == std::string_view::npos ? "the document" : "the traceEvents array", size));
+  }
+  if (span.open == std::string_view::npos) throw_bad_input(origin + ": no \"traceEvents\" array: not a Kineto/Chrome trace");
+  parse_header(text, span, t, origin);
+  parse_events(text, span, t, origin);
   if (t.events.empty()) throw_bad_input(origin + ": the trace holds no CPU or GPU events");
   std::stable_sort(t.events.begin(), t.events.end(), [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; });
   const auto gpu = std::count_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.on_gpu(); });
@@ -223,6 +341,19 @@ Trace parse_kineto(std::string_view text, const std::string& origin) {
   return t;
 }
 
-Trace load_kineto(const std::filesystem::path& file) { return parse_kineto(read_maybe_gzip(file), file.string()); }
+}  // namespace
+
+Trace parse_kineto(std::string_view text, const std::string& origin) {
+  std::string copy;
+  copy.reserve(text.size() + kJsonPadding);
+  copy.assign(text);
+  return parse_padded(copy.data(), copy.size(), origin);
+}
+
+Trace load_kineto(const std::filesystem::path& file) {
+  // Events are parsed in batches out of this one copy of the text.
+  const std::string text = read_maybe_gzip(file);
+  return parse_padded(text.data(), text.size(), file.string());
+}
 
 }  // namespace gsq::analyze

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <sstream>
 
 namespace gsq {
 
@@ -14,11 +13,18 @@ std::string read_text_file(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) throw_bad_input(fmt::format("{}: no such file", file.string()));
   if (std::filesystem::is_directory(file, ec)) throw_bad_input(fmt::format("{}: is a folder, not a file", file.string()));
-  std::ifstream in(file, std::ios::binary);
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) throw_bad_input(fmt::format("{}: cannot be opened for reading", file.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const auto size = static_cast<size_t>(in.tellg());
+  in.seekg(0);
+  // Read straight into the string, with room for a parser's padding, so a large trace is held once, not twice.
+  std::string text;
+  text.reserve(size + 64);
+  text.resize(size);
+  if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
+    throw_bad_input(fmt::format("{}: read failed after {} of {} bytes", file.string(), in.gcount(), size));
+  }
+  return text;
 }
 
 void write_text_file(const std::filesystem::path& file, const std::string& text) {

@@ -93,3 +93,21 @@ TEST(Kineto, CorruptGzipIsReported) {
 
 }  // namespace
 }  // namespace gsq::analyze
+
+namespace gsq::analyze {
+namespace {
+
+TEST(Kineto, WhitespaceAndKeyOrderDoNotMatter) {
+  auto j = nlohmann::json::parse(recorded("matmul"));
+  const Trace compact = parse_kineto(j.dump(), "compact");
+  const Trace pretty = parse_kineto(j.dump(3), "pretty");
+  EXPECT_EQ(compact.events.size(), pretty.events.size());
+  // A scalar in the array and an event with its keys in another order.
+  j["traceEvents"].push_back(7);
+  const Trace with_scalar = parse_kineto(j.dump(1), "scalar");
+  EXPECT_EQ(with_scalar.events.size(), compact.events.size());
+  EXPECT_EQ(with_scalar.skipped_events, compact.skipped_events + 1);
+}
+
+}  // namespace
+}  // namespace gsq::analyze
