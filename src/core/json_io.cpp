@@ -49,6 +49,9 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& origi
     const bool truncated = e.byte >= text.size();
     throw_bad_input(fmt::format("{}: {} at byte {}: {}", origin, truncated ? "truncated JSON" : "not valid JSON", e.byte,
                                 e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range: a number too large for any type, e.g. 5E83166 (found by the fuzzer).
+    throw_bad_input(fmt::format("{}: not valid JSON: {}", origin, e.what()));
   }
   if (!j.is_object()) throw_bad_input(fmt::format("{}: expected a JSON object with \"schema\": \"{}\"", origin, expected_schema));
   const auto it = j.find("schema");

@@ -35,3 +35,14 @@ TEST(JsonIo, ErrorsNameTheProblem) {
 
 }  // namespace
 }  // namespace gsq
+
+namespace gsq {
+namespace {
+
+TEST(JsonIo, HugeNumberIsBadInputNotACrash) {
+  // Found by the fuzzer: nlohmann throws out_of_range, not parse_error, for numbers beyond double.
+  EXPECT_NE(error_of([] { (void)parse_json_text("{\"schema\": 5E83166}", "n.json", "s/1"); }).find("not valid JSON"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gsq

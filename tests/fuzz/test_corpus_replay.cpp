@@ -15,6 +15,16 @@ std::string load(const std::filesystem::path& p) {
   return gsq::analyze::read_maybe_gzip(p);
 }
 
+TEST(CorpusReplay, InputsThatOnceCrashedNowFailCleanly) {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(GSQ_SOURCE_DIR) / "tests/fuzz/regressions")) {
+    const std::string text = load(entry.path());
+    gsq_fuzz_one(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+    ++n;
+  }
+  EXPECT_GT(n, 0u);
+}
+
 TEST(CorpusReplay, FixturesAndTheirCorruptionsNeverCrash) {
   size_t cases = 0;
   std::mt19937 rng(12345);
