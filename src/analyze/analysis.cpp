@@ -132,7 +132,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   std::unordered_map<int64_t, std::vector<size_t>> runtime_by_thread;
   std::vector<int64_t> launch_call_ns;
   int64_t wall_lo = INT64_MAX, wall_hi = INT64_MIN;
-  std::vector<Interval> gpu_iv, kernel_iv, copy_iv;
+  std::vector<Interval> gpu_iv, kernel_iv, copy_iv, comm_iv, compute_iv;
   for (size_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
     wall_lo = std::min(wall_lo, e.start_ns);
@@ -147,10 +147,16 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     if (e.kind == Kind::kernel) {
       ++a.kernels;
       kernel_iv.push_back({e.start_ns, e.end_ns()});
+      const bool comm = t.name(e).find("nccl") != std::string::npos;
+      (comm ? comm_iv : compute_iv).push_back({e.start_ns, e.end_ns()});
+      a.comm_kernels += comm;
     }
     if (e.kind == Kind::memcpy || e.kind == Kind::memset) copy_iv.push_back({e.start_ns, e.end_ns()});
   }
   const auto gpu_busy = merge(gpu_iv), kernel_busy = merge(kernel_iv), copy_busy = merge(copy_iv);
+  const auto comm_busy = merge(comm_iv), compute_busy = merge(compute_iv);
+  a.comm_ns = total(comm_busy);
+  for (const auto& c : comm_busy) a.comm_exposed_ns += (c.hi - c.lo) - covered(compute_busy, c.lo, c.hi);
   auto& b = a.breakdown;
   b.wall_ns = wall_hi - wall_lo;
   b.gpu_busy_ns = total(gpu_busy);
@@ -222,7 +228,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
 
   // Top kernels, by normalised name.
   std::map<std::string, std::vector<double>> groups;
-  int64_t kernel_sum = 0, short_kernel_ns = 0, gemm_ns = 0, layout_ns = 0, nccl_ns = 0;
+  int64_t kernel_sum = 0, short_kernel_ns = 0, gemm_ns = 0, layout_ns = 0;
   for (size_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
     if (!e.on_gpu()) continue;
@@ -240,7 +246,6 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
       short_kernel_ns += e.dur_ns;
     }
     if (is_gemm_kernel(n)) gemm_ns += e.dur_ns;
-    if (n.find("nccl") != std::string::npos) nccl_ns += e.dur_ns;
     if (op == "aten::contiguous" || op == "aten::clone" || op == "aten::copy_" || op == "aten::permute") layout_ns += e.dur_ns;
   }
   for (auto& [name, d] : groups) {
@@ -307,13 +312,14 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   // Verdict: the largest share of wall time. Short kernels' run time counts as launch-limited, not as GPU work.
   const double wall = std::max<double>(1, static_cast<double>(b.wall_ns));
   const double launch_share = (static_cast<double>(b.idle_launch_ns) + static_cast<double>(short_kernel_ns)) / wall;
-  const double gpu_share = std::max(0.0, static_cast<double>(b.kernel_busy_ns - short_kernel_ns - nccl_ns)) / wall;
+  // Compute kernels' busy time; NCCL time counts as communication where no compute hides it.
+  const double gpu_share = std::max(0.0, static_cast<double>(total(compute_busy) - short_kernel_ns)) / wall;
   const std::array<std::pair<const char*, double>, 6> shares{{{"gpu-bound", gpu_share},
                                                               {"host-bound", static_cast<double>(b.idle_host_ns) / wall},
                                                               {"sync-bound", static_cast<double>(b.idle_sync_ns) / wall},
                                                               {"launch-bound", launch_share},
                                                               {"transfer-bound", static_cast<double>(b.copy_only_ns) / wall},
-                                                              {"communication-bound", static_cast<double>(nccl_ns) / wall}}};
+                                                              {"communication-bound", static_cast<double>(a.comm_exposed_ns) / wall}}};
   const auto top = *std::max_element(shares.begin(), shares.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
   a.verdict.cls = top.first;
   a.verdict.share = top.second;
@@ -406,6 +412,18 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     f.severity = Severity::info;
     fs.push_back(std::move(f));
   }
+  if (static_cast<double>(a.comm_ns) >= th.comm_min_share * w &&
+      static_cast<double>(a.comm_ns - a.comm_exposed_ns) < th.comm_min_overlap * static_cast<double>(a.comm_ns)) {
+    const double overlap = 1 - static_cast<double>(a.comm_exposed_ns) / static_cast<double>(a.comm_ns);
+    fs.push_back(finding("comm-overlap", static_cast<double>(a.comm_exposed_ns) / w,
+                         fmt::format("Only {} of NCCL time overlaps compute ({} exposed)", pct(overlap), ms(a.comm_exposed_ns)),
+                         {{"count", std::to_string(a.comm_kernels)}, {"comm_ns", std::to_string(a.comm_ns)},
+                          {"exposed_ns", std::to_string(a.comm_exposed_ns)}},
+                         a.comm_exposed_ns,
+                         "Issue collectives asynchronously (async_op=True, wait just before the result is used); in DDP let "
+                         "gradient buckets all-reduce during backward (bucket_cap_mb), in FSDP enable forward/backward prefetch.",
+                         "NCCL time above 5% of wall with less than half hidden behind compute", b.wall_ns));
+  }
   if (kernel_sum > 0 && static_cast<double>(layout_ns) / static_cast<double>(kernel_sum) > th.layout_copy_share) {
     fs.push_back(finding("layout-copies", static_cast<double>(layout_ns) / w,
                          fmt::format("Layout work (copy_/contiguous/clone) is {} of GPU kernel time",
@@ -463,6 +481,8 @@ nlohmann::json to_json(const Analysis& a) {
               {"syncs", syncs},
               {"gpu_ns_by_op", a.gpu_ns_by_op},
               {"step_ns", steps},
+              {"communication", {{"nccl_kernels", a.comm_kernels}, {"time_ns", a.comm_ns}, {"exposed_ns", a.comm_exposed_ns},
+                                 {"overlap_ratio", a.comm_ns ? 1 - static_cast<double>(a.comm_exposed_ns) / static_cast<double>(a.comm_ns) : 0}}},
               {"findings", findings}};
 }
 

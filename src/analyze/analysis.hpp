@@ -23,7 +23,8 @@ struct Thresholds {
   int64_t unoverlapped_copy_min_ns = 100'000;  // issue/nsys-style: copies over 100 µs ...
   double unoverlapped_copy_max_hidden = 0.5;   // ... less than half hidden behind compute
   double layout_copy_share = 0.15;           // layout work above 15% of GPU time → layout advice
-  double pcie_gen5_x16_gbps = 63.0;          // PCIe gen5 x16 unidirectional payload ceiling (≈ 64 GB/s raw)
+  double comm_min_share = 0.05;              // NCCL time above 5% of wall ...
+  double comm_min_overlap = 0.5;             // ... less than half overlapped with compute → comm-overlap
   int top_kernels = 10;
 };
 
@@ -77,6 +78,8 @@ struct Analysis {
   int64_t median_launch_call_ns = 0;
   std::map<std::string, int64_t> gpu_ns_by_op;  // top-level CPU op → GPU time it launched
   std::vector<int64_t> step_ns;                 // ProfilerStep#N durations
+  size_t comm_kernels = 0;                      // NCCL kernels
+  int64_t comm_ns = 0, comm_exposed_ns = 0;     // their busy time, and the part no compute kernel overlaps
   Verdict verdict;
   std::vector<Finding> findings;
 };

@@ -32,7 +32,8 @@ Action register_analyze(CLI::App& app) {
       "  gpusqueeze analyze trace.json.gz\n"
       "  gpusqueeze analyze --json rank0.json rank1.json > analysis.json");
   cmd->add_option("traces", o->files, "Trace files (one per rank)")->required()->check(CLI::ExistingFile);
-  cmd->add_flag("--json", o->json, "Print gpusqueeze.analysis/1 JSON");
+  auto* json_flag = cmd->add_flag("--json", o->json, "Print gpusqueeze.analysis/1 JSON");
+  cmd->add_flag("--md", "Print markdown (the default)")->excludes(json_flag);
   return [o]() {
     std::vector<analyze::Analysis> all;
     for (const auto& f : o->files) {

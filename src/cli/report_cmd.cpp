@@ -24,10 +24,16 @@ struct ReportOptions {
 
 report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
   const Table t = bench::results_table(run);
-  return report::bench_section(fmt::format("{} ({})", run.suite, origin), t.header, t.rows,
-                               {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at,
-                                            run.fingerprint)},
-                               bench::to_json(run, false));
+  auto sec = report::bench_section(fmt::format("{} ({})", run.suite, origin), t.header, t.rows,
+                                   {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at,
+                                                run.fingerprint)},
+                                   bench::to_json(run, false));
+  for (const auto& r : run.results)
+    for (const auto& m : r.measurements)
+      if (sec.figures_svg.size() < 24 && m.samples_ns.size() >= 20) {
+        sec.figures_svg.push_back(report::cdf_svg(bench::config_label(r) + " " + m.mode, m.kept()));
+      }
+  return sec;
 }
 
 report::Section analysis_section_of(const analyze::Analysis& a) {

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace gsq::report {
 
@@ -140,6 +142,38 @@ Section doctor_section(const std::vector<Finding>& findings) {
   return sec;
 }
 
+std::string cdf_svg(const std::string& title, std::vector<double> samples_ns) {
+  if (samples_ns.size() < 2) return "";
+  std::sort(samples_ns.begin(), samples_ns.end());
+  constexpr double kW = 360, kH = 180, kL = 46, kR = 10, kT = 22, kB = 30;
+  const size_t n = samples_ns.size();
+  const double lo = samples_ns.front();
+  const double hi = std::max(samples_ns[std::min(n - 1, static_cast<size_t>(0.999 * static_cast<double>(n - 1)))], lo * 1.0001 + 1);
+  auto x = [&](double ns) { return kL + (std::min(ns, hi) - lo) / (hi - lo) * (kW - kL - kR); };
+  auto y = [&](double q) { return kT + (1 - q) * (kH - kT - kB); };
+  std::string pts;
+  const size_t step = std::max<size_t>(1, n / 200);
+  for (size_t i = 0; i < n; i += step) pts += fmt::format("{:.1f},{:.1f} ", x(samples_ns[i]), y(static_cast<double>(i + 1) / static_cast<double>(n)));
+  pts += fmt::format("{:.1f},{:.1f}", x(samples_ns.back()), y(1));
+  const double p50 = samples_ns[n / 2], p99 = samples_ns[std::min(n - 1, static_cast<size_t>(0.99 * static_cast<double>(n - 1)))];
+  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" font-family="system-ui,sans-serif">)"
+                                R"(<text x="{2}" y="14" font-size="11" font-weight="600">{3}</text>)",
+                                kW, kH, kL, html_escape(abbreviate(title, 52)));
+  svg += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#888"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="#888"/>)",
+                     kL, kT, kH - kB, kW - kR);
+  for (const auto& [label, q] : {std::pair{"0", 0.0}, std::pair{"0.5", 0.5}, std::pair{"1", 1.0}})
+    svg += fmt::format(R"(<text x="{}" y="{:.1f}" font-size="10" text-anchor="end">{}</text>)", kL - 4, y(q) + 3, label);
+  svg += fmt::format(R"(<text x="{:.1f}" y="{}" font-size="10">{:.2f} µs</text><text x="{:.1f}" y="{}" font-size="10" text-anchor="end">{:.2f} µs</text>)",
+                     kL, kH - kB + 14, lo / 1e3, kW - kR, kH - kB + 14, hi / 1e3);
+  for (const auto& [label, v, color] : {std::tuple{"P50", p50, "#0969da"}, std::tuple{"P99", p99, "#cf222e"}}) {
+    svg += fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="{3}" stroke-dasharray="3,2"/>)"
+                       R"(<text x="{0:.1f}" y="{4}" font-size="10" fill="{3}" text-anchor="{7}">{5} {6:.2f}</text>)",
+                       x(v), kT, kH - kB, color, kH - 4, label, v / 1e3, x(v) > kW - 50 ? "end" : "middle");
+  }
+  svg += fmt::format(R"(<polyline fill="none" stroke="#76b900" stroke-width="2" points="{}"/></svg>)", pts);
+  return svg;
+}
+
 Section bench_section(const std::string& title_suffix, const std::vector<std::string>& header,
                       const std::vector<std::vector<std::string>>& rows, const std::vector<std::string>& notes, json data) {
   Section sec;
@@ -171,6 +205,7 @@ std::string render_markdown(const Report& r) {
     for (const auto& n : sec.notes) md += n + "\n\n";
     for (const auto& [caption, table] : sec.tables) md += fmt::format("**{}**\n\n{}\n", caption, table.markdown());
     if (!sec.findings.empty()) md += findings_table(sec.findings).markdown() + "\n";
+    if (!sec.figures_svg.empty()) md += fmt::format("({} latency CDF charts in index.html)\n\n", sec.figures_svg.size());
   }
   return md;
 }
@@ -185,7 +220,8 @@ th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-ali
 caption{text-align:left;font-weight:600;padding:.3rem 0}td.num{font-variant-numeric:tabular-nums}
 .badge{display:inline-block;border-radius:3px;padding:0 .4rem;font-weight:600;font-size:12px;color:#fff}
 .pass{background:#2da44e}.info{background:#0969da}.warn{background:#bf8700}.fail{background:#cf222e}
-nav a{margin-right:1rem;color:#0969da;text-decoration:none}footer{margin-top:3rem;color:#57606a;font-size:12px}
+nav a{margin-right:1rem;color:#0969da;text-decoration:none}.figs{display:flex;flex-wrap:wrap;gap:.5rem}
+.figs svg{border:1px solid #d0d7de;background:#fff}footer{margin-top:3rem;color:#57606a;font-size:12px}
 )";
 
 std::string html_table(const Table& t, const std::string& caption) {
@@ -229,6 +265,11 @@ std::string render_html(const Report& r) {
     for (const auto& n : sec.notes) h += "<p>" + html_escape(n) + "</p>";
     for (const auto& [caption, table] : sec.tables) h += html_table(table, caption);
     if (!sec.findings.empty()) h += html_findings(sec.findings);
+    if (!sec.figures_svg.empty()) {
+      h += "<div class=\"figs\">";
+      for (const auto& f : sec.figures_svg) h += f;
+      h += "</div>";
+    }
     h += "</section>";
   }
   h += "<footer>gpusqueeze — report.md and report.json beside this file hold the same data.</footer></body></html>\n";

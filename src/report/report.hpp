@@ -22,8 +22,12 @@ struct Section {
   std::vector<std::string> notes;
   std::vector<std::pair<std::string, Table>> tables;  // caption, table
   std::vector<Finding> findings;
+  std::vector<std::string> figures_svg;  // inline SVG charts (HTML only)
   nlohmann::json data;  // machine-readable copy for report.json
 };
+
+// A latency CDF as inline SVG: x in µs from min to P99.9, with P50 and P99 marked. Samples need not be sorted.
+[[nodiscard]] std::string cdf_svg(const std::string& title, std::vector<double> samples_ns);
 
 struct Report {
   std::string title;

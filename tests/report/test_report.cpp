@@ -58,3 +58,20 @@ TEST(Report, WritesThreeFiles) {
 
 }  // namespace
 }  // namespace gsq::report
+
+namespace gsq::report {
+namespace {
+
+TEST(Report, CdfChartIsInlineSvgWithPercentiles) {
+  std::vector<double> ns;
+  for (int i = 1000; i >= 1; --i) ns.push_back(1000.0 + i);  // unsorted on purpose
+  const std::string svg = cdf_svg("copy <1Gi>", ns);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("P50 1.50"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("P99 1.99"), std::string::npos);
+  EXPECT_NE(svg.find("copy &lt;1Gi&gt;"), std::string::npos);
+  EXPECT_EQ(cdf_svg("one", {5.0}), "");
+}
+
+}  // namespace
+}  // namespace gsq::report
