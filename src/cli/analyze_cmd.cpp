@@ -14,7 +14,7 @@ namespace gsq::cli {
 namespace {
 struct AnalyzeOptions {
   std::vector<std::string> files;
-  bool json = false;
+  bool json = false, md = false;
 };
 
 analyze::Analysis analyze_file(const std::string& f) { return analyze::analyze(analyze::load_kineto(f)); }
@@ -33,7 +33,7 @@ Action register_analyze(CLI::App& app) {
       "  gpusqueeze analyze --json rank0.json rank1.json > analysis.json");
   cmd->add_option("traces", o->files, "Trace files (one per rank)")->required()->check(CLI::ExistingFile);
   auto* json_flag = cmd->add_flag("--json", o->json, "Print gpusqueeze.analysis/1 JSON");
-  cmd->add_flag("--md", "Print markdown (the default)")->excludes(json_flag);
+  cmd->add_flag("--md", o->md, "Print markdown (the default)")->excludes(json_flag);
   return [o]() {
     std::vector<analyze::Analysis> all;
     for (const auto& f : o->files) {
