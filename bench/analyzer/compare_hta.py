@@ -22,10 +22,14 @@ os.symlink(os.path.abspath(sys.argv[1]), os.path.join(d, "rank-0.json"))
 ta = TraceAnalysis(trace_dir=d)
 t_load = time.perf_counter()
 ta.get_temporal_breakdown(visualize=False)
-ta.get_idle_time_breakdown(visualize=False)
 ta.get_gpu_kernel_breakdown(visualize=False)
+idle = "ok"
+try:
+    ta.get_idle_time_breakdown(visualize=False)
+except AssertionError as e:  # HTA 0.5 asserts idle <= kernel time per stream; PyTorch 2.11 traces can break it
+    idle = "AssertionError in get_idle_time_breakdown"
 t_done = time.perf_counter()
-print(f"{t_load - t0:.3f} {t_done - t0:.3f}")
+print(f"{t_load - t0:.3f} {t_done - t0:.3f} {idle}", file=sys.stderr)
 """
 
 
@@ -44,9 +48,11 @@ with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
     f.write(HTA_SCRIPT)
 h_wall, h_rss, h = run([sys.executable, f.name, trace])
 assert h.returncode == 0, h.stderr[-2000:]
+hta_note = [l for l in h.stderr.splitlines() if l[:1].isdigit()][-1].split(" ", 2)
 print(f"trace: {trace}, {size / 1e6:.1f} MB, {n_events} events")
 print("| tool | wall s | events/s | peak RSS MB | RSS / file size |")
 print("|---|---|---|---|---|")
 print(f"| gpusqueeze analyze (verdict {verdict}) | {g_wall:.2f} | {n_events / g_wall:,.0f} | {g_rss / 1e6:.0f} | {g_rss / size:.2f} |")
-print(f"| HTA 0.5 (load + temporal + idle + kernel breakdowns) | {h_wall:.2f} | {n_events / h_wall:,.0f} | {h_rss / 1e6:.0f} | {h_rss / size:.2f} |")
+print(f"| HTA 0.5 (load + temporal + kernel + idle breakdowns) | {h_wall:.2f} | {n_events / h_wall:,.0f} | {h_rss / 1e6:.0f} | {h_rss / size:.2f} |")
+print(f"\nHTA: load {hta_note[0]} s of {hta_note[1]} s; idle-time breakdown: {hta_note[2]}")
 print(f"\nspeed ratio (HTA wall / gpusqueeze wall): {h_wall / g_wall:.1f}x")
