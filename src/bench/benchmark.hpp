@@ -85,6 +85,13 @@ class State {
   Result& result() { return result_; }
 
  private:
+  struct Sample {
+    double ns_per_launch = 0, gpu_s = 0;
+    uint32_t sm_clock_mhz = 0;
+    uint8_t slowdown = 0;
+  };
+  // The loop every timed mode shares: take samples, apply the stopping rule, derive overhead, flag throttling.
+  void sample_until_stop(Measurement& m, const std::function<Sample()>& take);
   Measurement measure_cold(const std::function<void(cudaStream_t)>& launch);
   Measurement measure_batch(const std::function<void(cudaStream_t)>& launch, bool blocked);
   Measurement measure_first_calls(const std::function<void(cudaStream_t)>& launch);

@@ -96,35 +96,37 @@ void State::apply_throttle_rule(Measurement& m) const {
   m.throttled_dropped = !settings_.keep_throttled && flagged > 0 && flagged * 2 <= m.samples_ns.size();
 }
 
-Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch) {
-  Measurement m;
-  m.mode = "cold";
-  Event start = Event::create(), stop = Event::create();
-  PinnedBuffer flag = PinnedBuffer::create(sizeof(int), cudaHostAllocMapped);
-  int* dev_flag = nullptr;
-  GSQ_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_flag), flag.get(), 0));
+namespace {
+
+// The blocking kernel's host-mapped flag: arm() queues a kernel that spins until release() (or 1 s passes).
+class BlockingFlag {
+ public:
+  BlockingFlag() : buf_(PinnedBuffer::create(sizeof(int), cudaHostAllocMapped)), host_(buf_.as<int>()) {
+    GSQ_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_), buf_.get(), 0));
+  }
+  void arm(cudaStream_t s) {
+    *host_ = 0;
+    launch_blocking_kernel(dev_, s);
+  }
+  void release() { *host_ = 1; }
+
+ private:
+  PinnedBuffer buf_;
+  volatile int* host_;
+  int* dev_ = nullptr;
+};
+
+}  // namespace
+
+void State::sample_until_stop(Measurement& m, const std::function<Sample()>& take) {
   const auto t0 = Clock::now();
   double gpu_s = 0;
-  for (uint32_t i = 0;; ++i) {
-    volatile int* host_flag = flag.as<int>();
-    *host_flag = 0;
-    if (l2_flush_ != nullptr) GSQ_CUDA_CHECK(cudaMemsetAsync(l2_flush_, static_cast<int>(i & 0xff), l2_flush_bytes_, stream_));
-    // The launch is queued behind a kernel that spins on a host flag, so its CPU launch cost is not timed.
-    launch_blocking_kernel(dev_flag, stream_);
-    GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
-    launch(stream_);
-    GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
-    // Read the clock while the GPU is busy spinning, just before the timed work starts; after the sample it would idle.
-    uint32_t mhz = 0;
-    uint8_t slow = 0;
-    clock_probe_(mhz, slow);
-    *host_flag = 1;
-    GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-    const double ns = elapsed_ms(start, stop) * 1e6;
-    m.samples_ns.push_back(ns);
-    gpu_s += ns * 1e-9;
-    if (mhz != 0) m.sm_clock_mhz.push_back(mhz);
-    m.throttled.push_back(slow);
+  for (;;) {
+    const Sample s = take();
+    m.samples_ns.push_back(s.ns_per_launch);
+    gpu_s += s.gpu_s;
+    if (s.sm_clock_mhz != 0) m.sm_clock_mhz.push_back(s.sm_clock_mhz);
+    m.throttled.push_back(s.slowdown);
     if (converged(m.samples_ns, settings_, t0)) { m.stop_reason = "converged"; break; }
     if (m.samples_ns.size() >= settings_.max_samples) { m.stop_reason = "sample limit"; break; }
     if (seconds_since(t0) >= settings_.max_seconds && m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
@@ -136,6 +138,30 @@ Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch)
   m.overhead_ns_per_sample = (m.wall_s - gpu_s) * 1e9 / static_cast<double>(m.samples_ns.size());
   if (m.sm_clock_mhz.size() != m.samples_ns.size()) m.sm_clock_mhz.clear();
   apply_throttle_rule(m);
+}
+
+Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch) {
+  Measurement m;
+  m.mode = "cold";
+  Event start = Event::create(), stop = Event::create();
+  BlockingFlag flag;
+  uint32_t i = 0;
+  sample_until_stop(m, [&] {
+    if (l2_flush_ != nullptr) GSQ_CUDA_CHECK(cudaMemsetAsync(l2_flush_, static_cast<int>(i++ & 0xff), l2_flush_bytes_, stream_));
+    // The launch is queued behind a kernel that spins on a host flag, so its CPU launch cost is not timed.
+    flag.arm(stream_);
+    GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
+    launch(stream_);
+    GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
+    // Read the clock while the GPU is busy spinning, just before the timed work starts; after the sample it would idle.
+    Sample s;
+    clock_probe_(s.sm_clock_mhz, s.slowdown);
+    flag.release();
+    GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    s.ns_per_launch = elapsed_ms(start, stop) * 1e6;
+    s.gpu_s = s.ns_per_launch * 1e-9;
+    return s;
+  });
   return m;
 }
 
@@ -143,50 +169,30 @@ Measurement State::measure_batch(const std::function<void(cudaStream_t)>& launch
   Measurement m;
   m.mode = blocked ? "batch" : "host";
   Event start = Event::create(), stop = Event::create();
-  PinnedBuffer flag = PinnedBuffer::create(sizeof(int), cudaHostAllocMapped);
-  int* dev_flag = nullptr;
-  GSQ_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_flag), flag.get(), 0));
-  volatile int* host_flag = flag.as<int>();
+  BlockingFlag flag;
   // Size the batch from one timed launch so that each sample lasts about batch_target_ms.
   GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
   for (int i = 0; i < 8; ++i) launch(stream_);
   GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
   GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
   const double one_ms = std::max(1e-4, elapsed_ms(start, stop) / 8.0);
-  // Behind the blocking kernel the launch queue must hold the whole batch (it holds about a thousand entries and a library call may be several kernels), else the host
-  // would block in a launch until the blocking kernel times out.
+  // Behind the blocking kernel the launch queue must hold the whole batch (about a thousand entries, and a library call
+  // may be several kernels), else the host would block in a launch until the blocking kernel times out.
   m.launches_per_sample = static_cast<uint32_t>(std::clamp(settings_.batch_target_ms / one_ms, 1.0, blocked ? 256.0 : 10000.0));
-  const auto t0 = Clock::now();
-  double gpu_s = 0;
-  for (;;) {
-    if (blocked) {
-      *host_flag = 0;
-      launch_blocking_kernel(dev_flag, stream_);
-    }
+  sample_until_stop(m, [&] {
+    if (blocked) flag.arm(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
     for (uint32_t k = 0; k < m.launches_per_sample; ++k) launch(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
-    uint32_t mhz = 0;
-    uint8_t slow = 0;
-    clock_probe_(mhz, slow);  // while the GPU is busy: blocked, or running the batch
-    *host_flag = 1;
+    Sample s;
+    clock_probe_(s.sm_clock_mhz, s.slowdown);  // while the GPU is busy: blocked, or running the batch
+    flag.release();
     GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
     const double batch_ms = elapsed_ms(start, stop);
-    gpu_s += batch_ms * 1e-3;
-    m.samples_ns.push_back(batch_ms * 1e6 / m.launches_per_sample);
-    if (mhz != 0) m.sm_clock_mhz.push_back(mhz);
-    m.throttled.push_back(slow);
-    if (converged(m.samples_ns, settings_, t0)) { m.stop_reason = "converged"; break; }
-    if (m.samples_ns.size() >= settings_.max_samples) { m.stop_reason = "sample limit"; break; }
-    if (seconds_since(t0) >= settings_.max_seconds && m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
-      m.stop_reason = "time limit";
-      break;
-    }
-  }
-  m.wall_s = seconds_since(t0);
-  m.overhead_ns_per_sample = (m.wall_s - gpu_s) * 1e9 / static_cast<double>(m.samples_ns.size());
-  if (m.sm_clock_mhz.size() != m.samples_ns.size()) m.sm_clock_mhz.clear();
-  apply_throttle_rule(m);
+    s.gpu_s = batch_ms * 1e-3;
+    s.ns_per_launch = batch_ms * 1e6 / m.launches_per_sample;
+    return s;
+  });
   return m;
 }
 

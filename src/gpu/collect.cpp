@@ -519,21 +519,6 @@ Snapshot collect_snapshot(const Nvml& nvml) {
   return s;
 }
 
-LiveReading read_live(const Nvml& nvml, uint32_t gpu_index) {
-  const NvmlApi& api = nvml.api();
-  LiveReading r;
-  nvmlDevice_t dev{};
-  if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) != NVML_SUCCESS) return r;
-  r.sm_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_SM);
-  r.pcie_gen = get<unsigned>(api, api.nvmlDeviceGetCurrPcieLinkGeneration, dev);
-  if (auto m = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); m.ok()) r.clock_event_reasons_mask = *m;
-  else r.clock_event_reasons_mask = Field<uint64_t>::none(m.unsupported);
-  r.pcie_replay_counter = get<unsigned>(api, api.nvmlDeviceGetPcieReplayCounter, dev);
-  r.temperature_c = temperature_now(api, dev);
-  r.power_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerUsage, dev));
-  return r;
-}
-
 ClockReading read_clock(const Nvml& nvml, uint32_t gpu_index) {
   const NvmlApi& api = nvml.api();
   ClockReading r;
@@ -542,6 +527,21 @@ ClockReading read_clock(const Nvml& nvml, uint32_t gpu_index) {
   r.sm_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_SM);
   if (auto m = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); m.ok()) r.clock_event_reasons_mask = *m;
   else r.clock_event_reasons_mask = Field<uint64_t>::none(m.unsupported);
+  return r;
+}
+
+LiveReading read_live(const Nvml& nvml, uint32_t gpu_index) {
+  const NvmlApi& api = nvml.api();
+  LiveReading r;
+  nvmlDevice_t dev{};
+  if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) != NVML_SUCCESS) return r;
+  const ClockReading c = read_clock(nvml, gpu_index);
+  r.sm_clock_mhz = c.sm_clock_mhz;
+  r.clock_event_reasons_mask = c.clock_event_reasons_mask;
+  r.pcie_gen = get<unsigned>(api, api.nvmlDeviceGetCurrPcieLinkGeneration, dev);
+  r.pcie_replay_counter = get<unsigned>(api, api.nvmlDeviceGetPcieReplayCounter, dev);
+  r.temperature_c = temperature_now(api, dev);
+  r.power_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerUsage, dev));
   return r;
 }
 
