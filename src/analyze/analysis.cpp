@@ -166,12 +166,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
       stats::percentile(std::vector<double>(launch_call_ns.begin(), launch_call_ns.end()), 0.5));
 
   const auto outer = outermost_ops(t);
-  auto sync_like = [&](size_t ri) {
-    const Event& r = ev[ri];
-    const std::string& n = t.name(r);
-    if (is_sync_call(n)) return true;
-    return false;
-  };
+  auto sync_like = [&](size_t ri) { return is_sync_call(t.name(ev[ri])); };
 
   // GPU ops by start, to find what ran after each gap and who launched it.
   std::vector<size_t> gpu_ops;

@@ -25,7 +25,6 @@ struct Thresholds {
   double layout_copy_share = 0.15;           // layout work above 15% of GPU time → layout advice
   double comm_min_share = 0.05;              // NCCL time above 5% of wall ...
   double comm_min_overlap = 0.5;             // ... less than half overlapped with compute → comm-overlap
-  int top_kernels = 10;
 };
 
 struct KernelGroup {

@@ -87,7 +87,6 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
   std::string_view ph, cat, name;
   double ts = NAN, dur = 0;
   Event e;
-  bool have_args = false;
   for (auto field : obj) {
     std::string_view key = field.unescaped_key();
     od::value v = field.value();
@@ -104,7 +103,6 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
     else if (key == "args") {
       od::object args;
       if (v.get_object().get(args) != simdjson::SUCCESS) continue;
-      have_args = true;
       for (auto a : args) {
         std::string_view k = a.unescaped_key();
         if (k == "device") e.device = int_of(a.value());
@@ -114,7 +112,6 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
       }
     }
   }
-  (void)have_args;
   if (ph != "X") {
     ++t.skipped_events;
     return;
