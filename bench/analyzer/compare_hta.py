@@ -48,7 +48,8 @@ with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
     f.write(HTA_SCRIPT)
 h_wall, h_rss, h = run([sys.executable, f.name, trace])
 assert h.returncode == 0, h.stderr[-2000:]
-hta_note = [l for l in h.stderr.splitlines() if l[:1].isdigit()][-1].split(" ", 2)
+# The script's own line: "LOAD_S TOTAL_S IDLE_STATUS" (the last stderr line is /usr/bin/time's RSS).
+hta_note = next(l.split(" ", 2) for l in reversed(h.stderr.splitlines()) if len(l.split(" ", 2)) == 3 and l[:1].isdigit())
 print(f"trace: {trace}, {size / 1e6:.1f} MB, {n_events} events")
 print("| tool | wall s | events/s | peak RSS MB | RSS / file size |")
 print("|---|---|---|---|---|")
