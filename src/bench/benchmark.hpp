@@ -59,11 +59,16 @@ struct Settings {
   bool pin_cpu = true;  // run the launching thread on one CPU near the GPU: migrations add launch-time noise
 };
 
+// The ceilings a benchmark may compare itself to, from the device's attributes (0 where unknown).
+struct Peaks {
+  double dram_bytes_per_s = 0;
+  double pcie_bytes_per_s = 0;  // one direction, at the link's maximum generation and width
+};
+
 class State {
  public:
   State(const Settings& settings, std::map<std::string, std::string> axes, cudaStream_t stream, int device,
-        std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes,
-        double theoretical_dram_bytes_per_s);
+        std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes, Peaks peaks);
 
   [[nodiscard]] const std::string& axis(const std::string& name) const;  // throws bad_input for an unknown axis
   [[nodiscard]] int64_t axis_int(const std::string& name) const;         // accepts 64, 1Ki, 4Mi, 1Gi
@@ -73,7 +78,13 @@ class State {
   void set_bytes_per_launch(double b) { result_.bytes_per_launch = b; }
   void set_items_per_launch(double n) { result_.items_per_launch = n; }
   void set_flops_per_launch(double f) { result_.flops_per_launch = f; }
-  void compare_to_dram_peak() { result_.peak_bytes_per_s = dram_peak_, result_.peak_name = "theoretical HBM"; }
+  void compare_to_dram_peak() { result_.peak_bytes_per_s = peaks_.dram_bytes_per_s, result_.peak_name = "theoretical HBM"; }
+  void compare_to_pcie_peak(double directions = 1) {
+    result_.peak_bytes_per_s = peaks_.pcie_bytes_per_s * directions, result_.peak_name = "PCIe link";
+  }
+  // For work that synchronises the host itself (pageable copies): queued behind the blocking kernel it would deadlock
+  // until the kernel's timeout, so cold samples only flush the L2 and batch samples run unblocked.
+  void no_blocking_kernel() { blockable_ = false; }
   void skip(std::string reason) { result_.skipped = std::move(reason); }
   // Also time launches paced by this thread ("host" mode): for benchmarks about the CPU side of launching.
   void also_host_paced() { host_paced_ = true; }
@@ -104,8 +115,9 @@ class State {
   std::function<void(uint32_t&, uint8_t&)> clock_probe_;  // SM MHz and slowdown flag; no-op without NVML
   void* l2_flush_;
   size_t l2_flush_bytes_;
-  double dram_peak_;
+  Peaks peaks_;
   bool host_paced_ = false;
+  bool blockable_ = true;
   Result result_;
 };
 
@@ -119,5 +131,8 @@ struct Benchmark {
 // Suites by name. Built-in: "core". The registry is filled explicitly (no static initialisers).
 using Suite = std::vector<Benchmark>;
 [[nodiscard]] Suite core_suite();
+// Hardware-ceiling probes (src/probes): HBM/L2 by access width and size, PCIe by direction and host memory kind.
+[[nodiscard]] Suite mem_suite();
+[[nodiscard]] Suite pcie_suite();
 
 }  // namespace gsq::bench

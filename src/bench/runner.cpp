@@ -9,6 +9,7 @@
 #include "env/fingerprint.hpp"
 #include "gpu/collect.hpp"
 #include "gpu/cuda_device.hpp"
+#include "gpu/peaks.hpp"
 
 #include "doctor/checks.hpp"
 
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include <optional>
+#include <tuple>
 #include <regex>
 #include <set>
 
@@ -224,7 +226,7 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
 
   std::string why;
   auto nvml = open_nvml_for(o.device, why);
-  double dram_peak = 0;
+  Peaks peaks;
   if (nvml) {
     const auto& g = nvml->snapshot.gpus[nvml->index];
     idle_check(*nvml, o.allow_busy, o.progress);
@@ -232,9 +234,9 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
     run.fingerprint = env::fingerprint(run.env_fields);
     run.gpu_uuid = g.uuid.ok() ? *g.uuid : "";
     if (g.mem_clock_max_mhz.ok() && g.memory_bus_width_bits.ok()) {
-      // DDR: two transfers per clock; bus width in bits.
-      dram_peak = *g.mem_clock_max_mhz * 1e6 * 2.0 * *g.memory_bus_width_bits / 8.0;
+      peaks.dram_bytes_per_s = gpu::dram_peak_bytes_per_s(*g.mem_clock_max_mhz, *g.memory_bus_width_bits);
     }
+    if (g.pcie_gen_max.ok() && g.pcie_width_max.ok()) peaks.pcie_bytes_per_s = gpu::pcie_peak_bytes_per_s(*g.pcie_gen_max, *g.pcie_width_max);
   } else {
     run.fingerprint = "unavailable";
     if (o.progress) o.progress("NVML unavailable (" + why + "): no clocks per sample, no idle check, no fingerprint");
@@ -257,7 +259,7 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
   }
   for (const Benchmark* b : selected) {
     for (const auto& axes : expand_axes(b->axes, o.overrides, o.set == "boundary")) {
-      State st(run.settings, axes, stream.get(), o.device, probe, flush.get(), flush_bytes, dram_peak);
+      State st(run.settings, axes, stream.get(), o.device, probe, flush.get(), flush_bytes, peaks);
       st.result().name = b->name;
       if (o.progress) o.progress("running " + config_label(st.result()));
       b->run(st);
@@ -387,6 +389,44 @@ Table results_table(const Run& run) {
 std::string render_markdown(const Run& run) {
   return fmt::format("suite {} on {} (fingerprint {}, set {})\n\n{}", run.suite, run.gpu_name, run.fingerprint, run.set,
                      results_table(run).markdown());
+}
+
+Table ceilings_table(const Run& run) {
+  Table t{{"ceiling", "best measured", "where", "theoretical", "of theoretical"}, {}};
+  std::map<std::string, std::tuple<double, std::string, double, std::string>> best;  // name → GB/s, where, peak, peak name
+  for (const auto& r : run.results) {
+    if (r.bytes_per_launch <= 0) continue;
+    for (const auto& m : r.measurements) {
+      const Derived d = derive(r, m);
+      auto& b = best[r.name];
+      if (d.bytes_per_s > std::get<0>(b)) b = {d.bytes_per_s, config_label(r) + " " + m.mode, r.peak_bytes_per_s, r.peak_name};
+    }
+  }
+  for (const auto& [name, b] : best) {
+    const auto& [bps, where, peak, peak_name] = b;
+    t.rows.push_back({name, fmt::format("{:.1f} GB/s", bps / 1e9), where,
+                      peak > 0 ? fmt::format("{:.1f} GB/s ({})", peak / 1e9, peak_name) : "",
+                      peak > 0 ? fmt::format("{:.1f}%", 100 * bps / peak) : ""});
+  }
+  // mem.copy (16-byte accesses) against cudaMemcpy at the largest size both ran, cold mode: the "≥ 1.00×" test.
+  const Result* copy = nullptr;
+  const Result* ref = nullptr;
+  for (const auto& r : run.results) {
+    if (r.name == "mem.copy" && r.axes.count("width") && r.axes.at("width") == "16" &&
+        (!copy || r.bytes_per_launch > copy->bytes_per_launch))
+      copy = &r;
+  }
+  if (copy) {
+    for (const auto& r : run.results)
+      if (r.name == "mem.memcpy_d2d" && r.axes.at("bytes") == copy->axes.at("bytes")) ref = &r;
+  }
+  if (copy && ref && !copy->measurements.empty() && !ref->measurements.empty()) {
+    const double a = derive(*copy, copy->measurements[0]).bytes_per_s, b = derive(*ref, ref->measurements[0]).bytes_per_s;
+    t.rows.push_back({"mem.copy / cudaMemcpy", fmt::format("{:.3f}×", b > 0 ? a / b : 0),
+                      fmt::format("bytes={}, width=16, {}", copy->axes.at("bytes"), copy->measurements[0].mode), "", ""});
+  }
+  if (t.rows.empty()) t.rows.push_back({"(no benchmark declares bytes)", "", "", "", ""});
+  return t;
 }
 
 std::string render_csv(const Run& run) {

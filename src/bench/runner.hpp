@@ -62,6 +62,9 @@ struct Derived {
 
 [[nodiscard]] Table results_table(const Run& run);  // the rows every human printer shows
 [[nodiscard]] std::string render_markdown(const Run& run);
+// Per benchmark: its best throughput (over sizes, widths and modes) next to its ceiling; for the memory probe also
+// mem.copy against cudaMemcpy at the largest size both ran. Empty when nothing declares bytes.
+[[nodiscard]] Table ceilings_table(const Run& run);
 [[nodiscard]] std::string render_csv(const Run& run);
 [[nodiscard]] std::string config_label(const Result& r);  // "copy.kernel[bytes=1Gi,grid_fraction=1]"
 

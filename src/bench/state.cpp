@@ -46,10 +46,9 @@ std::vector<double> Measurement::kept() const {
 }
 
 State::State(const Settings& settings, std::map<std::string, std::string> axes, cudaStream_t stream, int device,
-             std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes,
-             double theoretical_dram_bytes_per_s)
+             std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes, Peaks peaks)
     : settings_(settings), stream_(stream), device_(device), clock_probe_(std::move(clock_probe)),
-      l2_flush_(l2_flush_buffer), l2_flush_bytes_(l2_flush_bytes), dram_peak_(theoretical_dram_bytes_per_s) {
+      l2_flush_(l2_flush_buffer), l2_flush_bytes_(l2_flush_bytes), peaks_(peaks) {
   result_.axes = std::move(axes);
 }
 
@@ -149,7 +148,7 @@ Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch)
   sample_until_stop(m, [&] {
     if (l2_flush_ != nullptr) GSQ_CUDA_CHECK(cudaMemsetAsync(l2_flush_, static_cast<int>(i++ & 0xff), l2_flush_bytes_, stream_));
     // The launch is queued behind a kernel that spins on a host flag, so its CPU launch cost is not timed.
-    flag.arm(stream_);
+    if (blockable_) flag.arm(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
     launch(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));
@@ -180,7 +179,7 @@ Measurement State::measure_batch(const std::function<void(cudaStream_t)>& launch
   // may be several kernels), else the host would block in a launch until the blocking kernel times out.
   m.launches_per_sample = static_cast<uint32_t>(std::clamp(settings_.batch_target_ms / one_ms, 1.0, blocked ? 256.0 : 10000.0));
   sample_until_stop(m, [&] {
-    if (blocked) flag.arm(stream_);
+    if (blocked && blockable_) flag.arm(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
     for (uint32_t k = 0; k < m.launches_per_sample; ++k) launch(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), stream_));

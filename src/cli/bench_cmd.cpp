@@ -7,6 +7,7 @@
 #include "core/json_io.hpp"
 #include "core/table.hpp"
 
+#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <iostream>
@@ -25,7 +26,9 @@ struct BenchOptions {
 
 bench::Suite suite_named(const std::string& name) {
   if (name == "core") return bench::core_suite();
-  throw_bad_input(fmt::format("unknown suite '{}' (available: core)", name));
+  if (name == "mem") return bench::mem_suite();
+  if (name == "pcie") return bench::pcie_suite();
+  throw_bad_input(fmt::format("unknown suite '{}' (available: core, mem, pcie)", name));
 }
 
 std::map<std::string, std::vector<std::string>> parse_overrides(const std::vector<std::string>& items) {
@@ -48,6 +51,46 @@ std::map<std::string, std::vector<std::string>> parse_overrides(const std::vecto
     out[item.substr(0, eq)] = std::move(values);
   }
   return out;
+}
+
+int run_bench(BenchOptions& o) {
+  const bench::Suite suite = suite_named(o.suite);
+  if (o.list) {
+    for (const auto& b : suite) {
+      std::string axes;
+      for (const auto& a : b.axes) {
+        std::string vals;
+        for (const auto& v : a.values) vals += (vals.empty() ? "" : ",") + v;
+        axes += fmt::format(" -a {}={}", a.name, vals);
+      }
+      std::cout << fmt::format("{:<18} {}\n{:<18}{}\n", b.name, b.description, "", axes);
+    }
+    return 0;
+  }
+  o.run.settings.cold = o.mode == "cold" || o.mode == "both" || o.mode == "all";
+  o.run.settings.batch = o.mode == "batch" || o.mode == "both" || o.mode == "all";
+  o.run.settings.host = o.mode == "host" || o.mode == "all";
+  o.run.overrides = parse_overrides(o.axis_overrides);
+  o.run.progress = [](const std::string& s) { note(s); };
+  const bench::Run run = bench::run_suite(o.suite, suite, o.run);
+  if (!o.output.empty()) {
+    write_json_file(o.output, bench::to_json(run, !o.no_samples));
+    note("wrote " + o.output);
+  }
+  if (o.format == "json") std::cout << bench::to_json(run, !o.no_samples).dump(2) << '\n';
+  else if (o.format == "csv") std::cout << bench::render_csv(run);
+  else std::cout << bench::render_markdown(run) << '\n' << bench::ceilings_table(run).markdown();
+  return 0;
+}
+
+void add_run_options(CLI::App* cmd, BenchOptions& o) {
+  cmd->add_option("-b,--benchmark", o.run.filter, "Only benchmarks whose name matches this regex");
+  cmd->add_option("-a,--axis", o.axis_overrides, "Override an axis: NAME=V1[,V2...] (sizes take Ki/Mi/Gi)");
+  cmd->add_option("--max-seconds", o.run.settings.max_seconds, "Time limit per mode and configuration")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  cmd->add_option("--device", o.run.device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_flag("--allow-busy", o.run.allow_busy, "Run even if other processes use the GPU (the result says so on stderr)");
+  cmd->add_option("-o,--output", o.output, "Write the gpusqueeze.bench/1 JSON (raw samples included) to FILE");
+  cmd->add_option("--format", o.format, "What to print: md, csv or json")->check(CLI::IsMember({"md", "csv", "json"}))->capture_default_str();
 }
 
 }  // namespace
@@ -74,10 +117,9 @@ Action register_bench(CLI::App& app) {
       "  gpusqueeze bench core -o base.json\n"
       "  gpusqueeze bench core -b copy -a bytes=256Mi,2Gi --set stress\n"
       "  gpusqueeze compare base.json new.json");
-  cmd->add_option("suite", o->suite, "Suite to run (core)")->capture_default_str();
+  cmd->add_option("suite", o->suite, "Suite to run: core, mem, pcie")->capture_default_str();
+  add_run_options(cmd, *o);
   cmd->add_flag("--list", o->list, "List the suite's benchmarks and axes, then exit");
-  cmd->add_option("-b,--benchmark", o->run.filter, "Only benchmarks whose name matches this regex");
-  cmd->add_option("-a,--axis", o->axis_overrides, "Override an axis: NAME=V1[,V2...] (sizes take Ki/Mi/Gi)");
   cmd->add_option("--set", o->run.set, "Sample set: default, stress, boundary, warmup")
       ->check(CLI::IsMember({"default", "stress", "boundary", "warmup"}))
       ->capture_default_str();
@@ -87,45 +129,12 @@ Action register_bench(CLI::App& app) {
   cmd->add_option("--min-samples", o->run.settings.min_samples, "Samples before the stopping rule may stop")->check(CLI::Range(5u, 10000000u))->capture_default_str();
   cmd->add_option("--max-samples", o->run.settings.max_samples, "Hard cap on samples per mode")->check(CLI::Range(5u, 10000000u))->capture_default_str();
   cmd->add_option("--min-seconds", o->run.settings.min_seconds, "Measure each mode at least this long")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
-  cmd->add_option("--max-seconds", o->run.settings.max_seconds, "Time limit per mode and configuration")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
   cmd->add_option("--target-ci", o->run.settings.target_rel_ci, "Relative half-width of the median's 95% CI to stop at")->check(CLI::Range(0.0001, 0.5))->capture_default_str();
   cmd->add_option("--warmup", o->run.settings.warmup_launches, "Warmup launches (at least 50 ms of warmup also runs)")->capture_default_str();
-  cmd->add_option("--device", o->run.device, "CUDA device ordinal")->capture_default_str();
-  cmd->add_flag("--allow-busy", o->run.allow_busy, "Run even if other processes use the GPU (the result says so on stderr)");
   cmd->add_flag("!--no-pin", o->run.settings.pin_cpu, "Do not pin the launching thread to a CPU near the GPU");
   cmd->add_flag("--keep-throttled", o->run.settings.keep_throttled, "Keep throttle-flagged samples in the statistics");
-  cmd->add_option("-o,--output", o->output, "Write the gpusqueeze.bench/1 JSON (raw samples included) to FILE");
   cmd->add_flag("--no-samples", o->no_samples, "Leave raw samples out of the JSON (compare needs them)");
-  cmd->add_option("--format", o->format, "What to print: md, csv or json")->check(CLI::IsMember({"md", "csv", "json"}))->capture_default_str();
-  return [o]() {
-    const bench::Suite suite = suite_named(o->suite);
-    if (o->list) {
-      for (const auto& b : suite) {
-        std::string axes;
-        for (const auto& a : b.axes) {
-          std::string vals;
-          for (const auto& v : a.values) vals += (vals.empty() ? "" : ",") + v;
-          axes += fmt::format(" -a {}={}", a.name, vals);
-        }
-        std::cout << fmt::format("{:<18} {}\n{:<18}{}\n", b.name, b.description, "", axes);
-      }
-      return 0;
-    }
-    o->run.settings.cold = o->mode == "cold" || o->mode == "both" || o->mode == "all";
-    o->run.settings.batch = o->mode == "batch" || o->mode == "both" || o->mode == "all";
-    o->run.settings.host = o->mode == "host" || o->mode == "all";
-    o->run.overrides = parse_overrides(o->axis_overrides);
-    o->run.progress = [](const std::string& s) { note(s); };
-    const bench::Run run = bench::run_suite(o->suite, suite, o->run);
-    if (!o->output.empty()) {
-      write_json_file(o->output, bench::to_json(run, !o->no_samples));
-      note("wrote " + o->output);
-    }
-    if (o->format == "json") std::cout << bench::to_json(run, !o->no_samples).dump(2) << '\n';
-    else if (o->format == "csv") std::cout << bench::render_csv(run);
-    else std::cout << bench::render_markdown(run);
-    return 0;
-  };
+  return [o]() { return run_bench(*o); };
 }
 
 namespace {
@@ -136,6 +145,29 @@ struct CompareCliOptions {
   bool json = false, require_same_env = false;
 };
 }  // namespace
+
+Action register_probe(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  o->suite = "mem";
+  auto* cmd = app.add_subcommand("probe", "Measure this GPU's ceilings next to the theoretical limits: HBM/L2 (mem), PCIe (pcie)");
+  cmd->footer(
+      "probe mem   read, write, copy, triad (BabelStream byte counting) with 4/8/16-byte accesses over 16 MiB–4 GiB, and\n"
+      "            cudaMemcpy D2D as the reference; theoretical HBM = memory clock × bus width × 2. Sizes that fit the L2\n"
+      "            (batch mode, data left in cache) show the L2 ceiling, the large ones HBM.\n"
+      "probe pcie  H2D, D2H, both at once; pinned vs pageable; 4 KiB–256 MiB; against the link's generation × width.\n"
+      "probe p2p, probe nccl  need two or more GPUs.\n"
+      "Each probe is a bench suite: the same timing protocol, statistics, JSON (-o) and `compare`.");
+  cmd->add_option("what", o->suite, "mem, pcie, p2p or nccl")->check(CLI::IsMember({"mem", "pcie", "p2p", "nccl"}))->capture_default_str();
+  add_run_options(cmd, *o);
+  return [o]() {
+    if (o->suite == "p2p" || o->suite == "nccl") {
+      int n = 0;
+      if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+      throw_no_gpu(fmt::format("probe {} needs two or more GPUs; this machine has {}", o->suite, n));
+    }
+    return run_bench(*o);
+  };
+}
 
 Action register_compare(CLI::App& app) {
   auto o = std::make_shared<CompareCliOptions>();

@@ -19,6 +19,7 @@ Action register_doctor(CLI::App& app);
 Action register_report(CLI::App& app);
 Action register_bench(CLI::App& app);
 Action register_compare(CLI::App& app);
+Action register_probe(CLI::App& app);
 Action register_analyze(CLI::App& app);
 Action register_diff(CLI::App& app);
 

@@ -1,0 +1,100 @@
+// Memory-probe kernels. Each thread keeps four independent accesses in flight (the loop is unrolled by four) so the
+// number of bytes in flight, not the instruction rate, sets the bandwidth.
+#include "probes/probe_kernels.hpp"
+
+#include <algorithm>
+
+namespace gsq::probes {
+
+namespace {
+
+template <class V>
+__device__ __forceinline__ float first(const V& v) { return reinterpret_cast<const float*>(&v)[0]; }
+
+template <class V>
+__device__ __forceinline__ V fma_vec(const V& b, float s, const V& c) {
+  V out;
+  const float* pb = reinterpret_cast<const float*>(&b);
+  const float* pc = reinterpret_cast<const float*>(&c);
+  float* po = reinterpret_cast<float*>(&out);
+#pragma unroll
+  for (int i = 0; i < static_cast<int>(sizeof(V) / sizeof(float)); ++i) po[i] = pb[i] + s * pc[i];
+  return out;
+}
+
+template <class V>
+__global__ void read_kernel(const V* __restrict__ b, size_t n, float* __restrict__ sink) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  float acc = 0;
+  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const V v0 = b[i], v1 = b[i + stride], v2 = b[i + 2 * stride], v3 = b[i + 3 * stride];
+    acc += first(v0) + first(v1) + first(v2) + first(v3);
+  }
+  for (; i < n; i += stride) acc += first(b[i]);
+  if (acc == -1.2345f) sink[blockIdx.x] = acc;  // data-dependent store: the loads stay, the store practically never runs
+}
+
+template <class V>
+__global__ void write_kernel(V* __restrict__ a, size_t n) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  V v;
+  float* pv = reinterpret_cast<float*>(&v);
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(V) / sizeof(float)); ++k) pv[k] = 1.5f;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) a[i] = v;
+}
+
+template <class V>
+__global__ void copy_kernel(V* __restrict__ a, const V* __restrict__ b, size_t n) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const V v0 = b[i], v1 = b[i + stride], v2 = b[i + 2 * stride], v3 = b[i + 3 * stride];
+    a[i] = v0, a[i + stride] = v1, a[i + 2 * stride] = v2, a[i + 3 * stride] = v3;
+  }
+  for (; i < n; i += stride) a[i] = b[i];
+}
+
+template <class V>
+__global__ void triad_kernel(V* __restrict__ a, const V* __restrict__ b, const V* __restrict__ c, size_t n) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + stride < n; i += 2 * stride) {
+    const V b0 = b[i], b1 = b[i + stride], c0 = c[i], c1 = c[i + stride];
+    a[i] = fma_vec(b0, 0.4f, c0);
+    a[i + stride] = fma_vec(b1, 0.4f, c1);
+  }
+  for (; i < n; i += stride) a[i] = fma_vec(b[i], 0.4f, c[i]);
+}
+
+template <class V>
+void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, size_t bytes, int sm_count, cudaStream_t s) {
+  constexpr int kThreads = 256;
+  const size_t n = bytes / sizeof(V);
+  // Eight blocks of 256 threads per SM: 2048 threads, the most an H100/H200 SM keeps resident.
+  const int grid = static_cast<int>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(sm_count) * 8, (n + kThreads - 1) / kThreads)));
+  switch (op) {
+    case MemOp::read: read_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<const V*>(b), n, sink); break;
+    case MemOp::write: write_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), n); break;
+    case MemOp::copy: copy_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n); break;
+    case MemOp::triad:
+      triad_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), static_cast<const V*>(c), n);
+      break;
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_mem_op(MemOp op, int width, void* a, const void* b, const void* c, float* sink, size_t bytes, int sm_count,
+                          cudaStream_t stream) {
+  switch (width) {
+    case 4: launch_typed<float>(op, a, b, c, sink, bytes, sm_count, stream); break;
+    case 8: launch_typed<float2>(op, a, b, c, sink, bytes, sm_count, stream); break;
+    case 16: launch_typed<float4>(op, a, b, c, sink, bytes, sm_count, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace gsq::probes

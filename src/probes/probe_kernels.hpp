@@ -1,0 +1,23 @@
+// Memory-probe kernels (BabelStream-style read, write, copy, triad) for 4-, 8- and 16-byte accesses.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace gsq::probes {
+
+enum class MemOp { read, write, copy, triad };
+
+// Bytes each operation moves per element of `elem_bytes`, as BabelStream counts them: read 1, write 1, copy 2, triad 3.
+[[nodiscard]] constexpr double bytes_moved(MemOp op, size_t elems, size_t elem_bytes) {
+  const double per = op == MemOp::copy ? 2.0 : op == MemOp::triad ? 3.0 : 1.0;
+  return per * static_cast<double>(elems) * static_cast<double>(elem_bytes);
+}
+
+// Launches `op` over `bytes` of each buffer (a multiple of `width`), with `width` in {4, 8, 16}; `sink` receives one
+// value per block for `read` so the loads are not optimised away. Returns cudaErrorInvalidValue for a bad width.
+cudaError_t launch_mem_op(MemOp op, int width, void* a, const void* b, const void* c, float* sink, size_t bytes, int sm_count,
+                          cudaStream_t stream);
+
+}  // namespace gsq::probes

@@ -1,0 +1,136 @@
+// Probe suites: HBM and L2 bandwidth by operation, access width and size; PCIe by direction and host memory kind.
+// They run on the bench harness, so every figure has P50/P99, CIs, the fingerprint and JSON.
+#include "bench/benchmark.hpp"
+#include "bench/cuda_raii.hpp"
+#include "bench/device_kernels.hpp"
+#include "core/error.hpp"
+#include "probes/probe_kernels.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace gsq::bench {
+
+namespace {
+
+using probes::MemOp;
+
+int sm_count(int device) {
+  int sms = 0;
+  GSQ_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+void mem_op(State& st, MemOp op) {
+  const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
+  const int width = static_cast<int>(st.axis_int("width"));
+  if (width != 4 && width != 8 && width != 16) throw_bad_input(fmt::format("width={} (use 4, 8 or 16 bytes)", width));
+  if (bytes % 16 != 0 || bytes == 0) throw_bad_input(fmt::format("bytes={} is not a positive multiple of 16", bytes));
+  DeviceBuffer a = DeviceBuffer::create(bytes), b = DeviceBuffer::create(bytes), c = DeviceBuffer::create(bytes);
+  DeviceBuffer sink = DeviceBuffer::create(sizeof(float) * 1 << 16);
+  launch_fill_kernel(b.as<float>(), bytes / sizeof(float), 3, st.stream());
+  launch_fill_kernel(c.as<float>(), bytes / sizeof(float), 5, st.stream());
+  st.set_bytes_per_launch(probes::bytes_moved(op, bytes / static_cast<size_t>(width), static_cast<size_t>(width)));
+  st.compare_to_dram_peak();
+  const int sms = sm_count(st.device());
+  st.exec([&, op, width, sms](cudaStream_t s) {
+    GSQ_CUDA_CHECK(probes::launch_mem_op(op, width, a.get(), b.get(), c.get(), sink.as<float>(), bytes, sms, s));
+  });
+}
+
+void memcpy_reference(State& st) {
+  const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
+  DeviceBuffer src = DeviceBuffer::create(bytes), dst = DeviceBuffer::create(bytes);
+  launch_fill_kernel(src.as<float>(), bytes / sizeof(float), 7, st.stream());
+  st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
+  st.compare_to_dram_peak();
+  st.exec([&](cudaStream_t s) { GSQ_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, s)); });
+}
+
+// Host memory of either kind; pageable is plain heap memory, touched so its pages exist.
+struct HostMemory {
+  PinnedBuffer pinned;
+  std::unique_ptr<char[]> pageable;
+  void* get() { return pinned.get() ? pinned.get() : pageable.get(); }
+  static HostMemory create(const std::string& kind, size_t bytes) {
+    HostMemory h;
+    if (kind == "pinned") h.pinned = PinnedBuffer::create(bytes);
+    else if (kind == "pageable") {
+      h.pageable = std::make_unique<char[]>(bytes);
+      std::memset(h.pageable.get(), 0x3C, bytes);
+    } else {
+      throw_bad_input(fmt::format("memory={} (use pinned or pageable)", kind));
+    }
+    return h;
+  }
+};
+
+void pcie_copy(State& st, cudaMemcpyKind kind) {
+  const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
+  const std::string& memory = st.axis("memory");
+  HostMemory host = HostMemory::create(memory, bytes);
+  DeviceBuffer dev = DeviceBuffer::create(bytes);
+  launch_fill_kernel(dev.as<float>(), bytes / sizeof(float), 9, st.stream());
+  if (memory == "pageable") st.no_blocking_kernel();  // the driver blocks the host for pageable copies
+  st.set_bytes_per_launch(static_cast<double>(bytes));
+  st.compare_to_pcie_peak();
+  void* dst = kind == cudaMemcpyHostToDevice ? dev.get() : host.get();
+  const void* src = kind == cudaMemcpyHostToDevice ? host.get() : dev.get();
+  st.exec([&](cudaStream_t s) { GSQ_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s)); });
+}
+
+void pcie_bidirectional(State& st) {
+  const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
+  PinnedBuffer up = PinnedBuffer::create(bytes), down = PinnedBuffer::create(bytes);
+  DeviceBuffer d_up = DeviceBuffer::create(bytes), d_down = DeviceBuffer::create(bytes);
+  Stream other = Stream::create();
+  Event fork = Event::create(), join = Event::create();
+  st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
+  st.compare_to_pcie_peak(2);
+  // H2D on the timed stream and D2H on a second one, joined back, so both directions run at once.
+  st.exec([&](cudaStream_t s) {
+    GSQ_CUDA_CHECK(cudaEventRecord(fork.get(), s));
+    GSQ_CUDA_CHECK(cudaStreamWaitEvent(other.get(), fork.get(), 0));
+    GSQ_CUDA_CHECK(cudaMemcpyAsync(d_up.get(), up.get(), bytes, cudaMemcpyHostToDevice, s));
+    GSQ_CUDA_CHECK(cudaMemcpyAsync(down.get(), d_down.get(), bytes, cudaMemcpyDeviceToHost, other.get()));
+    GSQ_CUDA_CHECK(cudaEventRecord(join.get(), other.get()));
+    GSQ_CUDA_CHECK(cudaStreamWaitEvent(s, join.get(), 0));
+  });
+}
+
+const std::vector<std::string> kMemSizes{"16Mi", "64Mi", "256Mi", "1Gi", "4Gi"};
+const std::vector<std::string> kPcieSizes{"4Ki", "64Ki", "1Mi", "16Mi", "256Mi"};
+
+}  // namespace
+
+Suite mem_suite() {
+  const std::vector<std::string> widths{"4", "8", "16"};
+  return {
+      {"mem.read", "read-only stream (bytes read)", {{"bytes", kMemSizes}, {"width", widths}},
+       [](State& st) { mem_op(st, MemOp::read); }},
+      {"mem.write", "write-only stream (bytes written)", {{"bytes", kMemSizes}, {"width", widths}},
+       [](State& st) { mem_op(st, MemOp::write); }},
+      {"mem.copy", "a[i] = b[i] (read + write counted)", {{"bytes", kMemSizes}, {"width", widths}},
+       [](State& st) { mem_op(st, MemOp::copy); }},
+      {"mem.triad", "a[i] = b[i] + s*c[i] (2 reads + 1 write)", {{"bytes", kMemSizes}, {"width", widths}},
+       [](State& st) { mem_op(st, MemOp::triad); }},
+      {"mem.memcpy_d2d", "cudaMemcpyAsync device to device, the reference (read + write counted)", {{"bytes", kMemSizes}},
+       memcpy_reference},
+  };
+}
+
+Suite pcie_suite() {
+  const std::vector<std::string> kinds{"pinned", "pageable"};
+  return {
+      {"pcie.h2d", "cudaMemcpyAsync host to device", {{"bytes", kPcieSizes}, {"memory", kinds}},
+       [](State& st) { pcie_copy(st, cudaMemcpyHostToDevice); }},
+      {"pcie.d2h", "cudaMemcpyAsync device to host", {{"bytes", kPcieSizes}, {"memory", kinds}},
+       [](State& st) { pcie_copy(st, cudaMemcpyDeviceToHost); }},
+      {"pcie.bidir", "both directions at once, pinned (bytes of both counted)", {{"bytes", kPcieSizes}}, pcie_bidirectional},
+  };
+}
+
+}  // namespace gsq::bench
