@@ -3,10 +3,11 @@
 # the PCIe reference, all in one call. Usage on the device with build/ carried: bench/device/probes.sh (writes $OUT)
 set -uo pipefail
 OUT=${OUT:-/tmp/gsq-out}
-mkdir -p "$OUT" /work
-[ -e /work/main ] || ln -sfn "$PWD" /work/main
+BUILD=${BUILD:-build}  # a build folder carried here; its ctest files name /work/main/build
+mkdir -p "$OUT" /work/main
+[ -e /work/main/build ] || ln -sfn "$PWD/$BUILD" /work/main/build
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-B=build/gpusqueeze
+B=$BUILD/gpusqueeze
 log=$OUT/probes.log
 run() { echo "\$ $*" | tee -a "$log"; "$@" >>"$log" 2>&1; rc=$?; echo "[exit $rc]" | tee -a "$log"; }
 { echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,uuid,driver_version,pcie.link.gen.max,pcie.link.width.max --format=csv,noheader; } >>"$log"

@@ -223,6 +223,7 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
   cudaDeviceProp prop{};
   GSQ_CUDA_CHECK(cudaGetDeviceProperties(&prop, o.device));
   run.gpu_name = prop.name;
+  run.l2_cache_bytes = static_cast<uint64_t>(prop.l2CacheSize);
 
   std::string why;
   auto nvml = open_nvml_for(o.device, why);
@@ -285,7 +286,7 @@ json to_json(const Run& run, bool with_samples) {
               {"suite", run.suite},
               {"created_at", run.created_at},
               {"tool_version", run.tool_version},
-              {"gpu", {{"name", run.gpu_name}, {"uuid", run.gpu_uuid}}},
+              {"gpu", {{"name", run.gpu_name}, {"uuid", run.gpu_uuid}, {"l2_cache_bytes", run.l2_cache_bytes}}},
               {"fingerprint", run.fingerprint},
               {"env_fields", run.env_fields},
               {"set", run.set},
@@ -305,6 +306,7 @@ Run run_from_json(const json& j, const std::string& origin) {
     run.tool_version = j.value("tool_version", "");
     run.gpu_name = j.at("gpu").at("name").get<std::string>();
     run.gpu_uuid = j.at("gpu").value("uuid", "");
+    run.l2_cache_bytes = j.at("gpu").value("l2_cache_bytes", uint64_t{0});
     run.fingerprint = j.at("fingerprint").get<std::string>();
     run.env_fields = j.at("env_fields").get<std::map<std::string, std::string>>();
     run.set = j.value("set", "default");
@@ -398,8 +400,14 @@ Table ceilings_table(const Run& run) {
     if (r.bytes_per_launch <= 0) continue;
     for (const auto& m : r.measurements) {
       const Derived d = derive(r, m);
-      auto& b = best[r.name];
-      if (d.bytes_per_s > std::get<0>(b)) b = {d.bytes_per_s, config_label(r) + " " + m.mode, r.peak_bytes_per_s, r.peak_name};
+      // Without an L2 flush between launches, data that fits the L2 is served from it: that is the L2's ceiling, not
+      // the one the benchmark declared.
+      const bool l2 = r.peak_name == "theoretical HBM" && m.mode != "cold" && run.l2_cache_bytes > 0 &&
+                      r.bytes_per_launch <= static_cast<double>(run.l2_cache_bytes);
+      auto& b = best[l2 ? r.name + " (L2-resident)" : r.name];
+      if (d.bytes_per_s > std::get<0>(b)) {
+        b = {d.bytes_per_s, config_label(r) + " " + m.mode, l2 ? 0 : r.peak_bytes_per_s, l2 ? "" : r.peak_name};
+      }
     }
   }
   for (const auto& [name, b] : best) {

@@ -33,6 +33,7 @@ struct Run {
   Settings settings;
   std::string set;
   int pinned_cpu = -1;  // the CPU the launching thread ran on, -1 if not pinned
+  uint64_t l2_cache_bytes = 0;  // of the GPU the run used
   std::vector<Result> results;
 };
 

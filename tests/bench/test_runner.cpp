@@ -105,3 +105,28 @@ TEST(Output, MarkdownAndCsvNameTheConfiguration) {
 
 }  // namespace
 }  // namespace gsq::bench
+
+namespace gsq::bench {
+namespace {
+
+TEST(Ceilings, RecordedD2dRunAgainstTheoreticalHbm) {
+  const bench::Run run = load_run(std::filesystem::path(GSQ_FIXTURE_DIR) / "h200-bench-d2d.json");
+  const Table t = ceilings_table(run);
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0][0], "copy.memcpy_d2d");
+  EXPECT_EQ(t.rows[0][4], "88.3%");  // 4252 GB/s of 4814 GB/s, recorded on the H200
+}
+
+TEST(Ceilings, L2ResidentBatchRunsAreNotCalledHbm) {
+  bench::Run r = sample_run();
+  r.l2_cache_bytes = 60u << 20;
+  r.results[0].bytes_per_launch = 32u << 20;  // fits the L2
+  r.results[0].measurements[0].mode = "batch";
+  const Table t = ceilings_table(r);
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0][0], "copy.memcpy_d2d (L2-resident)");
+  EXPECT_EQ(t.rows[0][3], "");
+}
+
+}  // namespace
+}  // namespace gsq::bench
