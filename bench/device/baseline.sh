@@ -3,14 +3,7 @@
 # (SLOWER expected, exit 1), stress and warmup sets, and the D2D copy timed by torch.cuda.Event and triton do_bench.
 # Usage on the device, from the repo root with build/ carried: bench/device/baseline.sh   (writes under $OUT)
 set -uo pipefail
-OUT=${OUT:-/tmp/gsq-out}
-mkdir -p "$OUT" /work
-[ -e /work/main ] || ln -sfn "$PWD" /work/main   # ctest files carry the build machine's absolute paths
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-B=build/gpusqueeze
-log=$OUT/baseline.log
-run() { echo "\$ $*" | tee -a "$log"; "$@" >>"$log" 2>&1; rc=$?; echo "[exit $rc]" | tee -a "$log"; }
-{ echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } >>"$log"
+LOG=baseline.log source "$(dirname "$0")/lib.sh"
 run ctest --test-dir /work/main/build -L gpu --output-on-failure
 run $B bench core -o "$OUT/run1.json"
 run $B bench core -o "$OUT/run2.json"

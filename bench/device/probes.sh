@@ -2,15 +2,7 @@
 # Device run for step 3/5 ceilings: GPU tests, `probe mem`, `probe pcie`, and a plain torch copy loop of pinned memory as
 # the PCIe reference, all in one call. Usage on the device with build/ carried: bench/device/probes.sh (writes $OUT)
 set -uo pipefail
-OUT=${OUT:-/tmp/gsq-out}
-BUILD=${BUILD:-build}  # a build folder carried here; its ctest files name /work/main/build
-mkdir -p "$OUT" /work/main
-[ -e /work/main/build ] || ln -sfn "$PWD/$BUILD" /work/main/build
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-B=$BUILD/gpusqueeze
-log=$OUT/probes.log
-run() { echo "\$ $*" | tee -a "$log"; "$@" >>"$log" 2>&1; rc=$?; echo "[exit $rc]" | tee -a "$log"; }
-{ echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,uuid,driver_version,pcie.link.gen.max,pcie.link.width.max --format=csv,noheader; } >>"$log"
+LOG=probes.log source "$(dirname "$0")/lib.sh"
 run ctest --test-dir /work/main/build -L gpu --output-on-failure
 run $B probe mem --max-seconds 1 -o "$OUT/mem.json"
 run $B probe pcie --max-seconds 1 -o "$OUT/pcie.json"

@@ -2,14 +2,7 @@
 # Short device check after a change to GPU code: the gpu-labelled tests, one `bench core` compared with the committed
 # step-1 run, and the step-0 commands. Usage on the device with build/ carried: bench/device/verify.sh (writes $OUT)
 set -uo pipefail
-OUT=${OUT:-/tmp/gsq-out}
-mkdir -p "$OUT" /work
-[ -e /work/main ] || ln -sfn "$PWD" /work/main   # ctest files carry the build machine's absolute paths
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-B=build/gpusqueeze
-log=$OUT/verify.log
-run() { echo "\$ $*" | tee -a "$log"; "$@" >>"$log" 2>&1; rc=$?; echo "[exit $rc]" | tee -a "$log"; }
-{ echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >>"$log"
+LOG=verify.log source "$(dirname "$0")/lib.sh"
 run ctest --test-dir /work/main/build -L gpu --output-on-failure
 run $B bench core -o "$OUT/run3.json"
 run $B compare bench/results/2026-12-02-h200-step1/run1.json "$OUT/run3.json"
