@@ -72,9 +72,8 @@ Action register_report(CLI::App& app) {
                        "({}) instead", bundled->string()));
       s = gpu::load_snapshot(*bundled);
       bundled_dir = bundled->parent_path();
-      provenance = fmt::format("NOT THIS MACHINE: {} ({}). Shown from the snapshot recorded on {} at {}, bundled with gpusqueeze.",
-                               e.what(), "no GPU here", s.gpus.empty() || !s.gpus[0].name.ok() ? "a GPU server" : *s.gpus[0].name,
-                               s.captured_at);
+      provenance = fmt::format("NOT THIS MACHINE ({}). Shown from files recorded on {} at {} that ship with gpusqueeze.",
+                               e.what(), s.gpus.empty() || !s.gpus[0].name.ok() ? "a GPU server" : *s.gpus[0].name, s.captured_at);
     }
     const auto findings = doctor::run_checks(s);
     report::Report r;
