@@ -393,9 +393,8 @@ std::string render_markdown(const Run& run) {
                      results_table(run).markdown());
 }
 
-Table ceilings_table(const Run& run) {
-  Table t{{"ceiling", "best measured", "where", "theoretical", "of theoretical"}, {}};
-  std::map<std::string, std::tuple<double, std::string, double, std::string>> best;  // name → GB/s, where, peak, peak name
+std::vector<Ceiling> ceilings(const Run& run) {
+  std::map<std::string, Ceiling> best;
   for (const auto& r : run.results) {
     if (r.bytes_per_launch <= 0) continue;
     for (const auto& m : r.measurements) {
@@ -404,17 +403,24 @@ Table ceilings_table(const Run& run) {
       // the one the benchmark declared.
       const bool l2 = r.peak_name == "theoretical HBM" && m.mode != "cold" && run.l2_cache_bytes > 0 &&
                       r.bytes_per_launch <= static_cast<double>(run.l2_cache_bytes);
-      auto& b = best[l2 ? r.name + " (L2-resident)" : r.name];
-      if (d.bytes_per_s > std::get<0>(b)) {
-        b = {d.bytes_per_s, config_label(r) + " " + m.mode, l2 ? 0 : r.peak_bytes_per_s, l2 ? "" : r.peak_name};
+      const std::string name = l2 ? r.name + " (L2-resident)" : r.name;
+      auto& b = best[name];
+      if (d.bytes_per_s > b.bytes_per_s) {
+        b = {name, config_label(r) + " " + m.mode, l2 ? "" : r.peak_name, d.bytes_per_s, l2 ? 0 : r.peak_bytes_per_s};
       }
     }
   }
-  for (const auto& [name, b] : best) {
-    const auto& [bps, where, peak, peak_name] = b;
-    t.rows.push_back({name, fmt::format("{:.1f} GB/s", bps / 1e9), where,
-                      peak > 0 ? fmt::format("{:.1f} GB/s ({})", peak / 1e9, peak_name) : "",
-                      peak > 0 ? fmt::format("{:.1f}%", 100 * bps / peak) : ""});
+  std::vector<Ceiling> out;
+  for (auto& [name, c] : best) out.push_back(std::move(c));
+  return out;
+}
+
+Table ceilings_table(const Run& run) {
+  Table t{{"ceiling", "best measured", "where", "theoretical", "of theoretical"}, {}};
+  for (const auto& c : ceilings(run)) {
+    t.rows.push_back({c.name, fmt::format("{:.1f} GB/s", c.bytes_per_s / 1e9), c.where,
+                      c.peak_bytes_per_s > 0 ? fmt::format("{:.1f} GB/s ({})", c.peak_bytes_per_s / 1e9, c.peak_name) : "",
+                      c.peak_bytes_per_s > 0 ? fmt::format("{:.1f}%", 100 * c.bytes_per_s / c.peak_bytes_per_s) : ""});
   }
   // mem.copy (16-byte accesses) against cudaMemcpy at the largest size both ran, cold mode: the "≥ 1.00×" test.
   const Result* copy = nullptr;

@@ -66,6 +66,13 @@ struct Derived {
 // Per benchmark: its best throughput (over sizes, widths and modes) next to its ceiling; for the memory probe also
 // mem.copy against cudaMemcpy at the largest size both ran. Empty when nothing declares bytes.
 [[nodiscard]] Table ceilings_table(const Run& run);
+
+struct Ceiling {
+  std::string name, where, peak_name;
+  double bytes_per_s = 0, peak_bytes_per_s = 0;
+};
+// The rows of ceilings_table as data: best throughput per benchmark (L2-resident runs apart), with its ceiling.
+[[nodiscard]] std::vector<Ceiling> ceilings(const Run& run);
 [[nodiscard]] std::string render_csv(const Run& run);
 [[nodiscard]] std::string config_label(const Result& r);  // "copy.kernel[bytes=1Gi,grid_fraction=1]"
 

@@ -28,6 +28,10 @@ report::Section bench_section_of(const bench::Run& run, const std::string& origi
                                    {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at,
                                                 run.fingerprint)},
                                    bench::to_json(run, false));
+  std::vector<report::Bar> bars;
+  for (const auto& c : bench::ceilings(run))
+    if (c.peak_bytes_per_s > 0) bars.push_back({c.name, c.bytes_per_s, c.peak_bytes_per_s});
+  if (!bars.empty()) sec.figures_svg.push_back(report::bars_svg("Measured ceilings against the theoretical ones", bars));
   for (const auto& r : run.results)
     for (const auto& m : r.measurements)
       if (sec.figures_svg.size() < 24 && m.samples_ns.size() >= 20) {

@@ -174,6 +174,29 @@ std::string cdf_svg(const std::string& title, std::vector<double> samples_ns) {
   return svg;
 }
 
+std::string bars_svg(const std::string& title, const std::vector<Bar>& bars) {
+  if (bars.empty()) return "";
+  constexpr double kLabel = 170, kBarW = 320, kRow = 34, kTop = 24;
+  const double w = kLabel + kBarW + 190, h = kTop + kRow * static_cast<double>(bars.size()) + 8;
+  double top = 0;
+  for (const auto& b : bars) top = std::max({top, b.measured, b.theoretical});
+  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" )"
+                                R"(font-family="system-ui,sans-serif"><text x="4" y="14" font-size="11" font-weight="600">{2}</text>)",
+                                w, h, html_escape(title));
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const auto& b = bars[i];
+    const double y = kTop + kRow * static_cast<double>(i);
+    const double wt = top > 0 ? kBarW * b.theoretical / top : 0, wm = top > 0 ? kBarW * b.measured / top : 0;
+    svg += fmt::format(R"(<text x="{}" y="{:.1f}" font-size="11" text-anchor="end">{}</text>)", kLabel - 6, y + 15,
+                       html_escape(abbreviate(b.label, 28)));
+    svg += fmt::format(R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="10" fill="#d0d7de"/>)", kLabel, y + 2, wt);
+    svg += fmt::format(R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="12" fill="#76b900"/>)", kLabel, y + 14, wm);
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10">{:.0f} GB/s{}</text>)", kLabel + std::max(wm, wt) + 6, y + 24,
+                       b.measured / 1e9, b.theoretical > 0 ? fmt::format(" = {:.1f}% of {:.0f}", 100 * b.measured / b.theoretical, b.theoretical / 1e9) : "");
+  }
+  return svg + "</svg>";
+}
+
 Section bench_section(const std::string& title_suffix, const std::vector<std::string>& header,
                       const std::vector<std::vector<std::string>>& rows, const std::vector<std::string>& notes, json data) {
   Section sec;

@@ -29,6 +29,13 @@ struct Section {
 // A latency CDF as inline SVG: x in µs from min to P99.9, with P50 and P99 marked. Samples need not be sorted.
 [[nodiscard]] std::string cdf_svg(const std::string& title, std::vector<double> samples_ns);
 
+// Measured against theoretical, one bar pair per ceiling, as inline SVG (GB/s; percent printed on each bar).
+struct Bar {
+  std::string label;
+  double measured = 0, theoretical = 0;
+};
+[[nodiscard]] std::string bars_svg(const std::string& title, const std::vector<Bar>& bars);
+
 struct Report {
   std::string title;
   std::string provenance;  // "live on host X at T" or "replayed from FILE, recorded on ... at ..."

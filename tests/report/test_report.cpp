@@ -75,3 +75,17 @@ TEST(Report, CdfChartIsInlineSvgWithPercentiles) {
 
 }  // namespace
 }  // namespace gsq::report
+
+namespace gsq::report {
+namespace {
+
+TEST(Report, CeilingBarsShowThePercentOfTheoretical) {
+  const std::string svg = bars_svg("ceilings", {{"pcie.h2d", 55.4e9, 63.0e9}, {"mem.read", 4644.5e9, 4814.3e9}});
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("55 GB/s = 87.9% of 63"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("4644 GB/s = 96.5% of 4814"), std::string::npos) << svg;
+  EXPECT_EQ(bars_svg("none", {}), "");
+}
+
+}  // namespace
+}  // namespace gsq::report
