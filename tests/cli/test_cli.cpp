@@ -136,3 +136,65 @@ TEST(Cli, ReportWithoutGpuSaysSoAndShowsTheBundledH200) {
 
 }  // namespace
 }  // namespace gsq
+
+namespace gsq {
+namespace {
+
+const std::string kBenchD2d = test::fixture("h200-bench-d2d.json").string();
+const std::string kTorchD2d = test::fixture("h200-torch-d2d.json").string();
+
+TEST(CliCompare, HarnessAndTorchTimingOfTheSameCopyAgree) {
+  // Both recorded in one device call: gpusqueeze's cold samples and the Python helper's torch.cuda.Event samples.
+  const auto r = run("compare " + kBenchD2d + " " + kTorchD2d + " --json");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["rows"].empty());
+  for (const auto& row : j["rows"]) {
+    EXPECT_EQ(row["verdict"], "SAME") << row.dump();
+    EXPECT_NEAR(row["ratio"].get<double>(), 1.0, 0.01);
+  }
+  EXPECT_FALSE(j["regression"].get<bool>());
+}
+
+TEST(CliCompare, ARecordedRunAgainstItsHalvedCopyIsARegression) {
+  // The recorded eighth-grid copy run against the same run with every sample halved: SLOWER, exit 1.
+  auto slow = read_json_file(test::fixture("h200-bench-copy-eighth.json"), "gpusqueeze.bench/1");
+  auto quick = slow;
+  for (auto& res : quick["results"])
+    for (auto& m : res["measurements"])
+      for (auto& x : m["samples_ns"]) x = x.get<double>() / 2;  // the same run, every sample halved
+  const auto r = run("compare " + temp_file("gsq-quick.json", quick.dump()) + " " + test::fixture("h200-bench-copy-eighth.json").string());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("SLOWER"), std::string::npos);
+}
+
+TEST(CliCompare, BadFilesExit2) {
+  EXPECT_EQ(run("compare " + kBenchD2d + " " + kFixture).rc, 2);  // a snapshot is not a bench run
+  const std::string text = read_text_file(kBenchD2d);
+  EXPECT_EQ(run("compare " + kBenchD2d + " " + temp_file("gsq-half.json", text.substr(0, text.size() / 2))).rc, 2);
+}
+
+TEST(CliAnalyze, VerdictAndDiffFromRecordedTraces) {
+  const auto a = run("analyze --json " + test::fixture("torch-host-slow.json.gz").string());
+  EXPECT_EQ(a.rc, 0) << a.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["verdict"]["class"], "sync-bound");
+  const auto d = run("diff " + test::fixture("torch-host-slow.json.gz").string() + " " + test::fixture("torch-host-fixed.json.gz").string());
+  EXPECT_EQ(d.rc, 0) << d.err;
+  EXPECT_NE(d.out.find("findings gone: pageable-copy, sync-copy"), std::string::npos) << d.out;
+}
+
+TEST(CliAnalyze, BadTracesExit2) {
+  EXPECT_EQ(run("analyze " + temp_file("gsq-empty.json", "")).rc, 2);
+  EXPECT_EQ(run("analyze " + kFixture).rc, 2);  // a snapshot, not a trace
+  const auto r = run("analyze " + temp_file("gsq-cut.json", read_text_file(kBenchD2d).substr(0, 100)));
+  EXPECT_EQ(r.rc, 2);
+}
+
+TEST(CliProbe, MultiGpuProbesSayTheyNeedTwoGpus) {
+  const auto r = run("probe p2p");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_NE(r.err.find("needs two or more GPUs"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace gsq
