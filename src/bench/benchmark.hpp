@@ -135,4 +135,7 @@ using Suite = std::vector<Benchmark>;
 [[nodiscard]] Suite mem_suite();
 [[nodiscard]] Suite pcie_suite();
 
+// cudaMemcpyAsync device to device over axis `bytes`, read + write counted: the reference in `core` and `probe mem`.
+void memcpy_d2d(State& st);
+
 }  // namespace gsq::bench

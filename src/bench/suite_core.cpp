@@ -50,7 +50,9 @@ void launch_latency(State& st) {
   st.exec([exec](cudaStream_t s) { GSQ_CUDA_CHECK(cudaGraphLaunch(exec->exec, s)); });
 }
 
-void d2d_memcpy(State& st) {
+}  // namespace
+
+void memcpy_d2d(State& st) {
   const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
   DeviceBuffer src = DeviceBuffer::create(bytes), dst = DeviceBuffer::create(bytes);
   launch_fill_kernel(src.as<float>(), bytes / sizeof(float), 7, st.stream());
@@ -58,6 +60,8 @@ void d2d_memcpy(State& st) {
   st.compare_to_dram_peak();
   st.exec([&](cudaStream_t s) { GSQ_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, s)); });
 }
+
+namespace {
 
 void copy_kernel_bench(State& st) {
   const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
@@ -107,7 +111,7 @@ Suite core_suite() {
       {"launch.empty", "empty kernel <<<1,1>>>: GPU time (cold), back-to-back GPU cost (batch), CPU-paced launch rate (host); graph=yes: 100 per graph",
        {{"graph", {"no", "yes"}}}, launch_latency},
       {"copy.memcpy_d2d", "cudaMemcpyAsync device to device; bytes counted as read + write",
-       {{"bytes", {"1Mi", "64Mi", "1Gi"}}}, d2d_memcpy},
+       {{"bytes", {"1Mi", "64Mi", "1Gi"}}}, memcpy_d2d},
       {"copy.kernel", "float4 grid-stride copy kernel; grid_fraction < 1 starves it of blocks on purpose",
        {{"bytes", {"1Mi", "64Mi", "1Gi"}}, {"grid_fraction", {"1"}}}, copy_kernel_bench},
       {"gemm.cublas", "cublasGemmEx square GEMM, fp32 accumulation", {{"mnk", {"1024", "4096", "8192"}}, {"dtype", {"bf16"}}},

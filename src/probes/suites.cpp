@@ -41,15 +41,6 @@ void mem_op(State& st, MemOp op) {
   });
 }
 
-void memcpy_reference(State& st) {
-  const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
-  DeviceBuffer src = DeviceBuffer::create(bytes), dst = DeviceBuffer::create(bytes);
-  launch_fill_kernel(src.as<float>(), bytes / sizeof(float), 7, st.stream());
-  st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
-  st.compare_to_dram_peak();
-  st.exec([&](cudaStream_t s) { GSQ_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, s)); });
-}
-
 // Host memory of either kind; pageable is plain heap memory, touched so its pages exist.
 struct HostMemory {
   PinnedBuffer pinned;
@@ -118,7 +109,7 @@ Suite mem_suite() {
       {"mem.triad", "a[i] = b[i] + s*c[i] (2 reads + 1 write)", {{"bytes", kMemSizes}, {"width", widths}},
        [](State& st) { mem_op(st, MemOp::triad); }},
       {"mem.memcpy_d2d", "cudaMemcpyAsync device to device, the reference (read + write counted)", {{"bytes", kMemSizes}},
-       memcpy_reference},
+       memcpy_d2d},
   };
 }
 
