@@ -23,8 +23,10 @@ std::vector<Interval> merge(std::vector<Interval> v) {
   std::vector<Interval> out;
   for (const auto& i : v) {
     if (i.hi <= i.lo) continue;
-    if (!out.empty() && i.lo <= out.back().hi) out.back().hi = std::max(out.back().hi, i.hi);
-    else out.push_back(i);
+    if (!out.empty() && i.lo <= out.back().hi)
+      out.back().hi = std::max(out.back().hi, i.hi);
+    else
+      out.push_back(i);
   }
   return out;
 }
@@ -44,13 +46,14 @@ int64_t covered(const std::vector<Interval>& merged, int64_t lo, int64_t hi) {
 }
 
 bool is_launch_call(std::string_view n) {
-  return n.starts_with("cudaLaunchKernel") || n.starts_with("cuLaunchKernel") || n == "cudaGraphLaunch" || n == "cuGraphLaunch";
+  return n.starts_with("cudaLaunchKernel") || n.starts_with("cuLaunchKernel") || n == "cudaGraphLaunch" ||
+         n == "cuGraphLaunch";
 }
 
 bool is_sync_call(std::string_view n) {
-  return n == "cudaStreamSynchronize" || n == "cudaDeviceSynchronize" || n == "cudaEventSynchronize" || n == "cudaMemcpy" ||
-         n == "cuStreamSynchronize" || n == "cuCtxSynchronize" || n == "cuEventSynchronize" || n == "cudaMemcpy2D" ||
-         n == "cudaMemset";
+  return n == "cudaStreamSynchronize" || n == "cudaDeviceSynchronize" || n == "cudaEventSynchronize" ||
+         n == "cudaMemcpy" || n == "cuStreamSynchronize" || n == "cuCtxSynchronize" || n == "cuEventSynchronize" ||
+         n == "cudaMemcpy2D" || n == "cudaMemset";
 }
 
 bool is_gemm_kernel(std::string_view n) {
@@ -69,17 +72,28 @@ std::string size_bucket(uint64_t bytes) {
 
 std::string copy_kind_name(CopyKind k) {
   switch (k) {
-    case CopyKind::htod: return "HtoD";
-    case CopyKind::dtoh: return "DtoH";
-    case CopyKind::dtod: return "DtoD";
-    case CopyKind::ptop: return "PtoP";
-    default: return "other";
+    case CopyKind::htod:
+      return "HtoD";
+    case CopyKind::dtoh:
+      return "DtoH";
+    case CopyKind::dtod:
+      return "DtoD";
+    case CopyKind::ptop:
+      return "PtoP";
+    default:
+      return "other";
   }
 }
 
-std::string us(int64_t ns) { return fmt::format("{:.1f} µs", static_cast<double>(ns) / 1e3); }
-std::string ms(int64_t ns) { return fmt::format("{:.2f} ms", static_cast<double>(ns) / 1e6); }
-std::string pct(double r) { return fmt::format("{:.1f}%", 100 * r); }
+std::string us(int64_t ns) {
+  return fmt::format("{:.1f} µs", static_cast<double>(ns) / 1e3);
+}
+std::string ms(int64_t ns) {
+  return fmt::format("{:.2f} ms", static_cast<double>(ns) / 1e6);
+}
+std::string pct(double r) {
+  return fmt::format("{:.1f}%", 100 * r);
+}
 
 // For every runtime call: the outermost CPU op (aten::item, aten::to, ...) enclosing it on its thread.
 std::vector<int32_t> outermost_ops(const Trace& t) {
@@ -87,22 +101,25 @@ std::vector<int32_t> outermost_ops(const Trace& t) {
   std::unordered_map<int64_t, std::vector<size_t>> by_thread;
   for (size_t i = 0; i < t.events.size(); ++i) {
     const auto k = t.events[i].kind;
-    if (k == Kind::cpu_op || k == Kind::runtime) by_thread[(int64_t{t.events[i].pid} << 32) | uint32_t(t.events[i].tid)].push_back(i);
+    if (k == Kind::cpu_op || k == Kind::runtime)
+      by_thread[(int64_t{t.events[i].pid} << 32) | uint32_t(t.events[i].tid)].push_back(i);
   }
   for (auto& [key, idx] : by_thread) {
     std::vector<size_t> stack;  // open CPU ops, outermost first
     for (size_t i : idx) {
       const Event& e = t.events[i];
       while (!stack.empty() && t.events[stack.back()].end_ns() <= e.start_ns) stack.pop_back();
-      if (e.kind == Kind::cpu_op) stack.push_back(i);
-      else if (!stack.empty()) out[i] = static_cast<int32_t>(stack.front());
+      if (e.kind == Kind::cpu_op)
+        stack.push_back(i);
+      else if (!stack.empty())
+        out[i] = static_cast<int32_t>(stack.front());
     }
   }
   return out;
 }
 
-Finding finding(const char* id, double share, std::string title, std::vector<Evidence> ev, int64_t saving_ns, std::string fix,
-                std::string source, int64_t wall_ns) {
+Finding finding(const char* id, double share, std::string title, std::vector<Evidence> ev, int64_t saving_ns,
+                std::string fix, std::string source, int64_t wall_ns) {
   Finding f;
   f.id = id;
   f.severity = share >= 0.10 ? Severity::warn : Severity::info;
@@ -162,8 +179,9 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   b.gpu_busy_ns = total(gpu_busy);
   b.kernel_busy_ns = total(kernel_busy);
   for (const auto& c : copy_busy) b.copy_only_ns += (c.hi - c.lo) - covered(kernel_busy, c.lo, c.hi);
-  if (!launch_call_ns.empty()) a.median_launch_call_ns = static_cast<int64_t>(
-      stats::percentile(std::vector<double>(launch_call_ns.begin(), launch_call_ns.end()), 0.5));
+  if (!launch_call_ns.empty())
+    a.median_launch_call_ns =
+        static_cast<int64_t>(stats::percentile(std::vector<double>(launch_call_ns.begin(), launch_call_ns.end()), 0.5));
 
   const auto outer = outermost_ops(t);
   auto sync_like = [&](size_t ri) { return is_sync_call(t.name(ev[ri])); };
@@ -184,9 +202,11 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   b.gaps = gaps.size();
   for (const auto& gap : gaps) {
     const int64_t len = gap.hi - gap.lo;
-    const auto next = std::lower_bound(gpu_ops.begin(), gpu_ops.end(), gap.hi, [&](size_t i, int64_t x) { return ev[i].start_ns < x; });
+    const auto next = std::lower_bound(gpu_ops.begin(), gpu_ops.end(), gap.hi,
+                                       [&](size_t i, int64_t x) { return ev[i].start_ns < x; });
     const std::vector<size_t>* calls = nullptr;
-    int64_t dispatch_ns = 0;  // time in the gap spent in the CPU op that launched the next GPU work (framework dispatch)
+    int64_t dispatch_ns =
+        0;  // time in the gap spent in the CPU op that launched the next GPU work (framework dispatch)
     if (next != gpu_ops.end()) {
       const auto r = runtime_by_corr.find(ev[*next].correlation);
       if (r != runtime_by_corr.end()) {
@@ -209,16 +229,20 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     for (; it != calls->end() && ev[*it].start_ns < gap.hi; ++it) {
       const Event& r = ev[*it];
       if (r.end_ns() <= gap.lo) continue;
-      if (sync_like(*it) && r.start_ns < gap.lo + th.sync_drain_window_ns && r.end_ns() <= gap.lo + th.sync_drain_window_ns) {
+      if (sync_like(*it) && r.start_ns < gap.lo + th.sync_drain_window_ns &&
+          r.end_ns() <= gap.lo + th.sync_drain_window_ns) {
         drained_by_sync = true;
       }
       if (!sync_like(*it)) in_runtime += std::min(gap.hi, r.end_ns()) - std::max(gap.lo, r.start_ns);
     }
     // Launch overhead: the thread spent most of the gap launching (in CUDA calls, or dispatching the op that launches).
     in_runtime = std::max(in_runtime, dispatch_ns);
-    if (drained_by_sync) b.idle_sync_ns += len;
-    else if (static_cast<double>(in_runtime) >= th.launch_gap_runtime_share * static_cast<double>(len)) b.idle_launch_ns += len;
-    else b.idle_host_ns += len;
+    if (drained_by_sync)
+      b.idle_sync_ns += len;
+    else if (static_cast<double>(in_runtime) >= th.launch_gap_runtime_share * static_cast<double>(len))
+      b.idle_launch_ns += len;
+    else
+      b.idle_host_ns += len;
   }
 
   // Top kernels, by normalised name.
@@ -241,7 +265,8 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
       short_kernel_ns += e.dur_ns;
     }
     if (is_gemm_kernel(n)) gemm_ns += e.dur_ns;
-    if (op == "aten::contiguous" || op == "aten::clone" || op == "aten::copy_" || op == "aten::permute") layout_ns += e.dur_ns;
+    if (op == "aten::contiguous" || op == "aten::clone" || op == "aten::copy_" || op == "aten::permute")
+      layout_ns += e.dur_ns;
   }
   for (auto& [name, d] : groups) {
     KernelGroup g;
@@ -253,7 +278,8 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     g.share = kernel_sum ? static_cast<double>(g.total_ns) / static_cast<double>(kernel_sum) : 0;
     a.top_kernels.push_back(std::move(g));
   }
-  std::sort(a.top_kernels.begin(), a.top_kernels.end(), [](const auto& x, const auto& y) { return x.total_ns > y.total_ns; });
+  std::sort(a.top_kernels.begin(), a.top_kernels.end(),
+            [](const auto& x, const auto& y) { return x.total_ns > y.total_ns; });
 
   // Copies.
   auto& c = a.copies;
@@ -277,15 +303,19 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     // Synchronous for the host: a cudaMemcpy, or a pageable copy — except pageable HtoD of ≤ 64 KiB, which the driver
     // stages and returns from at once (nsys's rule leaves those out too).
     bool sync_call = false;
-    if (const auto r = runtime_by_corr.find(e.correlation); r != runtime_by_corr.end()) sync_call = is_sync_call(t.name(ev[r->second]));
+    if (const auto r = runtime_by_corr.find(e.correlation); r != runtime_by_corr.end())
+      sync_call = is_sync_call(t.name(ev[r->second]));
     if (sync_call || (pageable && !(e.copy == CopyKind::htod && e.bytes <= 65536))) ++c.synchronous;
-    const double hidden = e.dur_ns ? static_cast<double>(covered(kernel_busy, e.start_ns, e.end_ns())) / static_cast<double>(e.dur_ns) : 1;
+    const double hidden =
+        e.dur_ns ? static_cast<double>(covered(kernel_busy, e.start_ns, e.end_ns())) / static_cast<double>(e.dur_ns)
+                 : 1;
     if (e.dur_ns > th.unoverlapped_copy_min_ns && hidden < th.unoverlapped_copy_max_hidden) {
       ++c.unoverlapped;
       c.unoverlapped_ns += e.dur_ns;
     }
   }
-  for (const auto& [k, v] : by_kind) c.gbps_by_kind[k] = v.second ? static_cast<double>(v.first) / static_cast<double>(v.second) : 0;
+  for (const auto& [k, v] : by_kind)
+    c.gbps_by_kind[k] = v.second ? static_cast<double>(v.first) / static_cast<double>(v.second) : 0;
 
   // Synchronisation points and their causes.
   std::map<std::pair<std::string, std::string>, SyncPoint> syncs;
@@ -309,20 +339,23 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   const double launch_share = (static_cast<double>(b.idle_launch_ns) + static_cast<double>(short_kernel_ns)) / wall;
   // Compute kernels' busy time; NCCL time counts as communication where no compute hides it.
   const double gpu_share = std::max(0.0, static_cast<double>(total(compute_busy) - short_kernel_ns)) / wall;
-  const std::array<std::pair<const char*, double>, 6> shares{{{"gpu-bound", gpu_share},
-                                                              {"host-bound", static_cast<double>(b.idle_host_ns) / wall},
-                                                              {"sync-bound", static_cast<double>(b.idle_sync_ns) / wall},
-                                                              {"launch-bound", launch_share},
-                                                              {"transfer-bound", static_cast<double>(b.copy_only_ns) / wall},
-                                                              {"communication-bound", static_cast<double>(a.comm_exposed_ns) / wall}}};
-  const auto top = *std::max_element(shares.begin(), shares.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+  const std::array<std::pair<const char*, double>, 6> shares{
+      {{"gpu-bound", gpu_share},
+       {"host-bound", static_cast<double>(b.idle_host_ns) / wall},
+       {"sync-bound", static_cast<double>(b.idle_sync_ns) / wall},
+       {"launch-bound", launch_share},
+       {"transfer-bound", static_cast<double>(b.copy_only_ns) / wall},
+       {"communication-bound", static_cast<double>(a.comm_exposed_ns) / wall}}};
+  const auto top =
+      *std::max_element(shares.begin(), shares.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
   a.verdict.cls = top.first;
   a.verdict.share = top.second;
   a.verdict.subclass = a.verdict.cls == "gpu-bound" ? "unknown" : "";
   if (a.verdict.cls == "gpu-bound") {
-    a.verdict.summary = fmt::format("GPU-bound: kernels keep the GPU busy {} of the time; GEMM-type kernels are {} of kernel "
-                                    "time. Compute vs memory needs hardware counters, which this trace does not have.",
-                                    pct(a.verdict.share), pct(kernel_sum ? static_cast<double>(gemm_ns) / static_cast<double>(kernel_sum) : 0));
+    a.verdict.summary = fmt::format(
+        "GPU-bound: kernels keep the GPU busy {} of the time; GEMM-type kernels are {} of kernel "
+        "time. Compute vs memory needs hardware counters, which this trace does not have.",
+        pct(a.verdict.share), pct(kernel_sum ? static_cast<double>(gemm_ns) / static_cast<double>(kernel_sum) : 0));
   } else {
     a.verdict.summary = fmt::format("{}: {} of the wall time ({} of {}).", a.verdict.cls, pct(a.verdict.share),
                                     ms(static_cast<int64_t>(a.verdict.share * wall)), ms(b.wall_ns));
@@ -332,45 +365,57 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   auto& fs = a.findings;
   const double w = wall;
   if (b.idle_host_ns > 0) {
-    fs.push_back(finding("host-idle", static_cast<double>(b.idle_host_ns) / w,
-                         fmt::format("GPU idle {} of the time while the CPU does non-CUDA work", pct(static_cast<double>(b.idle_host_ns) / w)),
-                         {{"idle_host_ns", std::to_string(b.idle_host_ns)}, {"wall_ns", std::to_string(b.wall_ns)},
-                          {"gaps", std::to_string(b.gaps)}},
-                         b.idle_host_ns,
-                         "Overlap input work with the GPU: DataLoader(num_workers>0, pin_memory=True, prefetch), move "
-                         "preprocessing to the GPU or a background thread, and keep the host ahead by not synchronising per step.",
-                         "GPU idle with the launching thread outside CUDA calls", b.wall_ns));
+    fs.push_back(finding(
+        "host-idle", static_cast<double>(b.idle_host_ns) / w,
+        fmt::format("GPU idle {} of the time while the CPU does non-CUDA work",
+                    pct(static_cast<double>(b.idle_host_ns) / w)),
+        {{"idle_host_ns", std::to_string(b.idle_host_ns)},
+         {"wall_ns", std::to_string(b.wall_ns)},
+         {"gaps", std::to_string(b.gaps)}},
+        b.idle_host_ns,
+        "Overlap input work with the GPU: DataLoader(num_workers>0, pin_memory=True, prefetch), move "
+        "preprocessing to the GPU or a background thread, and keep the host ahead by not synchronising per step.",
+        "GPU idle with the launching thread outside CUDA calls", b.wall_ns));
   }
   if (!a.syncs.empty()) {
     const auto& s = a.syncs.front();
     size_t count = 0;
     for (const auto& x : a.syncs) count += x.count;
-    fs.push_back(finding("sync-point", static_cast<double>(b.idle_sync_ns) / w,
-                         fmt::format("{} host syncs; the largest group: {} × {} from {}", count, s.count, s.call, s.cause),
-                         {{"count", std::to_string(count)}, {"top_call", s.call}, {"top_cause", s.cause},
-                          {"top_count", std::to_string(s.count)}, {"top_wait_ns", std::to_string(s.wait_ns)},
-                          {"gpu_idle_after_syncs_ns", std::to_string(b.idle_sync_ns)}},
-                         b.idle_sync_ns,
-                         "Remove per-step syncs: keep losses/metrics on the GPU and read them every N steps (`.item()`, "
-                         "`.cpu()`, `print(tensor)`, `if tensor:` all sync); torch.cuda.set_sync_debug_mode('warn') finds them.",
-                         "GPU idle gaps that begin ≤ 50 µs before a synchronising call returns", b.wall_ns));
+    fs.push_back(
+        finding("sync-point", static_cast<double>(b.idle_sync_ns) / w,
+                fmt::format("{} host syncs; the largest group: {} × {} from {}", count, s.count, s.call, s.cause),
+                {{"count", std::to_string(count)},
+                 {"top_call", s.call},
+                 {"top_cause", s.cause},
+                 {"top_count", std::to_string(s.count)},
+                 {"top_wait_ns", std::to_string(s.wait_ns)},
+                 {"gpu_idle_after_syncs_ns", std::to_string(b.idle_sync_ns)}},
+                b.idle_sync_ns,
+                "Remove per-step syncs: keep losses/metrics on the GPU and read them every N steps (`.item()`, "
+                "`.cpu()`, `print(tensor)`, `if tensor:` all sync); torch.cuda.set_sync_debug_mode('warn') finds them.",
+                "GPU idle gaps that begin ≤ 50 µs before a synchronising call returns", b.wall_ns));
   }
   if (c.pageable > 0) {
-    fs.push_back(finding("pageable-copy", static_cast<double>(c.pageable_ns) / w,
-                         fmt::format("{} copies from/to pageable host memory ({:.1f} MB)", c.pageable, static_cast<double>(c.pageable_bytes) / 1e6),
-                         {{"count", std::to_string(c.pageable)}, {"bytes", std::to_string(c.pageable_bytes)},
-                          {"time_ns", std::to_string(c.pageable_ns)}},
-                         c.pageable_ns,
-                         "Allocate host tensors pinned (tensor.pin_memory(), DataLoader(pin_memory=True)) and copy with "
-                         "non_blocking=True: pageable copies are staged through a driver buffer and block the host.",
-                         "CUDA programming guide: pageable transfers are staged and synchronous for the host", b.wall_ns));
+    fs.push_back(
+        finding("pageable-copy", static_cast<double>(c.pageable_ns) / w,
+                fmt::format("{} copies from/to pageable host memory ({:.1f} MB)", c.pageable,
+                            static_cast<double>(c.pageable_bytes) / 1e6),
+                {{"count", std::to_string(c.pageable)},
+                 {"bytes", std::to_string(c.pageable_bytes)},
+                 {"time_ns", std::to_string(c.pageable_ns)}},
+                c.pageable_ns,
+                "Allocate host tensors pinned (tensor.pin_memory(), DataLoader(pin_memory=True)) and copy with "
+                "non_blocking=True: pageable copies are staged through a driver buffer and block the host.",
+                "CUDA programming guide: pageable transfers are staged and synchronous for the host", b.wall_ns));
   }
   if (c.synchronous > 0) {
-    fs.push_back(finding("sync-copy", static_cast<double>(c.pageable_ns) / w,
-                         fmt::format("{} copies block the host (cudaMemcpy or pageable; pageable HtoD ≤ 64 KiB not counted)", c.synchronous),
-                         {{"count", std::to_string(c.synchronous)}}, 0,
-                         "Use pinned memory with non_blocking=True (cudaMemcpyAsync on a stream) so the host keeps launching.",
-                         "nsys expert rule cuda_memcpy_sync (same 64 KiB exclusion)", b.wall_ns));
+    fs.push_back(
+        finding("sync-copy", static_cast<double>(c.pageable_ns) / w,
+                fmt::format("{} copies block the host (cudaMemcpy or pageable; pageable HtoD ≤ 64 KiB not counted)",
+                            c.synchronous),
+                {{"count", std::to_string(c.synchronous)}}, 0,
+                "Use pinned memory with non_blocking=True (cudaMemcpyAsync on a stream) so the host keeps launching.",
+                "nsys expert rule cuda_memcpy_sync (same 64 KiB exclusion)", b.wall_ns));
   }
   if (c.unoverlapped > 0) {
     fs.push_back(finding("unoverlapped-copy", static_cast<double>(c.unoverlapped_ns) / w,
@@ -382,51 +427,59 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
                          "copies > 100 µs with < 50% overlap", b.wall_ns));
   }
   if (a.kernels > 0 && a.short_kernels * 2 >= a.kernels) {
-    fs.push_back(finding("launch-bound", launch_share,
-                         fmt::format("{} of {} kernels run shorter than their launch call ({} median)", a.short_kernels, a.kernels,
-                                     us(a.median_launch_call_ns)),
-                         {{"count", std::to_string(a.short_kernels)}, {"kernels", std::to_string(a.kernels)},
-                          {"median_launch_call_ns", std::to_string(a.median_launch_call_ns)},
-                          {"launch_gap_ns", std::to_string(b.idle_launch_ns)}},
-                         b.idle_launch_ns,
-                         "Capture the loop in a CUDA graph (torch.cuda.graphs / torch.compile(mode=\"reduce-overhead\")) "
-                         "or fuse the small ops (torch.compile, a fused kernel) so each launch does more work.",
-                         "kernels shorter than the median cudaLaunchKernel call", b.wall_ns));
+    fs.push_back(
+        finding("launch-bound", launch_share,
+                fmt::format("{} of {} kernels run shorter than their launch call ({} median)", a.short_kernels,
+                            a.kernels, us(a.median_launch_call_ns)),
+                {{"count", std::to_string(a.short_kernels)},
+                 {"kernels", std::to_string(a.kernels)},
+                 {"median_launch_call_ns", std::to_string(a.median_launch_call_ns)},
+                 {"launch_gap_ns", std::to_string(b.idle_launch_ns)}},
+                b.idle_launch_ns,
+                "Capture the loop in a CUDA graph (torch.cuda.graphs / torch.compile(mode=\"reduce-overhead\")) "
+                "or fuse the small ops (torch.compile, a fused kernel) so each launch does more work.",
+                "kernels shorter than the median cudaLaunchKernel call", b.wall_ns));
   }
   if (!a.top_kernels.empty()) {
     std::vector<Evidence> ev_top;
     for (size_t i = 0; i < std::min<size_t>(3, a.top_kernels.size()); ++i) {
       const auto& g = a.top_kernels[i];
-      ev_top.push_back({fmt::format("kernel_{}", i + 1), fmt::format("{} — {} calls, {} total, {} of kernel time",
-                                                                  abbreviate(g.name, 80), g.count, us(g.total_ns), pct(g.share))});
+      ev_top.push_back({fmt::format("kernel_{}", i + 1),
+                        fmt::format("{} — {} calls, {} total, {} of kernel time", abbreviate(g.name, 80), g.count,
+                                    us(g.total_ns), pct(g.share))});
     }
-    Finding f = finding("top-kernels", 0, fmt::format("Top kernel: {} ({} of kernel time)", abbreviate(a.top_kernels[0].name, 60),
-                                                     pct(a.top_kernels[0].share)),
-                        std::move(ev_top), 0, "Optimise from the top of this list; `gpusqueeze occupancy` shows their resources.",
-                        "", b.wall_ns);
+    Finding f =
+        finding("top-kernels", 0,
+                fmt::format("Top kernel: {} ({} of kernel time)", abbreviate(a.top_kernels[0].name, 60),
+                            pct(a.top_kernels[0].share)),
+                std::move(ev_top), 0,
+                "Optimise from the top of this list; `gpusqueeze occupancy` shows their resources.", "", b.wall_ns);
     f.severity = Severity::info;
     fs.push_back(std::move(f));
   }
   if (static_cast<double>(a.comm_ns) >= th.comm_min_share * w &&
       static_cast<double>(a.comm_ns - a.comm_exposed_ns) < th.comm_min_overlap * static_cast<double>(a.comm_ns)) {
     const double overlap = 1 - static_cast<double>(a.comm_exposed_ns) / static_cast<double>(a.comm_ns);
-    fs.push_back(finding("comm-overlap", static_cast<double>(a.comm_exposed_ns) / w,
-                         fmt::format("Only {} of NCCL time overlaps compute ({} exposed)", pct(overlap), ms(a.comm_exposed_ns)),
-                         {{"count", std::to_string(a.comm_kernels)}, {"comm_ns", std::to_string(a.comm_ns)},
-                          {"exposed_ns", std::to_string(a.comm_exposed_ns)}},
-                         a.comm_exposed_ns,
-                         "Issue collectives asynchronously (async_op=True, wait just before the result is used); in DDP let "
-                         "gradient buckets all-reduce during backward (bucket_cap_mb), in FSDP enable forward/backward prefetch.",
-                         "NCCL time above 5% of wall with less than half hidden behind compute", b.wall_ns));
+    fs.push_back(finding(
+        "comm-overlap", static_cast<double>(a.comm_exposed_ns) / w,
+        fmt::format("Only {} of NCCL time overlaps compute ({} exposed)", pct(overlap), ms(a.comm_exposed_ns)),
+        {{"count", std::to_string(a.comm_kernels)},
+         {"comm_ns", std::to_string(a.comm_ns)},
+         {"exposed_ns", std::to_string(a.comm_exposed_ns)}},
+        a.comm_exposed_ns,
+        "Issue collectives asynchronously (async_op=True, wait just before the result is used); in DDP let "
+        "gradient buckets all-reduce during backward (bucket_cap_mb), in FSDP enable forward/backward prefetch.",
+        "NCCL time above 5% of wall with less than half hidden behind compute", b.wall_ns));
   }
   if (kernel_sum > 0 && static_cast<double>(layout_ns) / static_cast<double>(kernel_sum) > th.layout_copy_share) {
-    fs.push_back(finding("layout-copies", static_cast<double>(layout_ns) / w,
-                         fmt::format("Layout work (copy_/contiguous/clone) is {} of GPU kernel time",
-                                     pct(static_cast<double>(layout_ns) / static_cast<double>(kernel_sum))),
-                         {{"time_ns", std::to_string(layout_ns)}}, layout_ns,
-                         "Convert the model and inputs once at load time (model.to(memory_format=torch.channels_last)) instead "
-                         "of per step; avoid .contiguous() after transposes inside the loop.",
-                         "above 15% of GPU time", b.wall_ns));
+    fs.push_back(
+        finding("layout-copies", static_cast<double>(layout_ns) / w,
+                fmt::format("Layout work (copy_/contiguous/clone) is {} of GPU kernel time",
+                            pct(static_cast<double>(layout_ns) / static_cast<double>(kernel_sum))),
+                {{"time_ns", std::to_string(layout_ns)}}, layout_ns,
+                "Convert the model and inputs once at load time (model.to(memory_format=torch.channels_last)) instead "
+                "of per step; avoid .contiguous() after transposes inside the loop.",
+                "above 15% of GPU time", b.wall_ns));
   }
   return a;
 }
@@ -436,11 +489,17 @@ nlohmann::json to_json(const Analysis& a) {
   const auto& b = a.breakdown;
   json top = json::array();
   for (const auto& g : a.top_kernels) {
-    top.push_back({{"name", g.name}, {"count", g.count}, {"total_ns", g.total_ns}, {"mean_ns", g.mean_ns}, {"p50_ns", g.p50_ns},
-                   {"p99_ns", g.p99_ns}, {"share", g.share}});
+    top.push_back({{"name", g.name},
+                   {"count", g.count},
+                   {"total_ns", g.total_ns},
+                   {"mean_ns", g.mean_ns},
+                   {"p50_ns", g.p50_ns},
+                   {"p99_ns", g.p99_ns},
+                   {"share", g.share}});
   }
   json syncs = json::array();
-  for (const auto& s : a.syncs) syncs.push_back({{"call", s.call}, {"cause", s.cause}, {"count", s.count}, {"wait_ns", s.wait_ns}});
+  for (const auto& s : a.syncs)
+    syncs.push_back({{"call", s.call}, {"cause", s.cause}, {"count", s.count}, {"wait_ns", s.wait_ns}});
   json findings = json::array();
   for (const auto& f : a.findings) {
     json jf = f;
@@ -449,36 +508,59 @@ nlohmann::json to_json(const Analysis& a) {
       // Numbers stay numbers for scripts; text stays text.
       char* end = nullptr;
       const long long v = std::strtoll(e.value.c_str(), &end, 10);
-      if (!e.value.empty() && end && *end == '\0') evd[e.name] = v;
-      else evd[e.name] = e.value;
+      if (!e.value.empty() && end && *end == '\0')
+        evd[e.name] = v;
+      else
+        evd[e.name] = e.value;
     }
     jf["evidence"] = evd;
     jf["saving_ns"] = evd.value("saving_ns", 0LL);
     findings.push_back(jf);
   }
   json steps = a.step_ns;
-  return json{{"schema", kAnalysisSchema},
-              {"origin", a.origin},
-              {"source", a.source},
-              {"rank", a.rank},
-              {"events", a.events},
-              {"verdict", {{"class", a.verdict.cls}, {"subclass", a.verdict.subclass}, {"share", a.verdict.share},
-                           {"summary", a.verdict.summary}}},
-              {"breakdown", {{"wall_ns", b.wall_ns}, {"gpu_busy_ns", b.gpu_busy_ns}, {"kernel_busy_ns", b.kernel_busy_ns},
-                             {"copy_only_ns", b.copy_only_ns}, {"idle_host_ns", b.idle_host_ns}, {"idle_sync_ns", b.idle_sync_ns},
-                             {"idle_launch_ns", b.idle_launch_ns}, {"gaps", b.gaps},
-                             {"gpu_utilization", b.wall_ns ? static_cast<double>(b.gpu_busy_ns) / static_cast<double>(b.wall_ns) : 0}}},
-              {"kernels", {{"count", a.kernels}, {"short_count", a.short_kernels}, {"median_launch_call_ns", a.median_launch_call_ns}}},
-              {"top_kernels", top},
-              {"copies", {{"count", a.copies.count}, {"pageable", a.copies.pageable}, {"synchronous", a.copies.synchronous},
-                          {"unoverlapped", a.copies.unoverlapped}, {"bytes", a.copies.bytes}, {"time_ns", a.copies.total_ns},
-                          {"size_histogram", a.copies.size_histogram}, {"bytes_per_ns_by_kind", a.copies.gbps_by_kind}}},
-              {"syncs", syncs},
-              {"gpu_ns_by_op", a.gpu_ns_by_op},
-              {"step_ns", steps},
-              {"communication", {{"nccl_kernels", a.comm_kernels}, {"time_ns", a.comm_ns}, {"exposed_ns", a.comm_exposed_ns},
-                                 {"overlap_ratio", a.comm_ns ? 1 - static_cast<double>(a.comm_exposed_ns) / static_cast<double>(a.comm_ns) : 0}}},
-              {"findings", findings}};
+  return json{
+      {"schema", kAnalysisSchema},
+      {"origin", a.origin},
+      {"source", a.source},
+      {"rank", a.rank},
+      {"events", a.events},
+      {"verdict",
+       {{"class", a.verdict.cls},
+        {"subclass", a.verdict.subclass},
+        {"share", a.verdict.share},
+        {"summary", a.verdict.summary}}},
+      {"breakdown",
+       {{"wall_ns", b.wall_ns},
+        {"gpu_busy_ns", b.gpu_busy_ns},
+        {"kernel_busy_ns", b.kernel_busy_ns},
+        {"copy_only_ns", b.copy_only_ns},
+        {"idle_host_ns", b.idle_host_ns},
+        {"idle_sync_ns", b.idle_sync_ns},
+        {"idle_launch_ns", b.idle_launch_ns},
+        {"gaps", b.gaps},
+        {"gpu_utilization", b.wall_ns ? static_cast<double>(b.gpu_busy_ns) / static_cast<double>(b.wall_ns) : 0}}},
+      {"kernels",
+       {{"count", a.kernels}, {"short_count", a.short_kernels}, {"median_launch_call_ns", a.median_launch_call_ns}}},
+      {"top_kernels", top},
+      {"copies",
+       {{"count", a.copies.count},
+        {"pageable", a.copies.pageable},
+        {"synchronous", a.copies.synchronous},
+        {"unoverlapped", a.copies.unoverlapped},
+        {"bytes", a.copies.bytes},
+        {"time_ns", a.copies.total_ns},
+        {"size_histogram", a.copies.size_histogram},
+        {"bytes_per_ns_by_kind", a.copies.gbps_by_kind}}},
+      {"syncs", syncs},
+      {"gpu_ns_by_op", a.gpu_ns_by_op},
+      {"step_ns", steps},
+      {"communication",
+       {{"nccl_kernels", a.comm_kernels},
+        {"time_ns", a.comm_ns},
+        {"exposed_ns", a.comm_exposed_ns},
+        {"overlap_ratio",
+         a.comm_ns ? 1 - static_cast<double>(a.comm_exposed_ns) / static_cast<double>(a.comm_ns) : 0}}},
+      {"findings", findings}};
 }
 
 Table breakdown_table(const Analysis& a) {
@@ -486,10 +568,13 @@ Table breakdown_table(const Analysis& a) {
   const double w = std::max<double>(1, static_cast<double>(b.wall_ns));
   Table tb{{"where the wall time went", "time", "share"}, {}};
   tb.rows.push_back({"GPU kernels running", ms(b.kernel_busy_ns), pct(static_cast<double>(b.kernel_busy_ns) / w)});
-  tb.rows.push_back({"copies only (no kernel running)", ms(b.copy_only_ns), pct(static_cast<double>(b.copy_only_ns) / w)});
-  tb.rows.push_back({"GPU idle: host busy elsewhere", ms(b.idle_host_ns), pct(static_cast<double>(b.idle_host_ns) / w)});
+  tb.rows.push_back(
+      {"copies only (no kernel running)", ms(b.copy_only_ns), pct(static_cast<double>(b.copy_only_ns) / w)});
+  tb.rows.push_back(
+      {"GPU idle: host busy elsewhere", ms(b.idle_host_ns), pct(static_cast<double>(b.idle_host_ns) / w)});
   tb.rows.push_back({"GPU idle: after a host sync", ms(b.idle_sync_ns), pct(static_cast<double>(b.idle_sync_ns) / w)});
-  tb.rows.push_back({"GPU idle: waiting on launches", ms(b.idle_launch_ns), pct(static_cast<double>(b.idle_launch_ns) / w)});
+  tb.rows.push_back(
+      {"GPU idle: waiting on launches", ms(b.idle_launch_ns), pct(static_cast<double>(b.idle_launch_ns) / w)});
   return tb;
 }
 
@@ -497,22 +582,23 @@ Table kernels_table(const Analysis& a, size_t rows) {
   Table tk{{"kernel (normalised)", "count", "total", "mean", "P50", "P99", "share"}, {}};
   for (size_t i = 0; i < a.top_kernels.size() && i < rows; ++i) {
     const auto& g = a.top_kernels[i];
-    tk.rows.push_back({abbreviate(g.name, 70), std::to_string(g.count), us(g.total_ns), us(static_cast<int64_t>(g.mean_ns)),
-                       us(static_cast<int64_t>(g.p50_ns)), us(static_cast<int64_t>(g.p99_ns)), pct(g.share)});
+    tk.rows.push_back({abbreviate(g.name, 70), std::to_string(g.count), us(g.total_ns),
+                       us(static_cast<int64_t>(g.mean_ns)), us(static_cast<int64_t>(g.p50_ns)),
+                       us(static_cast<int64_t>(g.p99_ns)), pct(g.share)});
   }
   return tk;
 }
 
 std::string render_markdown(const Analysis& a) {
   const auto& b = a.breakdown;
-  std::string md = fmt::format("verdict: **{}**{} — {}\n\n", a.verdict.cls, a.verdict.subclass.empty() ? "" : " (" + a.verdict.subclass + ")",
-                               a.verdict.summary);
-  md += fmt::format("{} events, wall {}, {} kernels, {} copies\n\n{}\n", a.events, ms(b.wall_ns), a.kernels, a.copies.count,
-                    breakdown_table(a).markdown());
+  std::string md = fmt::format("verdict: **{}**{} — {}\n\n", a.verdict.cls,
+                               a.verdict.subclass.empty() ? "" : " (" + a.verdict.subclass + ")", a.verdict.summary);
+  md += fmt::format("{} events, wall {}, {} kernels, {} copies\n\n{}\n", a.events, ms(b.wall_ns), a.kernels,
+                    a.copies.count, breakdown_table(a).markdown());
   if (!a.step_ns.empty()) {
     const auto s = stats::summarize(std::vector<double>(a.step_ns.begin(), a.step_ns.end()));
-    md += fmt::format("steps: {} (ProfilerStep#), P50 {}, max {}\n\n", a.step_ns.size(), ms(static_cast<int64_t>(s.p50)),
-                      ms(static_cast<int64_t>(s.max)));
+    md += fmt::format("steps: {} (ProfilerStep#), P50 {}, max {}\n\n", a.step_ns.size(),
+                      ms(static_cast<int64_t>(s.p50)), ms(static_cast<int64_t>(s.max)));
   }
   md += kernels_table(a).markdown() + "\n";
   if (!a.findings.empty()) {

@@ -18,13 +18,13 @@ inline constexpr const char* kAnalysisSchema = "gpusqueeze.analysis/1";
 
 // Thresholds, each with where it comes from.
 struct Thresholds {
-  int64_t sync_drain_window_ns = 50'000;     // a gap starting ≤ 50 µs before a sync call returns was drained by it
-  double launch_gap_runtime_share = 0.5;     // gap spent ≥ 50% launching (CUDA calls, or dispatching the launching op)
+  int64_t sync_drain_window_ns = 50'000;  // a gap starting ≤ 50 µs before a sync call returns was drained by it
+  double launch_gap_runtime_share = 0.5;  // gap spent ≥ 50% launching (CUDA calls, or dispatching the launching op)
   int64_t unoverlapped_copy_min_ns = 100'000;  // issue/nsys-style: copies over 100 µs ...
   double unoverlapped_copy_max_hidden = 0.5;   // ... less than half hidden behind compute
-  double layout_copy_share = 0.15;           // layout work above 15% of GPU time → layout advice
-  double comm_min_share = 0.05;              // NCCL time above 5% of wall ...
-  double comm_min_overlap = 0.5;             // ... less than half overlapped with compute → comm-overlap
+  double layout_copy_share = 0.15;             // layout work above 15% of GPU time → layout advice
+  double comm_min_share = 0.05;                // NCCL time above 5% of wall ...
+  double comm_min_overlap = 0.5;               // ... less than half overlapped with compute → comm-overlap
 };
 
 struct KernelGroup {
@@ -39,7 +39,7 @@ struct CopyStats {
   uint64_t bytes = 0, pageable_bytes = 0;
   int64_t total_ns = 0, pageable_ns = 0, unoverlapped_ns = 0;
   std::map<std::string, size_t> size_histogram;  // "≤4K", "4K–64K", ...
-  std::map<std::string, double> gbps_by_kind;     // achieved, bytes/time over all copies of a kind
+  std::map<std::string, double> gbps_by_kind;    // achieved, bytes/time over all copies of a kind
 };
 
 struct SyncPoint {
@@ -51,9 +51,9 @@ struct SyncPoint {
 
 struct Breakdown {
   int64_t wall_ns = 0;
-  int64_t gpu_busy_ns = 0;        // union of kernels, copies, memsets on all devices
-  int64_t kernel_busy_ns = 0;     // union of kernels
-  int64_t copy_only_ns = 0;       // copies/memsets with no kernel running anywhere
+  int64_t gpu_busy_ns = 0;     // union of kernels, copies, memsets on all devices
+  int64_t kernel_busy_ns = 0;  // union of kernels
+  int64_t copy_only_ns = 0;    // copies/memsets with no kernel running anywhere
   int64_t idle_host_ns = 0, idle_sync_ns = 0, idle_launch_ns = 0;
   size_t gaps = 0;
 };
@@ -73,7 +73,7 @@ struct Analysis {
   std::vector<KernelGroup> top_kernels;
   CopyStats copies;
   std::vector<SyncPoint> syncs;
-  size_t short_kernels = 0;          // kernels shorter than the median launch call
+  size_t short_kernels = 0;  // kernels shorter than the median launch call
   int64_t median_launch_call_ns = 0;
   std::map<std::string, int64_t> gpu_ns_by_op;  // top-level CPU op → GPU time it launched
   std::vector<int64_t> step_ns;                 // ProfilerStep#N durations

@@ -25,7 +25,9 @@ std::set<std::string> finding_ids(const Analysis& a, Severity at_least) {
   return s;
 }
 
-std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+std::string ms(double ns) {
+  return fmt::format("{:.3f} ms", ns / 1e6);
+}
 std::string change(double before, double after) {
   if (before == 0) return after == 0 ? "=" : "new";
   return fmt::format("{:+.1f}%", 100 * (after / before - 1));
@@ -46,19 +48,34 @@ nlohmann::json diff_json(const Analysis& before, const Analysis& after) {
   for (const auto& g : after.top_kernels) k[g.name].second = &g;
   json kernels = json::array();
   for (const auto& [name, p] : k) {
-    kernels.push_back({{"name", name}, {"count_before", p.first ? p.first->count : 0}, {"count_after", p.second ? p.second->count : 0},
-                       {"total_ns_before", p.first ? p.first->total_ns : 0}, {"total_ns_after", p.second ? p.second->total_ns : 0}});
+    kernels.push_back({{"name", name},
+                       {"count_before", p.first ? p.first->count : 0},
+                       {"count_after", p.second ? p.second->count : 0},
+                       {"total_ns_before", p.first ? p.first->total_ns : 0},
+                       {"total_ns_after", p.second ? p.second->total_ns : 0}});
   }
   auto side = [](const Analysis& a) {
-    return json{{"verdict", a.verdict.cls}, {"wall_ns", a.breakdown.wall_ns}, {"steps", a.step_ns.size()},
-                {"step_p50_ns", step_p50(a)}, {"kernels", a.kernels}, {"copies", a.copies.count},
-                {"pageable_copies", a.copies.pageable}, {"synchronous_copies", a.copies.synchronous},
-                {"syncs", [&] { size_t n = 0; for (const auto& s : a.syncs) n += s.count; return n; }()},
-                {"idle_host_ns", a.breakdown.idle_host_ns}, {"idle_sync_ns", a.breakdown.idle_sync_ns},
-                {"idle_launch_ns", a.breakdown.idle_launch_ns}, {"kernel_busy_ns", a.breakdown.kernel_busy_ns}};
+    return json{{"verdict", a.verdict.cls},
+                {"wall_ns", a.breakdown.wall_ns},
+                {"steps", a.step_ns.size()},
+                {"step_p50_ns", step_p50(a)},
+                {"kernels", a.kernels},
+                {"copies", a.copies.count},
+                {"pageable_copies", a.copies.pageable},
+                {"synchronous_copies", a.copies.synchronous},
+                {"syncs",
+                 [&] {
+                   size_t n = 0;
+                   for (const auto& s : a.syncs) n += s.count;
+                   return n;
+                 }()},
+                {"idle_host_ns", a.breakdown.idle_host_ns},
+                {"idle_sync_ns", a.breakdown.idle_sync_ns},
+                {"idle_launch_ns", a.breakdown.idle_launch_ns},
+                {"kernel_busy_ns", a.breakdown.kernel_busy_ns}};
   };
-  return json{{"schema", "gpusqueeze.diff/1"}, {"before", side(before)}, {"after", side(after)}, {"findings_gained", gained},
-              {"findings_lost", lost}, {"kernels", kernels}};
+  return json{{"schema", "gpusqueeze.diff/1"}, {"before", side(before)}, {"after", side(after)},
+              {"findings_gained", gained},     {"findings_lost", lost},  {"kernels", kernels}};
 }
 
 std::string diff_markdown(const Analysis& before, const Analysis& after) {
@@ -68,7 +85,8 @@ std::string diff_markdown(const Analysis& before, const Analysis& after) {
   Table t{{"", "before", "after", "change"}, {}};
   auto row = [&](const char* label, const char* key, bool time) {
     const double x = b[key].get<double>(), y = a[key].get<double>();
-    t.rows.push_back({label, time ? ms(x) : fmt::format("{:.0f}", x), time ? ms(y) : fmt::format("{:.0f}", y), change(x, y)});
+    t.rows.push_back(
+        {label, time ? ms(x) : fmt::format("{:.0f}", x), time ? ms(y) : fmt::format("{:.0f}", y), change(x, y)});
   };
   t.rows.push_back({"verdict", b["verdict"], a["verdict"], b["verdict"] == a["verdict"] ? "=" : "changed"});
   row("step time P50", "step_p50_ns", true);
@@ -106,11 +124,13 @@ std::vector<Finding> rank_stragglers(const std::vector<Analysis>& ranks) {
     f.severity = Severity::warn;
     f.subject = fmt::format("rank {}", ranks[i].rank >= 0 ? ranks[i].rank : static_cast<int>(i));
     f.title = fmt::format("{} is {:.0f}% slower than the median rank", f.subject, 100 * (t[i] / med - 1));
-    f.evidence = {{"time_ns", fmt::format("{:.0f}", t[i])}, {"median_rank_ns", fmt::format("{:.0f}", med)},
+    f.evidence = {{"time_ns", fmt::format("{:.0f}", t[i])},
+                  {"median_rank_ns", fmt::format("{:.0f}", med)},
                   {"verdict_of_rank", ranks[i].verdict.cls}};
     f.saving_ratio = 1 - med / t[i];
-    f.fix = "Every rank waits for the slowest at each collective: check that rank's GPU with `gpusqueeze doctor`, its data "
-            "shard sizes, and its host (CPU affinity, other processes).";
+    f.fix =
+        "Every rank waits for the slowest at each collective: check that rank's GPU with `gpusqueeze doctor`, its data "
+        "shard sizes, and its host (CPU affinity, other processes).";
     f.source = "step time above 1.2 × the median rank";
     f.step = 5;
     out.push_back(std::move(f));

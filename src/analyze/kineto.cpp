@@ -90,25 +90,35 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
   for (auto field : obj) {
     std::string_view key = field.unescaped_key();
     od::value v = field.value();
-    if (key == "ph") ph = v.get_string();
-    else if (key == "cat") cat = v.get_string();
+    if (key == "ph")
+      ph = v.get_string();
+    else if (key == "cat")
+      cat = v.get_string();
     else if (key == "name") {
       // The view dies with the next field; copy it.
       scratch[0] = std::string(std::string_view(v.get_string()));
       name = scratch[0];
-    } else if (key == "ts") ts = v.get_double();
-    else if (key == "dur") dur = v.get_double();
-    else if (key == "pid") e.pid = int_of(v);
-    else if (key == "tid") e.tid = int_of(v);
+    } else if (key == "ts")
+      ts = v.get_double();
+    else if (key == "dur")
+      dur = v.get_double();
+    else if (key == "pid")
+      e.pid = int_of(v);
+    else if (key == "tid")
+      e.tid = int_of(v);
     else if (key == "args") {
       od::object args;
       if (v.get_object().get(args) != simdjson::SUCCESS) continue;
       for (auto a : args) {
         std::string_view k = a.unescaped_key();
-        if (k == "device") e.device = int_of(a.value());
-        else if (k == "stream") e.stream = int_of(a.value());
-        else if (k == "correlation") e.correlation = int64_of(a.value());
-        else if (k == "bytes") e.bytes = static_cast<uint64_t>(std::max<int64_t>(0, int64_of(a.value())));
+        if (k == "device")
+          e.device = int_of(a.value());
+        else if (k == "stream")
+          e.stream = int_of(a.value());
+        else if (k == "correlation")
+          e.correlation = int64_of(a.value());
+        else if (k == "bytes")
+          e.bytes = static_cast<uint64_t>(std::max<int64_t>(0, int64_of(a.value())));
       }
     }
   }
@@ -143,7 +153,8 @@ std::string read_maybe_gzip(const std::filesystem::path& file) {
 namespace {
 
 // Where the "traceEvents" array lies in the text, found by a scanner that knows strings, escapes and nesting only.
-// Parsing the events in batches keeps the parser's index and string buffers small: a trace is held about once in memory.
+// Parsing the events in batches keeps the parser's index and string buffers small: a trace is held about once in
+// memory.
 struct ArraySpan {
   size_t open = std::string_view::npos, close = std::string_view::npos;  // positions of '[' and ']'
   bool truncated = false;
@@ -157,8 +168,10 @@ ArraySpan find_trace_events(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (escape) escape = false;
-      else if (c == '\\') escape = true;
+      if (escape)
+        escape = false;
+      else if (c == '\\')
+        escape = true;
       else if (c == '"') {
         in_string = false;
         if (depth == 1) key_is_events = text.substr(string_start, i - string_start) == "traceEvents";
@@ -166,7 +179,10 @@ ArraySpan find_trace_events(std::string_view text) {
       continue;
     }
     switch (c) {
-      case '"': in_string = true; string_start = i + 1; break;
+      case '"':
+        in_string = true;
+        string_start = i + 1;
+        break;
       case '{':
       case '[':
         if (c == '[' && depth == 1 && key_is_events && span.open == std::string_view::npos) span.open = i;
@@ -175,10 +191,14 @@ ArraySpan find_trace_events(std::string_view text) {
       case '}':
       case ']':
         --depth;
-        if (c == ']' && depth == 1 && span.open != std::string_view::npos && span.close == std::string_view::npos) span.close = i;
+        if (c == ']' && depth == 1 && span.open != std::string_view::npos && span.close == std::string_view::npos)
+          span.close = i;
         break;
-      case ',': if (depth == 1) key_is_events = false; break;
-      default: break;
+      case ',':
+        if (depth == 1) key_is_events = false;
+        break;
+      default:
+        break;
     }
   }
   span.truncated = in_string || depth != 0;
@@ -187,8 +207,10 @@ ArraySpan find_trace_events(std::string_view text) {
 
 [[noreturn]] void throw_json(const simdjson::simdjson_error& e, const std::string& origin) {
   const bool type = e.error() == simdjson::INCORRECT_TYPE || e.error() == simdjson::NUMBER_ERROR;
-  throw_bad_input(fmt::format("{}: {}: {}", origin, type ? "not a valid Kineto trace (a field has the wrong type)" : "truncated or corrupt JSON",
-                              simdjson::error_message(e.error())));
+  throw_bad_input(
+      fmt::format("{}: {}: {}", origin,
+                  type ? "not a valid Kineto trace (a field has the wrong type)" : "truncated or corrupt JSON",
+                  simdjson::error_message(e.error())));
 }
 
 // The document without its events: baseTimeNanoseconds, distributedInfo.
@@ -261,9 +283,12 @@ void parse_events(std::string_view text, const ArraySpan& span, Trace& t, const 
   for (size_t i = span.open + 1; i < span.close; ++i) {
     const char c = text[i];
     if (in_string) {
-      if (escape) escape = false;
-      else if (c == '\\') escape = true;
-      else if (c == '"') in_string = false;
+      if (escape)
+        escape = false;
+      else if (c == '\\')
+        escape = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (elem_start == std::string_view::npos) {
@@ -293,23 +318,28 @@ Trace parse_padded(const char* data, size_t size, const std::string& origin) {
   t.origin = origin;
   t.source = "kineto";
   const std::string_view text(data, size);
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) throw_bad_input(origin + ": empty file, expected a Kineto trace");
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    throw_bad_input(origin + ": empty file, expected a Kineto trace");
   const auto first = text[text.find_first_not_of(" \t\r\n")];
-  if (first != '{') throw_bad_input(origin + ": not a Kineto/Chrome trace: the top level is not a JSON object with \"traceEvents\"");
+  if (first != '{')
+    throw_bad_input(origin + ": not a Kineto/Chrome trace: the top level is not a JSON object with \"traceEvents\"");
   const ArraySpan span = find_trace_events(text);
   if (span.truncated || (span.open != std::string_view::npos && span.close == std::string_view::npos)) {
     throw_bad_input(fmt::format("{}: truncated or corrupt JSON: the text ends inside {} ({} bytes read)", origin,
                                 span.open == std::string_view::npos ? "the document" : "the traceEvents array", size));
   }
-  if (span.open == std::string_view::npos) throw_bad_input(origin + ": no \"traceEvents\" array: not a Kineto/Chrome trace");
+  if (span.open == std::string_view::npos)
+    throw_bad_input(origin + ": no \"traceEvents\" array: not a Kineto/Chrome trace");
   parse_header(text, span, t, origin);
   parse_events(text, span, t, origin);
   if (t.events.empty()) throw_bad_input(origin + ": the trace holds no CPU or GPU events");
-  std::stable_sort(t.events.begin(), t.events.end(), [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(t.events.begin(), t.events.end(),
+                   [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; });
   const auto gpu = std::count_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.on_gpu(); });
   if (gpu == 0) {
-    throw_bad_input(origin + ": no GPU events (kernels, copies, memsets): record with ProfilerActivity.CUDA, "
-                             "or the CUDA activity was lost (another profiler attached?)");
+    throw_bad_input(origin +
+                    ": no GPU events (kernels, copies, memsets): record with ProfilerActivity.CUDA, "
+                    "or the CUDA activity was lost (another profiler attached?)");
   }
   // CPU and GPU timestamps must share a clock: GPU events far outside the CPU window mean they do not.
   int64_t cpu_lo = INT64_MAX, cpu_hi = INT64_MIN;
@@ -331,8 +361,10 @@ Trace parse_padded(const char* data, size_t size, const std::string& origin) {
       }
     }
     if (outside > 0) {
-      throw_bad_input(fmt::format("{}: mixed clocks: {} GPU events lie up to {:.1f} s outside the CPU events' time range; the "
-                                  "trace merges timelines from different clocks", origin, outside, static_cast<double>(worst) / 1e9));
+      throw_bad_input(
+          fmt::format("{}: mixed clocks: {} GPU events lie up to {:.1f} s outside the CPU events' time range; the "
+                      "trace merges timelines from different clocks",
+                      origin, outside, static_cast<double>(worst) / 1e9));
     }
   }
   return t;

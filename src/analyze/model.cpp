@@ -23,15 +23,20 @@ MemKind mem_kind(std::string_view w) {
 }  // namespace
 
 void classify_copy(std::string_view name, Event& e) {
-  if (name.find("HtoD") != std::string_view::npos) e.copy = CopyKind::htod;
-  else if (name.find("DtoH") != std::string_view::npos) e.copy = CopyKind::dtoh;
-  else if (name.find("DtoD") != std::string_view::npos) e.copy = CopyKind::dtod;
-  else if (name.find("PtoP") != std::string_view::npos) e.copy = CopyKind::ptop;
-  else e.copy = CopyKind::other;
+  if (name.find("HtoD") != std::string_view::npos)
+    e.copy = CopyKind::htod;
+  else if (name.find("DtoH") != std::string_view::npos)
+    e.copy = CopyKind::dtoh;
+  else if (name.find("DtoD") != std::string_view::npos)
+    e.copy = CopyKind::dtod;
+  else if (name.find("PtoP") != std::string_view::npos)
+    e.copy = CopyKind::ptop;
+  else
+    e.copy = CopyKind::other;
   // "(Pageable -> Device)"
   const auto open = name.find('('), arrow = name.find(" -> "), close = name.rfind(')');
-  if (open != std::string_view::npos && arrow != std::string_view::npos && close != std::string_view::npos && open < arrow &&
-      arrow < close) {
+  if (open != std::string_view::npos && arrow != std::string_view::npos && close != std::string_view::npos &&
+      open < arrow && arrow < close) {
     e.src = mem_kind(name.substr(open + 1, arrow - open - 1));
     e.dst = mem_kind(name.substr(arrow + 4, close - arrow - 4));
   }
@@ -47,11 +52,23 @@ std::string normalize_kernel_name(std::string_view name) {
   int angle = 0, paren = 0;
   for (size_t i = 0; i < n.size(); ++i) {
     const char c = n[i];
-    if (c == '<') { if (angle++ == 0 && paren == 0) out += "<>"; continue; }
-    if (c == '>' && angle > 0) { --angle; continue; }
+    if (c == '<') {
+      if (angle++ == 0 && paren == 0) out += "<>";
+      continue;
+    }
+    if (c == '>' && angle > 0) {
+      --angle;
+      continue;
+    }
     if (angle > 0) continue;
-    if (c == '(') { ++paren; continue; }
-    if (c == ')' && paren > 0) { --paren; continue; }
+    if (c == '(') {
+      ++paren;
+      continue;
+    }
+    if (c == ')' && paren > 0) {
+      --paren;
+      continue;
+    }
     if (paren > 0) continue;
     out += c;
   }

@@ -26,7 +26,9 @@ struct Event {
   CopyKind copy = CopyKind::none;
   MemKind src = MemKind::unknown, dst = MemKind::unknown;
   [[nodiscard]] int64_t end_ns() const noexcept { return start_ns + dur_ns; }
-  [[nodiscard]] bool on_gpu() const noexcept { return kind == Kind::kernel || kind == Kind::memcpy || kind == Kind::memset; }
+  [[nodiscard]] bool on_gpu() const noexcept {
+    return kind == Kind::kernel || kind == Kind::memcpy || kind == Kind::memset;
+  }
 };
 
 class StringTable {
@@ -41,10 +43,10 @@ class StringTable {
 };
 
 struct Trace {
-  std::string origin;       // file it came from
-  std::string source;       // "kineto"
-  int rank = -1;            // from distributedInfo / the file name, -1 if unknown
-  int64_t base_ns = 0;      // absolute time of t = 0 (baseTimeNanoseconds), 0 if unknown
+  std::string origin;         // file it came from
+  std::string source;         // "kineto"
+  int rank = -1;              // from distributedInfo / the file name, -1 if unknown
+  int64_t base_ns = 0;        // absolute time of t = 0 (baseTimeNanoseconds), 0 if unknown
   std::vector<Event> events;  // sorted by start_ns after import
   StringTable names;
   size_t skipped_events = 0;  // events of kinds the analyses do not use (python_function, flows, metadata)

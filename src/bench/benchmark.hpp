@@ -14,7 +14,8 @@ namespace gsq::bench {
 
 struct Axis {
   std::string name;
-  std::vector<std::string> values;  // in order, smallest first where the axis is numeric (the boundary set uses both ends)
+  std::vector<std::string>
+      values;  // in order, smallest first where the axis is numeric (the boundary set uses both ends)
 };
 
 // Raw result of one timing mode for one configuration. Statistics are derived from it, never stored instead of it.
@@ -24,14 +25,14 @@ struct Measurement {
   // thread issues them (includes CPU launch cost, so it varies with the host); "first_calls": no warmup, one call each.
   std::string mode;
   uint32_t launches_per_sample = 1;
-  std::vector<double> samples_ns;  // GPU time per launch
+  std::vector<double> samples_ns;      // GPU time per launch
   std::vector<uint32_t> sm_clock_mhz;  // NVML SM clock after each sample; empty when NVML is unavailable
   std::vector<uint8_t> throttled;      // 1 = flagged by the throttle rule (see README "Timing protocol")
   std::string stop_reason;             // "converged", "time limit", "sample limit", "fixed count"
   double wall_s = 0;
-  double overhead_ns_per_sample = 0;   // host time per sample beyond the GPU time it measured
-  bool throttled_dropped = false;      // flagged samples left out of the statistics
-  std::vector<double> kept() const;    // the samples the statistics use
+  double overhead_ns_per_sample = 0;  // host time per sample beyond the GPU time it measured
+  bool throttled_dropped = false;     // flagged samples left out of the statistics
+  std::vector<double> kept() const;   // the samples the statistics use
 };
 
 struct Result {
@@ -46,13 +47,13 @@ struct Result {
 
 struct Settings {
   uint32_t warmup_launches = 10;
-  double warmup_seconds = 0.05;   // warm up at least this long too (clocks ramp, caches and TLBs fill)
+  double warmup_seconds = 0.05;  // warm up at least this long too (clocks ramp, caches and TLBs fill)
   uint32_t min_samples = 20;
   uint32_t max_samples = 100000;
-  double min_seconds = 0.5;       // per mode: average over clock and power-management states, not one instant
-  double max_seconds = 2.0;       // per mode and configuration
-  double target_rel_ci = 0.005;   // stop once the 95% CI of the median is within ±0.5%
-  double batch_target_ms = 2.0;   // launches per batch sample so one sample lasts about this long
+  double min_seconds = 0.5;      // per mode: average over clock and power-management states, not one instant
+  double max_seconds = 2.0;      // per mode and configuration
+  double target_rel_ci = 0.005;  // stop once the 95% CI of the median is within ±0.5%
+  double batch_target_ms = 2.0;  // launches per batch sample so one sample lasts about this long
   bool cold = true, batch = true, host = false, first_calls = false;
   bool keep_throttled = false;
   double throttle_clock_ratio = 0.95;
@@ -68,7 +69,8 @@ struct Peaks {
 class State {
  public:
   State(const Settings& settings, std::map<std::string, std::string> axes, cudaStream_t stream, int device,
-        std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes, Peaks peaks);
+        std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes,
+        Peaks peaks);
 
   [[nodiscard]] const std::string& axis(const std::string& name) const;  // throws bad_input for an unknown axis
   [[nodiscard]] int64_t axis_int(const std::string& name) const;         // accepts 64, 1Ki, 4Mi, 1Gi
@@ -78,7 +80,9 @@ class State {
   void set_bytes_per_launch(double b) { result_.bytes_per_launch = b; }
   void set_items_per_launch(double n) { result_.items_per_launch = n; }
   void set_flops_per_launch(double f) { result_.flops_per_launch = f; }
-  void compare_to_dram_peak() { result_.peak_bytes_per_s = peaks_.dram_bytes_per_s, result_.peak_name = "theoretical HBM"; }
+  void compare_to_dram_peak() {
+    result_.peak_bytes_per_s = peaks_.dram_bytes_per_s, result_.peak_name = "theoretical HBM";
+  }
   void compare_to_pcie_peak(double directions = 1) {
     result_.peak_bytes_per_s = peaks_.pcie_bytes_per_s * directions, result_.peak_name = "PCIe link";
   }

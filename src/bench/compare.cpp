@@ -14,10 +14,14 @@ namespace gsq::bench {
 
 std::string_view to_string(Verdict v) noexcept {
   switch (v) {
-    case Verdict::faster: return "FASTER";
-    case Verdict::slower: return "SLOWER";
-    case Verdict::same: return "SAME";
-    case Verdict::uncertain: return "UNCERTAIN";
+    case Verdict::faster:
+      return "FASTER";
+    case Verdict::slower:
+      return "SLOWER";
+    case Verdict::same:
+      return "SAME";
+    case Verdict::uncertain:
+      return "UNCERTAIN";
   }
   return "UNCERTAIN";
 }
@@ -57,13 +61,15 @@ std::string pair_key(const Result& r, const std::string& mode, const std::set<st
 
 CompareReport compare_runs(const Run& base, const Run& next, const CompareOptions& o) {
   CompareReport rep;
-  if (!base.env_fields.empty() && !next.env_fields.empty()) rep.env_drift = env::drift(base.env_fields, next.env_fields);
+  if (!base.env_fields.empty() && !next.env_fields.empty())
+    rep.env_drift = env::drift(base.env_fields, next.env_fields);
   std::map<std::string, std::pair<const Result*, const Measurement*>> in_base;
   for (const auto& r : base.results)
     for (const auto& m : r.measurements) {
       const auto key = pair_key(r, m.mode, o.ignore_axes);
       if (!in_base.emplace(key, std::make_pair(&r, &m)).second) {
-        throw_bad_input(fmt::format("{} appears twice in the base run once axes {} are ignored", config_label(r), fmt::join(o.ignore_axes, ",")));
+        throw_bad_input(fmt::format("{} appears twice in the base run once axes {} are ignored", config_label(r),
+                                    fmt::join(o.ignore_axes, ",")));
       }
     }
   std::set<std::string> matched;
@@ -79,8 +85,8 @@ CompareReport compare_runs(const Run& base, const Run& next, const CompareOption
       const auto& [br, bm] = it->second;
       const auto a = bm->kept(), b = m.kept();
       if (a.empty() || b.empty()) {
-        throw_bad_input(fmt::format("{} {}: no raw samples in {} run (write it without --no-samples)", config_label(r), m.mode,
-                                    a.empty() ? "the base" : "the new"));
+        throw_bad_input(fmt::format("{} {}: no raw samples in {} run (write it without --no-samples)", config_label(r),
+                                    m.mode, a.empty() ? "the base" : "the new"));
       }
       Comparison c;
       c.label = config_label(r);

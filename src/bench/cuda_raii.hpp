@@ -80,7 +80,9 @@ class DeviceBuffer : public Owner<void*, DeviceFree> {
   }
   using Owner::Owner;
   template <class T>
-  [[nodiscard]] T* as() const noexcept { return static_cast<T*>(get()); }
+  [[nodiscard]] T* as() const noexcept {
+    return static_cast<T*>(get());
+  }
   [[nodiscard]] size_t bytes() const noexcept { return bytes_; }
 
  private:
@@ -97,7 +99,9 @@ class PinnedBuffer : public Owner<void*, HostFree> {
   }
   using Owner::Owner;
   template <class T>
-  [[nodiscard]] T* as() const noexcept { return static_cast<T*>(get()); }
+  [[nodiscard]] T* as() const noexcept {
+    return static_cast<T*>(get());
+  }
 };
 
 }  // namespace gsq::bench

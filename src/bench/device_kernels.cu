@@ -44,15 +44,19 @@ void launch_blocking_kernel(const int* flag, cudaStream_t stream) {
   GSQ_CUDA_CHECK(cudaGetLastError());
 }
 
-void launch_empty_kernel(cudaStream_t stream) { empty_kernel<<<1, 1, 0, stream>>>(); }
+void launch_empty_kernel(cudaStream_t stream) {
+  empty_kernel<<<1, 1, 0, stream>>>();
+}
 
-void launch_copy_kernel(void* dst, const void* src, size_t bytes, int sm_count, double grid_fraction, cudaStream_t stream) {
+void launch_copy_kernel(void* dst, const void* src, size_t bytes, int sm_count, double grid_fraction,
+                        cudaStream_t stream) {
   constexpr int kThreads = 512;
   const size_t n = bytes / sizeof(float4);
   const int full = sm_count * 4;  // 4 blocks of 512 threads per SM keeps every SM's load units busy
   const int grid = std::max(1, static_cast<int>(full * grid_fraction));
   const int needed = static_cast<int>(std::min<size_t>((n + kThreads - 1) / kThreads, static_cast<size_t>(grid)));
-  copy_kernel<<<std::max(needed, 1), kThreads, 0, stream>>>(static_cast<float4*>(dst), static_cast<const float4*>(src), n);
+  copy_kernel<<<std::max(needed, 1), kThreads, 0, stream>>>(static_cast<float4*>(dst), static_cast<const float4*>(src),
+                                                            n);
 }
 
 void launch_fill_kernel(float* dst, size_t n, unsigned seed, cudaStream_t stream) {

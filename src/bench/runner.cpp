@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include <optional>
-#include <tuple>
 #include <regex>
 #include <set>
+#include <tuple>
 
 namespace gsq::bench {
 
@@ -59,14 +59,16 @@ void idle_check(const NvmlContext& ctx, bool allow_busy, const std::function<voi
   std::vector<std::string> others;
   if (g.processes.ok()) {
     for (const auto& p : *g.processes)
-      if (p.pid != static_cast<uint32_t>(::getpid())) others.push_back(fmt::format("pid {} {}", p.pid, p.name.empty() ? "?" : p.name));
+      if (p.pid != static_cast<uint32_t>(::getpid()))
+        others.push_back(fmt::format("pid {} {}", p.pid, p.name.empty() ? "?" : p.name));
   }
   const bool busy_util = g.utilization_gpu_pct.ok() && *g.utilization_gpu_pct > 10;
   if (others.empty() && !busy_util) return;
   std::string what;
   for (const auto& o : others) what += (what.empty() ? "" : ", ") + o;
   if (busy_util) what += fmt::format("{}utilization {}%", what.empty() ? "" : "; ", *g.utilization_gpu_pct);
-  const std::string msg = fmt::format("GPU {} is busy ({}): a baseline on a shared GPU is not a baseline", g.index, what);
+  const std::string msg =
+      fmt::format("GPU {} is busy ({}): a baseline on a shared GPU is not a baseline", g.index, what);
   if (!allow_busy) throw_bad_input(msg + "; stop those processes, pick another GPU, or pass --allow-busy");
   if (progress) progress("warning: " + msg + " (--allow-busy)");
 }
@@ -107,11 +109,22 @@ json measurement_json(const Result& r, const Measurement& m, bool with_samples) 
          {"throttled_dropped", m.throttled_dropped},
          {"n", d.n},
          {"dropped", d.dropped},
-         {"ns", {{"min", d.min}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"p999", d.p999}, {"max", d.max},
-                 {"mean", d.mean}, {"stdev", d.stdev}, {"rel_noise", d.rel_noise}}},
+         {"ns",
+          {{"min", d.min},
+           {"p50", d.p50},
+           {"p90", d.p90},
+           {"p99", d.p99},
+           {"p999", d.p999},
+           {"max", d.max},
+           {"mean", d.mean},
+           {"stdev", d.stdev},
+           {"rel_noise", d.rel_noise}}},
          {"ci95_ns", {{"p50", {d.p50_lo, d.p50_hi}}, {"p99", {d.p99_lo, d.p99_hi}}}},
-         {"throughput", {{"bytes_per_s", d.bytes_per_s}, {"items_per_s", d.items_per_s}, {"flops_per_s", d.flops_per_s},
-                         {"pct_of_peak", d.pct_of_peak}}}};
+         {"throughput",
+          {{"bytes_per_s", d.bytes_per_s},
+           {"items_per_s", d.items_per_s},
+           {"flops_per_s", d.flops_per_s},
+           {"pct_of_peak", d.pct_of_peak}}}};
   if (!m.sm_clock_mhz.empty()) {
     std::vector<double> c(m.sm_clock_mhz.begin(), m.sm_clock_mhz.end());
     const auto s = stats::summarize(c);
@@ -127,9 +140,8 @@ json measurement_json(const Result& r, const Measurement& m, bool with_samples) 
 
 }  // namespace
 
-std::vector<std::map<std::string, std::string>> expand_axes(const std::vector<Axis>& axes,
-                                                             const std::map<std::string, std::vector<std::string>>& overrides,
-                                                             bool boundary) {
+std::vector<std::map<std::string, std::string>> expand_axes(
+    const std::vector<Axis>& axes, const std::map<std::string, std::vector<std::string>>& overrides, bool boundary) {
   std::vector<std::map<std::string, std::string>> out{{}};
   for (const auto& a : axes) {
     std::vector<std::string> values = a.values;
@@ -218,7 +230,8 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
     throw_no_gpu(fmt::format("no NVIDIA GPU: CUDA reports {}{}", e == cudaSuccess ? "no device" : cudaGetErrorString(e),
                              driver ? "" : " (no NVIDIA driver is loaded on this machine)"));
   }
-  if (o.device < 0 || o.device >= count) throw_bad_input(fmt::format("--device {}: CUDA sees {} device(s)", o.device, count));
+  if (o.device < 0 || o.device >= count)
+    throw_bad_input(fmt::format("--device {}: CUDA sees {} device(s)", o.device, count));
   GSQ_CUDA_CHECK(cudaSetDevice(o.device));
   cudaDeviceProp prop{};
   GSQ_CUDA_CHECK(cudaGetDeviceProperties(&prop, o.device));
@@ -237,7 +250,8 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
     if (g.mem_clock_max_mhz.ok() && g.memory_bus_width_bits.ok()) {
       peaks.dram_bytes_per_s = gpu::dram_peak_bytes_per_s(*g.mem_clock_max_mhz, *g.memory_bus_width_bits);
     }
-    if (g.pcie_gen_max.ok() && g.pcie_width_max.ok()) peaks.pcie_bytes_per_s = gpu::pcie_peak_bytes_per_s(*g.pcie_gen_max, *g.pcie_width_max);
+    if (g.pcie_gen_max.ok() && g.pcie_width_max.ok())
+      peaks.pcie_bytes_per_s = gpu::pcie_peak_bytes_per_s(*g.pcie_gen_max, *g.pcie_width_max);
   } else {
     run.fingerprint = "unavailable";
     if (o.progress) o.progress("NVML unavailable (" + why + "): no clocks per sample, no idle check, no fingerprint");
@@ -274,8 +288,13 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
 json to_json(const Run& run, bool with_samples) {
   json results = json::array();
   for (const auto& r : run.results) {
-    json jr{{"name", r.name}, {"axes", r.axes}, {"bytes_per_launch", r.bytes_per_launch}, {"items_per_launch", r.items_per_launch},
-            {"flops_per_launch", r.flops_per_launch}, {"peak_bytes_per_s", r.peak_bytes_per_s}, {"peak_name", r.peak_name},
+    json jr{{"name", r.name},
+            {"axes", r.axes},
+            {"bytes_per_launch", r.bytes_per_launch},
+            {"items_per_launch", r.items_per_launch},
+            {"flops_per_launch", r.flops_per_launch},
+            {"peak_bytes_per_s", r.peak_bytes_per_s},
+            {"peak_name", r.peak_name},
             {"skipped", r.skipped}};
     jr["measurements"] = json::array();
     for (const auto& m : r.measurements) jr["measurements"].push_back(measurement_json(r, m, with_samples));
@@ -290,11 +309,18 @@ json to_json(const Run& run, bool with_samples) {
               {"fingerprint", run.fingerprint},
               {"env_fields", run.env_fields},
               {"set", run.set},
-              {"settings", {{"warmup_launches", s.warmup_launches}, {"warmup_seconds", s.warmup_seconds},
-                            {"min_samples", s.min_samples}, {"max_samples", s.max_samples}, {"min_seconds", s.min_seconds}, {"max_seconds", s.max_seconds},
-                            {"target_rel_ci", s.target_rel_ci}, {"batch_target_ms", s.batch_target_ms},
-                            {"keep_throttled", s.keep_throttled}, {"throttle_clock_ratio", s.throttle_clock_ratio},
-                            {"pinned_cpu", run.pinned_cpu}}},
+              {"settings",
+               {{"warmup_launches", s.warmup_launches},
+                {"warmup_seconds", s.warmup_seconds},
+                {"min_samples", s.min_samples},
+                {"max_samples", s.max_samples},
+                {"min_seconds", s.min_seconds},
+                {"max_seconds", s.max_seconds},
+                {"target_rel_ci", s.target_rel_ci},
+                {"batch_target_ms", s.batch_target_ms},
+                {"keep_throttled", s.keep_throttled},
+                {"throttle_clock_ratio", s.throttle_clock_ratio},
+                {"pinned_cpu", run.pinned_cpu}}},
               {"results", results}};
 }
 
@@ -349,7 +375,9 @@ Run run_from_json(const json& j, const std::string& origin) {
   return run;
 }
 
-Run load_run(const std::filesystem::path& file) { return run_from_json(read_json_file(file, kBenchSchema), file.string()); }
+Run load_run(const std::filesystem::path& file) {
+  return run_from_json(read_json_file(file, kBenchSchema), file.string());
+}
 
 namespace {
 std::string human_ns(double ns) {
@@ -379,7 +407,8 @@ Table results_table(const Run& run) {
     for (const auto& m : r.measurements) {
       const Derived d = derive(r, m);
       const std::string mode = m.launches_per_sample > 1 ? fmt::format("{}×{}", m.mode, m.launches_per_sample) : m.mode;
-      t.rows.push_back({config_label(r), mode, d.dropped ? fmt::format("{} (-{} throttled)", d.n, d.dropped) : std::to_string(d.n),
+      t.rows.push_back({config_label(r), mode,
+                        d.dropped ? fmt::format("{} (-{} throttled)", d.n, d.dropped) : std::to_string(d.n),
                         human_ns(d.p50), fmt::format("{}–{}", human_ns(d.p50_lo), human_ns(d.p50_hi)), human_ns(d.p90),
                         human_ns(d.p99), human_ns(d.max), fmt::format("{:.2f}%", 100 * d.rel_noise), throughput(r, d),
                         m.stop_reason});
@@ -418,9 +447,10 @@ std::vector<Ceiling> ceilings(const Run& run) {
 Table ceilings_table(const Run& run) {
   Table t{{"ceiling", "best measured", "where", "theoretical", "of theoretical"}, {}};
   for (const auto& c : ceilings(run)) {
-    t.rows.push_back({c.name, fmt::format("{:.1f} GB/s", c.bytes_per_s / 1e9), c.where,
-                      c.peak_bytes_per_s > 0 ? fmt::format("{:.1f} GB/s ({})", c.peak_bytes_per_s / 1e9, c.peak_name) : "",
-                      c.peak_bytes_per_s > 0 ? fmt::format("{:.1f}%", 100 * c.bytes_per_s / c.peak_bytes_per_s) : ""});
+    t.rows.push_back(
+        {c.name, fmt::format("{:.1f} GB/s", c.bytes_per_s / 1e9), c.where,
+         c.peak_bytes_per_s > 0 ? fmt::format("{:.1f} GB/s ({})", c.peak_bytes_per_s / 1e9, c.peak_name) : "",
+         c.peak_bytes_per_s > 0 ? fmt::format("{:.1f}%", 100 * c.bytes_per_s / c.peak_bytes_per_s) : ""});
   }
   // mem.copy (16-byte accesses) against cudaMemcpy at the largest size both ran, cold mode: the "≥ 1.00×" test.
   const Result* copy = nullptr;
@@ -435,24 +465,30 @@ Table ceilings_table(const Run& run) {
       if (r.name == "mem.memcpy_d2d" && r.axes.at("bytes") == copy->axes.at("bytes")) ref = &r;
   }
   if (copy && ref && !copy->measurements.empty() && !ref->measurements.empty()) {
-    const double a = derive(*copy, copy->measurements[0]).bytes_per_s, b = derive(*ref, ref->measurements[0]).bytes_per_s;
+    const double a = derive(*copy, copy->measurements[0]).bytes_per_s,
+                 b = derive(*ref, ref->measurements[0]).bytes_per_s;
     t.rows.push_back({"mem.copy / cudaMemcpy", fmt::format("{:.3f}×", b > 0 ? a / b : 0),
-                      fmt::format("bytes={}, width=16, {}", copy->axes.at("bytes"), copy->measurements[0].mode), "", ""});
+                      fmt::format("bytes={}, width=16, {}", copy->axes.at("bytes"), copy->measurements[0].mode), "",
+                      ""});
   }
   if (t.rows.empty()) t.rows.push_back({"(no benchmark declares bytes)", "", "", "", ""});
   return t;
 }
 
 std::string render_csv(const Run& run) {
-  std::string csv = "benchmark,mode,launches_per_sample,n,dropped,p50_ns,p50_lo_ns,p50_hi_ns,p90_ns,p99_ns,p99_lo_ns,p99_hi_ns,max_ns,"
-                    "rel_noise,bytes_per_s,flops_per_s,items_per_s,pct_of_peak,stop_reason\n";
+  std::string csv =
+      "benchmark,mode,launches_per_sample,n,dropped,p50_ns,p50_lo_ns,p50_hi_ns,p90_ns,p99_ns,p99_lo_ns,p99_hi_ns,max_"
+      "ns,"
+      "rel_noise,bytes_per_s,flops_per_s,items_per_s,pct_of_peak,stop_reason\n";
   for (const auto& r : run.results) {
     for (const auto& m : r.measurements) {
       const Derived d = derive(r, m);
-      csv += fmt::format("\"{}\",{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.5f},{:.4g},{:.4g},{:.4g},{:.2f},{}\n",
-                         config_label(r), m.mode, m.launches_per_sample, d.n, d.dropped, d.p50, d.p50_lo, d.p50_hi, d.p90, d.p99,
-                         d.p99_lo, d.p99_hi, d.max, d.rel_noise, d.bytes_per_s, d.flops_per_s, d.items_per_s, d.pct_of_peak,
-                         m.stop_reason);
+      csv += fmt::format(
+          "\"{}\",{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.5f},{:.4g},{:.4g},{:.4g},{:."
+          "2f},{}\n",
+          config_label(r), m.mode, m.launches_per_sample, d.n, d.dropped, d.p50, d.p50_lo, d.p50_hi, d.p90, d.p99,
+          d.p99_lo, d.p99_hi, d.max, d.rel_noise, d.bytes_per_s, d.flops_per_s, d.items_per_s, d.pct_of_peak,
+          m.stop_reason);
     }
   }
   return csv;

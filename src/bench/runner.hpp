@@ -17,9 +17,9 @@ inline constexpr const char* kBenchSchema = "gpusqueeze.bench/1";
 
 struct RunOptions {
   Settings settings;
-  std::string filter;  // regex on benchmark names; empty = all
+  std::string filter;                                         // regex on benchmark names; empty = all
   std::map<std::string, std::vector<std::string>> overrides;  // -a name=v1,v2
-  std::string set = "default";  // default | stress | boundary | warmup
+  std::string set = "default";                                // default | stress | boundary | warmup
   bool allow_busy = false;
   int device = 0;  // CUDA ordinal
   std::function<void(const std::string&)> progress;
@@ -28,20 +28,19 @@ struct RunOptions {
 struct Run {
   std::string suite, created_at, tool_version;
   std::string gpu_name, gpu_uuid;
-  std::string fingerprint;                    // env fingerprint, "unavailable" without NVML
+  std::string fingerprint;  // env fingerprint, "unavailable" without NVML
   std::map<std::string, std::string> env_fields;
   Settings settings;
   std::string set;
-  int pinned_cpu = -1;  // the CPU the launching thread ran on, -1 if not pinned
+  int pinned_cpu = -1;          // the CPU the launching thread ran on, -1 if not pinned
   uint64_t l2_cache_bytes = 0;  // of the GPU the run used
   std::vector<Result> results;
 };
 
 // Cartesian product of the axes after overrides; the boundary set keeps each axis's first and last value.
 // Throws bad_input for an override naming an axis no selected benchmark has.
-[[nodiscard]] std::vector<std::map<std::string, std::string>> expand_axes(const std::vector<Axis>& axes,
-                                                                          const std::map<std::string, std::vector<std::string>>& overrides,
-                                                                          bool boundary);
+[[nodiscard]] std::vector<std::map<std::string, std::string>> expand_axes(
+    const std::vector<Axis>& axes, const std::map<std::string, std::vector<std::string>>& overrides, bool boundary);
 
 // Applies the sample-set presets to the settings (stress: ≥ 1000 samples for P99; warmup: first calls only).
 void apply_set(const std::string& set, Settings& s);

@@ -18,7 +18,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 float elapsed_ms(const Event& a, const Event& b) {
   float ms = 0;
@@ -46,9 +48,15 @@ std::vector<double> Measurement::kept() const {
 }
 
 State::State(const Settings& settings, std::map<std::string, std::string> axes, cudaStream_t stream, int device,
-             std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes, Peaks peaks)
-    : settings_(settings), stream_(stream), device_(device), clock_probe_(std::move(clock_probe)),
-      l2_flush_(l2_flush_buffer), l2_flush_bytes_(l2_flush_bytes), peaks_(peaks) {
+             std::function<void(uint32_t&, uint8_t&)> clock_probe, void* l2_flush_buffer, size_t l2_flush_bytes,
+             Peaks peaks)
+    : settings_(settings),
+      stream_(stream),
+      device_(device),
+      clock_probe_(std::move(clock_probe)),
+      l2_flush_(l2_flush_buffer),
+      l2_flush_bytes_(l2_flush_bytes),
+      peaks_(peaks) {
   result_.axes = std::move(axes);
 }
 
@@ -126,9 +134,16 @@ void State::sample_until_stop(Measurement& m, const std::function<Sample()>& tak
     gpu_s += s.gpu_s;
     if (s.sm_clock_mhz != 0) m.sm_clock_mhz.push_back(s.sm_clock_mhz);
     m.throttled.push_back(s.slowdown);
-    if (converged(m.samples_ns, settings_, t0)) { m.stop_reason = "converged"; break; }
-    if (m.samples_ns.size() >= settings_.max_samples) { m.stop_reason = "sample limit"; break; }
-    if (seconds_since(t0) >= settings_.max_seconds && m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
+    if (converged(m.samples_ns, settings_, t0)) {
+      m.stop_reason = "converged";
+      break;
+    }
+    if (m.samples_ns.size() >= settings_.max_samples) {
+      m.stop_reason = "sample limit";
+      break;
+    }
+    if (seconds_since(t0) >= settings_.max_seconds &&
+        m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
       m.stop_reason = "time limit";
       break;
     }
@@ -146,7 +161,8 @@ Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch)
   BlockingFlag flag;
   uint32_t i = 0;
   sample_until_stop(m, [&] {
-    if (l2_flush_ != nullptr) GSQ_CUDA_CHECK(cudaMemsetAsync(l2_flush_, static_cast<int>(i++ & 0xff), l2_flush_bytes_, stream_));
+    if (l2_flush_ != nullptr)
+      GSQ_CUDA_CHECK(cudaMemsetAsync(l2_flush_, static_cast<int>(i++ & 0xff), l2_flush_bytes_, stream_));
     // The launch is queued behind a kernel that spins on a host flag, so its CPU launch cost is not timed.
     if (blockable_) flag.arm(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
@@ -177,7 +193,8 @@ Measurement State::measure_batch(const std::function<void(cudaStream_t)>& launch
   const double one_ms = std::max(1e-4, elapsed_ms(start, stop) / 8.0);
   // Behind the blocking kernel the launch queue must hold the whole batch (about a thousand entries, and a library call
   // may be several kernels), else the host would block in a launch until the blocking kernel times out.
-  m.launches_per_sample = static_cast<uint32_t>(std::clamp(settings_.batch_target_ms / one_ms, 1.0, blocked ? 256.0 : 10000.0));
+  m.launches_per_sample =
+      static_cast<uint32_t>(std::clamp(settings_.batch_target_ms / one_ms, 1.0, blocked ? 256.0 : 10000.0));
   sample_until_stop(m, [&] {
     if (blocked && blockable_) flag.arm(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));

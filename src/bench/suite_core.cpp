@@ -16,7 +16,8 @@ namespace gsq::bench {
 namespace {
 
 void check_cublas(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw CudaError(fmt::format("{} failed: cuBLAS status {}", what, static_cast<int>(s)));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw CudaError(fmt::format("{} failed: cuBLAS status {}", what, static_cast<int>(s)));
 }
 
 struct GraphExec {
@@ -58,7 +59,9 @@ void memcpy_d2d(State& st) {
   launch_fill_kernel(src.as<float>(), bytes / sizeof(float), 7, st.stream());
   st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));  // read + write, as BabelStream and nvbench count
   st.compare_to_dram_peak();
-  st.exec([&](cudaStream_t s) { GSQ_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, s)); });
+  st.exec([&](cudaStream_t s) {
+    GSQ_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, s));
+  });
 }
 
 namespace {
@@ -86,9 +89,10 @@ void cublas_gemm(State& st) {
   if (dtype != "bf16" && dtype != "fp16") throw_bad_input("gemm.cublas: dtype must be fp16 or bf16");
   const cudaDataType_t t = dtype == "bf16" ? CUDA_R_16BF : CUDA_R_16F;
   const size_t elems = static_cast<size_t>(n) * static_cast<size_t>(n);
-  DeviceBuffer a = DeviceBuffer::create(elems * 2), b = DeviceBuffer::create(elems * 2), c = DeviceBuffer::create(elems * 2);
-  // Byte patterns 0x3C and 0x3B are finite, non-zero values in both fp16 (about 1.06 and 0.90) and bf16 (about 0.012 and
-  // 0.003): never zeros, which tensor cores and compressible memory could treat specially.
+  DeviceBuffer a = DeviceBuffer::create(elems * 2), b = DeviceBuffer::create(elems * 2),
+               c = DeviceBuffer::create(elems * 2);
+  // Byte patterns 0x3C and 0x3B are finite, non-zero values in both fp16 (about 1.06 and 0.90) and bf16 (about 0.012
+  // and 0.003): never zeros, which tensor cores and compressible memory could treat specially.
   GSQ_CUDA_CHECK(cudaMemsetAsync(a.get(), 0x3C, elems * 2, st.stream()));
   GSQ_CUDA_CHECK(cudaMemsetAsync(b.get(), 0x3B, elems * 2, st.stream()));
   cublasHandle_t h = nullptr;
@@ -98,8 +102,8 @@ void cublas_gemm(State& st) {
   const float alpha = 1.0f, beta = 0.0f;
   st.set_flops_per_launch(2.0 * n * static_cast<double>(n) * n);
   st.exec([&](cudaStream_t) {
-    check_cublas(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.get(), t, n, b.get(), t, n, &beta, c.get(), t, n,
-                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    check_cublas(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.get(), t, n, b.get(), t, n, &beta,
+                              c.get(), t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
   });
 }
@@ -108,13 +112,22 @@ void cublas_gemm(State& st) {
 
 Suite core_suite() {
   return {
-      {"launch.empty", "empty kernel <<<1,1>>>: GPU time (cold), back-to-back GPU cost (batch), CPU-paced launch rate (host); graph=yes: 100 per graph",
-       {{"graph", {"no", "yes"}}}, launch_latency},
-      {"copy.memcpy_d2d", "cudaMemcpyAsync device to device; bytes counted as read + write",
-       {{"bytes", {"1Mi", "64Mi", "1Gi"}}}, memcpy_d2d},
-      {"copy.kernel", "float4 grid-stride copy kernel; grid_fraction < 1 starves it of blocks on purpose",
-       {{"bytes", {"1Mi", "64Mi", "1Gi"}}, {"grid_fraction", {"1"}}}, copy_kernel_bench},
-      {"gemm.cublas", "cublasGemmEx square GEMM, fp32 accumulation", {{"mnk", {"1024", "4096", "8192"}}, {"dtype", {"bf16"}}},
+      {"launch.empty",
+       "empty kernel <<<1,1>>>: GPU time (cold), back-to-back GPU cost (batch), CPU-paced launch rate (host); "
+       "graph=yes: 100 per graph",
+       {{"graph", {"no", "yes"}}},
+       launch_latency},
+      {"copy.memcpy_d2d",
+       "cudaMemcpyAsync device to device; bytes counted as read + write",
+       {{"bytes", {"1Mi", "64Mi", "1Gi"}}},
+       memcpy_d2d},
+      {"copy.kernel",
+       "float4 grid-stride copy kernel; grid_fraction < 1 starves it of blocks on purpose",
+       {{"bytes", {"1Mi", "64Mi", "1Gi"}}, {"grid_fraction", {"1"}}},
+       copy_kernel_bench},
+      {"gemm.cublas",
+       "cublasGemmEx square GEMM, fp32 accumulation",
+       {{"mnk", {"1024", "4096", "8192"}}, {"dtype", {"bf16"}}},
        cublas_gemm},
   };
 }

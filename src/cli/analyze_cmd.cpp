@@ -17,14 +17,18 @@ struct AnalyzeOptions {
   bool json = false, md = false;
 };
 
-analyze::Analysis analyze_file(const std::string& f) { return analyze::analyze(analyze::load_kineto(f)); }
+analyze::Analysis analyze_file(const std::string& f) {
+  return analyze::analyze(analyze::load_kineto(f));
+}
 }  // namespace
 
 Action register_analyze(CLI::App& app) {
   auto o = std::make_shared<AnalyzeOptions>();
-  auto* cmd = app.add_subcommand("analyze", "Name the bottleneck in a trace: verdict, ranked findings with evidence, saving and fix");
+  auto* cmd = app.add_subcommand(
+      "analyze", "Name the bottleneck in a trace: verdict, ranked findings with evidence, saving and fix");
   cmd->footer(
-      "Reads PyTorch-profiler / Kineto JSON (trace.json or trace.json.gz; prof.export_chrome_trace(...)). Several files\n"
+      "Reads PyTorch-profiler / Kineto JSON (trace.json or trace.json.gz; prof.export_chrome_trace(...)). Several "
+      "files\n"
       "are ranks of one job: each is analysed, then ranks are compared for stragglers.\n"
       "Verdict classes: host-bound, launch-bound, sync-bound, transfer-bound, gpu-bound (subclass unknown without\n"
       "hardware counters), communication-bound. --json prints gpusqueeze.analysis/1 (README: \"Analysis JSON\").\n"
@@ -47,13 +51,17 @@ Action register_analyze(CLI::App& app) {
       } else {
         nlohmann::json ranks = nlohmann::json::array();
         for (const auto& a : all) ranks.push_back(analyze::to_json(a));
-        std::cout << nlohmann::json{{"schema", "gpusqueeze.analysis-ranks/1"}, {"ranks", ranks}, {"rank_findings", stragglers}}.dump(2)
+        std::cout << nlohmann::json{{"schema", "gpusqueeze.analysis-ranks/1"},
+                                    {"ranks", ranks},
+                                    {"rank_findings", stragglers}}
+                         .dump(2)
                   << '\n';
       }
       return 0;
     }
     for (size_t i = 0; i < all.size(); ++i) {
-      std::cout << fmt::format("## {}{}\n\n{}\n", o->files[i], all[i].rank >= 0 ? fmt::format(" (rank {})", all[i].rank) : "",
+      std::cout << fmt::format("## {}{}\n\n{}\n", o->files[i],
+                               all[i].rank >= 0 ? fmt::format(" (rank {})", all[i].rank) : "",
                                analyze::render_markdown(all[i]));
     }
     if (!stragglers.empty()) std::cout << report::findings_table(stragglers).markdown();
@@ -70,15 +78,18 @@ struct DiffOptions {
 
 Action register_diff(CLI::App& app) {
   auto o = std::make_shared<DiffOptions>();
-  auto* cmd = app.add_subcommand("diff", "Show what changed between two traces: step time, idle causes, copies, syncs, findings");
+  auto* cmd = app.add_subcommand(
+      "diff", "Show what changed between two traces: step time, idle causes, copies, syncs, findings");
   cmd->footer("Example: gpusqueeze diff before.json.gz after.json.gz   (prove a fix worked)");
   cmd->add_option("before", o->before, "Trace before the change")->required()->check(CLI::ExistingFile);
   cmd->add_option("after", o->after, "Trace after the change")->required()->check(CLI::ExistingFile);
   cmd->add_flag("--json", o->json, "Print gpusqueeze.diff/1 JSON");
   return [o]() {
     const auto a = analyze_file(o->before), b = analyze_file(o->after);
-    if (o->json) std::cout << analyze::diff_json(a, b).dump(2) << '\n';
-    else std::cout << fmt::format("{} → {}\n\n{}", o->before, o->after, analyze::diff_markdown(a, b));
+    if (o->json)
+      std::cout << analyze::diff_json(a, b).dump(2) << '\n';
+    else
+      std::cout << fmt::format("{} → {}\n\n{}", o->before, o->after, analyze::diff_markdown(a, b));
     return 0;
   };
 }

@@ -77,27 +77,36 @@ int run_bench(BenchOptions& o) {
     write_json_file(o.output, bench::to_json(run, !o.no_samples));
     note("wrote " + o.output);
   }
-  if (o.format == "json") std::cout << bench::to_json(run, !o.no_samples).dump(2) << '\n';
-  else if (o.format == "csv") std::cout << bench::render_csv(run);
-  else std::cout << bench::render_markdown(run) << '\n' << bench::ceilings_table(run).markdown();
+  if (o.format == "json")
+    std::cout << bench::to_json(run, !o.no_samples).dump(2) << '\n';
+  else if (o.format == "csv")
+    std::cout << bench::render_csv(run);
+  else
+    std::cout << bench::render_markdown(run) << '\n' << bench::ceilings_table(run).markdown();
   return 0;
 }
 
 void add_run_options(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("-b,--benchmark", o.run.filter, "Only benchmarks whose name matches this regex");
   cmd->add_option("-a,--axis", o.axis_overrides, "Override an axis: NAME=V1[,V2...] (sizes take Ki/Mi/Gi)");
-  cmd->add_option("--max-seconds", o.run.settings.max_seconds, "Time limit per mode and configuration")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  cmd->add_option("--max-seconds", o.run.settings.max_seconds, "Time limit per mode and configuration")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--device", o.run.device, "CUDA device ordinal")->capture_default_str();
-  cmd->add_flag("--allow-busy", o.run.allow_busy, "Run even if other processes use the GPU (the result says so on stderr)");
+  cmd->add_flag("--allow-busy", o.run.allow_busy,
+                "Run even if other processes use the GPU (the result says so on stderr)");
   cmd->add_option("-o,--output", o.output, "Write the gpusqueeze.bench/1 JSON (raw samples included) to FILE");
-  cmd->add_option("--format", o.format, "What to print: md, csv or json")->check(CLI::IsMember({"md", "csv", "json"}))->capture_default_str();
+  cmd->add_option("--format", o.format, "What to print: md, csv or json")
+      ->check(CLI::IsMember({"md", "csv", "json"}))
+      ->capture_default_str();
 }
 
 }  // namespace
 
 Action register_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
-  auto* cmd = app.add_subcommand("bench", "Time a benchmark suite with CUDA events: P50/P90/P99 with confidence intervals");
+  auto* cmd =
+      app.add_subcommand("bench", "Time a benchmark suite with CUDA events: P50/P90/P99 with confidence intervals");
   cmd->footer(
       "Timing protocol: warmup (10 launches and 50 ms) kept out of the results; then two modes per configuration:\n"
       "  cold   L2 flushed before each sample and the launch queued behind a blocking kernel, so neither cached data\n"
@@ -106,8 +115,10 @@ Action register_bench(CLI::App& app) {
       "         back-to-back calls cost the GPU, free of host jitter;\n"
       "  host   launches back to back as fast as this thread issues them: includes the CPU launch cost, so it moves\n"
       "         with the host (launch.empty always adds it; --mode host|all for the others).\n"
-      "Each mode stops when the 95% CI of the median is within ±0.5% (--target-ci) after at least --min-seconds, or at\n"
-      "--max-seconds. The launching thread is pinned to one CPU near the GPU (--no-pin to keep it free). The SM clock is\n"
+      "Each mode stops when the 95% CI of the median is within ±0.5% (--target-ci) after at least --min-seconds, or "
+      "at\n"
+      "--max-seconds. The launching thread is pinned to one CPU near the GPU (--no-pin to keep it free). The SM clock "
+      "is\n"
       "read from NVML with every sample while the GPU is busy (cold: during the blocking kernel; batch: during the\n"
       "batch); samples with a slowdown reason or a clock below 95% of the run's highest are\n"
       "flagged and left out unless --keep-throttled (or unless more than half are flagged).\n"
@@ -126,11 +137,20 @@ Action register_bench(CLI::App& app) {
   cmd->add_option("--mode", o->mode, "Timing modes: cold, batch, host, both (cold+batch) or all")
       ->check(CLI::IsMember({"cold", "batch", "host", "both", "all"}))
       ->capture_default_str();
-  cmd->add_option("--min-samples", o->run.settings.min_samples, "Samples before the stopping rule may stop")->check(CLI::Range(5u, 10000000u))->capture_default_str();
-  cmd->add_option("--max-samples", o->run.settings.max_samples, "Hard cap on samples per mode")->check(CLI::Range(5u, 10000000u))->capture_default_str();
-  cmd->add_option("--min-seconds", o->run.settings.min_seconds, "Measure each mode at least this long")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
-  cmd->add_option("--target-ci", o->run.settings.target_rel_ci, "Relative half-width of the median's 95% CI to stop at")->check(CLI::Range(0.0001, 0.5))->capture_default_str();
-  cmd->add_option("--warmup", o->run.settings.warmup_launches, "Warmup launches (at least 50 ms of warmup also runs)")->capture_default_str();
+  cmd->add_option("--min-samples", o->run.settings.min_samples, "Samples before the stopping rule may stop")
+      ->check(CLI::Range(5u, 10000000u))
+      ->capture_default_str();
+  cmd->add_option("--max-samples", o->run.settings.max_samples, "Hard cap on samples per mode")
+      ->check(CLI::Range(5u, 10000000u))
+      ->capture_default_str();
+  cmd->add_option("--min-seconds", o->run.settings.min_seconds, "Measure each mode at least this long")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--target-ci", o->run.settings.target_rel_ci, "Relative half-width of the median's 95% CI to stop at")
+      ->check(CLI::Range(0.0001, 0.5))
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->run.settings.warmup_launches, "Warmup launches (at least 50 ms of warmup also runs)")
+      ->capture_default_str();
   cmd->add_flag("!--no-pin", o->run.settings.pin_cpu, "Do not pin the launching thread to a CPU near the GPU");
   cmd->add_flag("--keep-throttled", o->run.settings.keep_throttled, "Keep throttle-flagged samples in the statistics");
   cmd->add_flag("--no-samples", o->no_samples, "Leave raw samples out of the JSON (compare needs them)");
@@ -149,15 +169,20 @@ struct CompareCliOptions {
 Action register_probe(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   o->suite = "mem";
-  auto* cmd = app.add_subcommand("probe", "Measure this GPU's ceilings next to the theoretical limits: HBM/L2 (mem), PCIe (pcie)");
+  auto* cmd = app.add_subcommand(
+      "probe", "Measure this GPU's ceilings next to the theoretical limits: HBM/L2 (mem), PCIe (pcie)");
   cmd->footer(
-      "probe mem   read, write, copy, triad (BabelStream byte counting) with 4/8/16-byte accesses over 16 MiB–4 GiB, and\n"
-      "            cudaMemcpy D2D as the reference; theoretical HBM = memory clock × bus width × 2. Sizes that fit the L2\n"
+      "probe mem   read, write, copy, triad (BabelStream byte counting) with 4/8/16-byte accesses over 16 MiB–4 GiB, "
+      "and\n"
+      "            cudaMemcpy D2D as the reference; theoretical HBM = memory clock × bus width × 2. Sizes that fit the "
+      "L2\n"
       "            (batch mode, data left in cache) show the L2 ceiling, the large ones HBM.\n"
       "probe pcie  H2D, D2H, both at once; pinned vs pageable; 4 KiB–256 MiB; against the link's generation × width.\n"
       "probe p2p, probe nccl  need two or more GPUs.\n"
       "Each probe is a bench suite: the same timing protocol, statistics, JSON (-o) and `compare`.");
-  cmd->add_option("what", o->suite, "mem, pcie, p2p or nccl")->check(CLI::IsMember({"mem", "pcie", "p2p", "nccl"}))->capture_default_str();
+  cmd->add_option("what", o->suite, "mem, pcie, p2p or nccl")
+      ->check(CLI::IsMember({"mem", "pcie", "p2p", "nccl"}))
+      ->capture_default_str();
   add_run_options(cmd, *o);
   return [o]() {
     if (o->suite == "p2p" || o->suite == "nccl") {
@@ -171,11 +196,14 @@ Action register_probe(CLI::App& app) {
 
 Action register_compare(CLI::App& app) {
   auto o = std::make_shared<CompareCliOptions>();
-  auto* cmd = app.add_subcommand("compare", "Compare two bench runs: FASTER / SLOWER / SAME / UNCERTAIN per benchmark; exit 1 on regression");
+  auto* cmd = app.add_subcommand(
+      "compare", "Compare two bench runs: FASTER / SLOWER / SAME / UNCERTAIN per benchmark; exit 1 on regression");
   cmd->footer(
       "Pairs benchmarks by name, axes and mode. The ratio is median(new)/median(base) of the time per launch (> 1 is\n"
-      "slower), with a 95% bootstrap CI over the raw samples (2000 resamples), widened by two timer steps (the smallest\n"
-      "gap between sample values: 32 ns for CUDA events on an H200) relative to the base median. Verdict: SLOWER if the whole CI is above\n"
+      "slower), with a 95% bootstrap CI over the raw samples (2000 resamples), widened by two timer steps (the "
+      "smallest\n"
+      "gap between sample values: 32 ns for CUDA events on an H200) relative to the base median. Verdict: SLOWER if "
+      "the whole CI is above\n"
       "1 + threshold, FASTER if below 1 - threshold, SAME if inside the band, else UNCERTAIN (take more samples).\n"
       "The Mann-Whitney U p-value is printed for reference. Locked environment fields that differ are listed loudly;\n"
       "--require-same-env refuses (exit 2). Exit codes: 0 no regression, 1 a SLOWER, 2 bad input.\n"
@@ -184,7 +212,9 @@ Action register_compare(CLI::App& app) {
       "  gpusqueeze compare a.json b.json --ignore-axis grid_fraction    A/B of one parameter");
   cmd->add_option("base", o->base, "Baseline run (gpusqueeze.bench/1)")->required()->check(CLI::ExistingFile);
   cmd->add_option("new", o->next, "New run")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--threshold", o->cmp.min_effect, "Smallest relative change that counts (fraction)")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--threshold", o->cmp.min_effect, "Smallest relative change that counts (fraction)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--ignore-axis", o->ignore_axes, "Pair configurations that differ only in this axis");
   cmd->add_flag("--require-same-env", o->require_same_env, "Refuse when locked environment fields differ");
   cmd->add_flag("--json", o->json, "Print gpusqueeze.compare/1 JSON");
@@ -194,9 +224,11 @@ Action register_compare(CLI::App& app) {
     const auto rep = bench::compare_runs(base, next, o->cmp);
     if (!rep.env_drift.empty()) {
       std::string fields;
-      for (const auto& d : rep.env_drift) fields += fmt::format("\n  {}: {} → {}", d.field, abbreviate(d.before, 40), abbreviate(d.after, 40));
-      const std::string msg = fmt::format("WARNING: the runs come from different environments ({} locked field(s) differ):{}",
-                                          rep.env_drift.size(), fields);
+      for (const auto& d : rep.env_drift)
+        fields += fmt::format("\n  {}: {} → {}", d.field, abbreviate(d.before, 40), abbreviate(d.after, 40));
+      const std::string msg =
+          fmt::format("WARNING: the runs come from different environments ({} locked field(s) differ):{}",
+                      rep.env_drift.size(), fields);
       if (o->require_same_env) throw_bad_input(msg);
       note(msg);
     }
@@ -204,26 +236,40 @@ Action register_compare(CLI::App& app) {
     if (o->json) {
       nlohmann::json rows = nlohmann::json::array();
       for (const auto& c : rep.rows) {
-        rows.push_back({{"benchmark", c.label}, {"mode", c.mode}, {"base_p50_ns", c.base_p50_ns}, {"new_p50_ns", c.new_p50_ns},
-                        {"ratio", c.ratio}, {"ci95", {c.ci.lo, c.ci.hi}}, {"p_value", c.p_value},
-                        {"verdict", bench::to_string(c.verdict)}, {"base_n", c.base_n}, {"new_n", c.new_n}});
+        rows.push_back({{"benchmark", c.label},
+                        {"mode", c.mode},
+                        {"base_p50_ns", c.base_p50_ns},
+                        {"new_p50_ns", c.new_p50_ns},
+                        {"ratio", c.ratio},
+                        {"ci95", {c.ci.lo, c.ci.hi}},
+                        {"p_value", c.p_value},
+                        {"verdict", bench::to_string(c.verdict)},
+                        {"base_n", c.base_n},
+                        {"new_n", c.new_n}});
       }
       nlohmann::json drift = nlohmann::json::array();
       for (const auto& d : rep.env_drift) drift.push_back({{"field", d.field}, {"base", d.before}, {"new", d.after}});
-      std::cout << nlohmann::json{{"schema", "gpusqueeze.compare/1"}, {"base", o->base}, {"new", o->next},
-                                  {"threshold", o->cmp.min_effect}, {"rows", rows}, {"env_drift", drift},
-                                  {"only_in_base", rep.only_in_base}, {"only_in_new", rep.only_in_new},
+      std::cout << nlohmann::json{{"schema", "gpusqueeze.compare/1"},
+                                  {"base", o->base},
+                                  {"new", o->next},
+                                  {"threshold", o->cmp.min_effect},
+                                  {"rows", rows},
+                                  {"env_drift", drift},
+                                  {"only_in_base", rep.only_in_base},
+                                  {"only_in_new", rep.only_in_new},
                                   {"regression", rep.regression()}}
                        .dump(2)
                 << '\n';
     } else {
       Table t{{"benchmark", "mode", "base P50", "new P50", "ratio", "95% CI", "p (M-W U)", "verdict"}, {}};
       for (const auto& c : rep.rows) {
-        t.rows.push_back({c.label, c.mode, fmt::format("{:.0f} ns", c.base_p50_ns), fmt::format("{:.0f} ns", c.new_p50_ns),
-                          fmt::format("{:.4f}", c.ratio), fmt::format("{:.4f}–{:.4f}", c.ci.lo, c.ci.hi),
-                          fmt::format("{:.3g}", c.p_value), std::string(bench::to_string(c.verdict))});
+        t.rows.push_back({c.label, c.mode, fmt::format("{:.0f} ns", c.base_p50_ns),
+                          fmt::format("{:.0f} ns", c.new_p50_ns), fmt::format("{:.4f}", c.ratio),
+                          fmt::format("{:.4f}–{:.4f}", c.ci.lo, c.ci.hi), fmt::format("{:.3g}", c.p_value),
+                          std::string(bench::to_string(c.verdict))});
       }
-      std::cout << fmt::format("{} vs {} (threshold ±{:.1f}%)\n\n{}", o->next, o->base, 100 * o->cmp.min_effect, t.markdown());
+      std::cout << fmt::format("{} vs {} (threshold ±{:.1f}%)\n\n{}", o->next, o->base, 100 * o->cmp.min_effect,
+                               t.markdown());
       for (const auto& s : rep.only_in_base) std::cout << "only in base: " << s << '\n';
       for (const auto& s : rep.only_in_new) std::cout << "only in new: " << s << '\n';
       std::cout << (rep.regression() ? "REGRESSION: at least one benchmark is SLOWER\n" : "no regression\n");

@@ -11,15 +11,19 @@
 
 namespace gsq::cli {
 
-void note(const std::string& text) { std::fprintf(stderr, "gpusqueeze: %s\n", text.c_str()); }
+void note(const std::string& text) {
+  std::fprintf(stderr, "gpusqueeze: %s\n", text.c_str());
+}
 
 void add_snapshot_options(CLI::App& cmd, SnapshotOptions& o, bool with_load) {
-  cmd.add_option("--snapshot", o.snapshot_file,
-                 "Replay a snapshot file (from `env --save`, `doctor --save-snapshot` or a colleague) instead of reading "
-                 "this machine")
+  cmd.add_option(
+         "--snapshot", o.snapshot_file,
+         "Replay a snapshot file (from `env --save`, `doctor --save-snapshot` or a colleague) instead of reading "
+         "this machine")
       ->check(CLI::ExistingFile);
   if (with_load) {
-    cmd.add_flag("--no-load", o.no_load, "Skip the load phase (clock reasons and PCIe generation are then judged idle)");
+    cmd.add_flag("--no-load", o.no_load,
+                 "Skip the load phase (clock reasons and PCIe generation are then judged idle)");
     cmd.add_option("--load-seconds", o.load_seconds, "Seconds of FMA load per GPU while NVML is sampled every 100 ms")
         ->check(CLI::Range(0.3, 60.0))
         ->capture_default_str();
@@ -33,7 +37,8 @@ gpu::Snapshot acquire_snapshot(const SnapshotOptions& o, bool with_load) {
   s.tool_version = GSQ_VERSION;
   if (with_load && !o.no_load) {
     gpu::sample_under_load(nvml, s, o.load_seconds, [&](uint32_t i) {
-      note(fmt::format("loading GPU {} for {:.1f} s to read clocks, throttle reasons and the PCIe link under load…", i, o.load_seconds));
+      note(fmt::format("loading GPU {} for {:.1f} s to read clocks, throttle reasons and the PCIe link under load…", i,
+                       o.load_seconds));
     });
   }
   return s;

@@ -30,7 +30,8 @@ struct SnapshotOptions {
 };
 void add_snapshot_options(CLI::App& cmd, SnapshotOptions& o, bool with_load);
 
-// The live machine (NVML, plus the load phase when asked) or the replayed file. Throws Error(no_gpu) / Error(bad_input).
+// The live machine (NVML, plus the load phase when asked) or the replayed file. Throws Error(no_gpu) /
+// Error(bad_input).
 [[nodiscard]] gpu::Snapshot acquire_snapshot(const SnapshotOptions& o, bool with_load);
 
 // The snapshot recorded on an H200 that ships with gpusqueeze, for machines without a GPU; nullopt if not installed.

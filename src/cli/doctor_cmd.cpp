@@ -21,7 +21,8 @@ struct DoctorOptions {
 
 Action register_doctor(CLI::App& app) {
   auto o = std::make_shared<DoctorOptions>();
-  auto* cmd = app.add_subcommand("doctor", "Check the machine: PCIe link, throttling, ECC, persistence, ASPM, BAR1, profiling permission, ...");
+  auto* cmd = app.add_subcommand(
+      "doctor", "Check the machine: PCIe link, throttling, ECC, persistence, ASPM, BAR1, profiling permission, ...");
   cmd->footer(
       "Runs a short FMA load on each GPU (2 s by default) while sampling NVML, so throttle reasons and the PCIe link\n"
       "generation are judged busy, not idle. Writes nothing to the GPU's settings.\n"
@@ -48,8 +49,11 @@ Action register_doctor(CLI::App& app) {
     const auto findings = doctor::run_checks(s);
     const Severity w = worst(findings);
     if (o->json) {
-      std::cout << nlohmann::json{{"schema", "gpusqueeze.doctor/1"}, {"source", s.source}, {"captured_at", s.captured_at},
-                                  {"worst", to_string(w)}, {"findings", findings}}
+      std::cout << nlohmann::json{{"schema", "gpusqueeze.doctor/1"},
+                                  {"source", s.source},
+                                  {"captured_at", s.captured_at},
+                                  {"worst", to_string(w)},
+                                  {"findings", findings}}
                        .dump(2)
                 << '\n';
     } else {
@@ -58,10 +62,12 @@ Action register_doctor(CLI::App& app) {
         if (o->all || f.severity == Severity::warn || f.severity == Severity::fail) shown.push_back(f);
       int counts[4] = {};
       for (const auto& f : findings) counts[static_cast<int>(f.severity)]++;
-      std::cout << fmt::format("doctor: {} checks on {} GPU(s) from {} — {} fail, {} warn, {} info, {} pass\n\n", findings.size(),
-                               s.gpus.size(), s.source, counts[3], counts[2], counts[1], counts[0]);
-      if (!shown.empty()) std::cout << report::findings_table(shown).markdown();
-      else std::cout << "All checks pass" << (o->all ? "" : " (--all lists them)") << ".\n";
+      std::cout << fmt::format("doctor: {} checks on {} GPU(s) from {} — {} fail, {} warn, {} info, {} pass\n\n",
+                               findings.size(), s.gpus.size(), s.source, counts[3], counts[2], counts[1], counts[0]);
+      if (!shown.empty())
+        std::cout << report::findings_table(shown).markdown();
+      else
+        std::cout << "All checks pass" << (o->all ? "" : " (--all lists them)") << ".\n";
     }
     return w == Severity::fail ? 1 : 0;
   };

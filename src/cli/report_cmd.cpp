@@ -24,14 +24,15 @@ struct ReportOptions {
 
 report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
   const Table t = bench::results_table(run);
-  auto sec = report::bench_section(fmt::format("{} ({})", run.suite, origin), t.header, t.rows,
-                                   {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at,
-                                                run.fingerprint)},
-                                   bench::to_json(run, false));
+  auto sec = report::bench_section(
+      fmt::format("{} ({})", run.suite, origin), t.header, t.rows,
+      {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at, run.fingerprint)},
+      bench::to_json(run, false));
   std::vector<report::Bar> bars;
   for (const auto& c : bench::ceilings(run))
     if (c.peak_bytes_per_s > 0) bars.push_back({c.name, c.bytes_per_s, c.peak_bytes_per_s});
-  if (!bars.empty()) sec.figures_svg.push_back(report::bars_svg("Measured ceilings against the theoretical ones", bars));
+  if (!bars.empty())
+    sec.figures_svg.push_back(report::bars_svg("Measured ceilings against the theoretical ones", bars));
   for (const auto& r : run.results)
     for (const auto& m : r.measurements)
       if (sec.figures_svg.size() < 24 && m.samples_ns.size() >= 20) {
@@ -42,7 +43,8 @@ report::Section bench_section_of(const bench::Run& run, const std::string& origi
 
 report::Section analysis_section_of(const analyze::Analysis& a) {
   return report::analysis_section(a.origin, fmt::format("Verdict: {} — {}", a.verdict.cls, a.verdict.summary),
-                                  analyze::breakdown_table(a), analyze::kernels_table(a, 8), a.findings, analyze::to_json(a));
+                                  analyze::breakdown_table(a), analyze::kernels_table(a, 8), a.findings,
+                                  analyze::to_json(a));
 }
 }  // namespace
 
@@ -55,7 +57,8 @@ Action register_report(CLI::App& app) {
       "gpusqueeze, labelled as such. Open OUT/index.html in any browser: it has no external resources.");
   add_snapshot_options(*cmd, o->snap, true);
   cmd->add_option("-o,--out", o->out_dir, "Report folder")->capture_default_str();
-  cmd->add_option("--bench", o->bench_files, "Add a bench run (gpusqueeze.bench/1) as the baseline section")->check(CLI::ExistingFile);
+  cmd->add_option("--bench", o->bench_files, "Add a bench run (gpusqueeze.bench/1) as the baseline section")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--trace", o->trace_files, "Add the analysis of a trace (Kineto JSON)")->check(CLI::ExistingFile);
   return [o]() {
     gpu::Snapshot s;
@@ -63,25 +66,30 @@ Action register_report(CLI::App& app) {
     std::optional<std::filesystem::path> bundled_dir;  // set when showing the H200 files instead of this machine
     try {
       s = acquire_snapshot(o->snap, true);
-      provenance = o->snap.snapshot_file.empty()
-                       ? fmt::format("Live on {} at {}.", s.host.hostname.ok() ? *s.host.hostname : "this host", s.captured_at)
-                       : fmt::format("Replayed from {} (recorded at {} on {}).", o->snap.snapshot_file, s.captured_at,
-                                     s.host.hostname.ok() ? *s.host.hostname : "an unnamed host");
+      provenance =
+          o->snap.snapshot_file.empty()
+              ? fmt::format("Live on {} at {}.", s.host.hostname.ok() ? *s.host.hostname : "this host", s.captured_at)
+              : fmt::format("Replayed from {} (recorded at {} on {}).", o->snap.snapshot_file, s.captured_at,
+                            s.host.hostname.ok() ? *s.host.hostname : "an unnamed host");
     } catch (const Error& e) {
       if (e.code() != ExitCode::no_gpu) throw;
       const auto bundled = bundled_snapshot();
       if (!bundled) throw;
       note(std::string(e.what()));
-      note(fmt::format("this machine has no usable NVIDIA GPU; the report shows the bundled snapshot recorded on an H200 "
-                       "({}) instead", bundled->string()));
+      note(fmt::format(
+          "this machine has no usable NVIDIA GPU; the report shows the bundled snapshot recorded on an H200 "
+          "({}) instead",
+          bundled->string()));
       s = gpu::load_snapshot(*bundled);
       bundled_dir = bundled->parent_path();
-      provenance = fmt::format("NOT THIS MACHINE ({}). Shown from files recorded on {} at {} that ship with gpusqueeze.",
-                               e.what(), s.gpus.empty() || !s.gpus[0].name.ok() ? "a GPU server" : *s.gpus[0].name, s.captured_at);
+      provenance = fmt::format(
+          "NOT THIS MACHINE ({}). Shown from files recorded on {} at {} that ship with gpusqueeze.", e.what(),
+          s.gpus.empty() || !s.gpus[0].name.ok() ? "a GPU server" : *s.gpus[0].name, s.captured_at);
     }
     const auto findings = doctor::run_checks(s);
     report::Report r;
-    r.title = fmt::format("gpusqueeze report — {}", s.gpus.empty() || !s.gpus[0].name.ok() ? "machine" : *s.gpus[0].name);
+    r.title =
+        fmt::format("gpusqueeze report — {}", s.gpus.empty() || !s.gpus[0].name.ok() ? "machine" : *s.gpus[0].name);
     r.provenance = provenance;
     r.sections.push_back(report::environment_section(s, env::fingerprint(env::locked_fields(s))));
     r.sections.push_back(report::doctor_section(findings));
@@ -89,13 +97,17 @@ Action register_report(CLI::App& app) {
     if (bundled_dir) {
       // Show what the later steps produce, from files recorded on the H200 that ship with gpusqueeze.
       const auto& dir = *bundled_dir;
-      if (bench_files.empty() && std::filesystem::exists(dir / "h200-bench-d2d.json")) bench_files.push_back((dir / "h200-bench-d2d.json").string());
-      if (trace_files.empty() && std::filesystem::exists(dir / "torch-host-slow.json.gz")) trace_files.push_back((dir / "torch-host-slow.json.gz").string());
+      if (bench_files.empty() && std::filesystem::exists(dir / "h200-bench-d2d.json"))
+        bench_files.push_back((dir / "h200-bench-d2d.json").string());
+      if (trace_files.empty() && std::filesystem::exists(dir / "torch-host-slow.json.gz"))
+        trace_files.push_back((dir / "torch-host-slow.json.gz").string());
     }
     for (const auto& f : bench_files) r.sections.push_back(bench_section_of(bench::load_run(f), f));
-    for (const auto& f : trace_files) r.sections.push_back(analysis_section_of(analyze::analyze(analyze::load_kineto(f))));
+    for (const auto& f : trace_files)
+      r.sections.push_back(analysis_section_of(analyze::analyze(analyze::load_kineto(f))));
     report::write_report(r, o->out_dir);
-    std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir, provenance);
+    std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir,
+                             provenance);
     std::cout << fmt::format("doctor: worst finding {}\n", to_string(worst(findings)));
     return 0;
   };

@@ -19,11 +19,11 @@ class CudaError : public std::runtime_error {
 
 }  // namespace gsq
 
-#define GSQ_CUDA_CHECK(call)                                                  \
-  do {                                                                        \
-    const cudaError_t gsq_cuda_status_ = (call);                              \
-    if (gsq_cuda_status_ != cudaSuccess) [[unlikely]]                         \
-      ::gsq::throw_cuda_error(gsq_cuda_status_, #call, __FILE__, __LINE__);   \
+#define GSQ_CUDA_CHECK(call)                                                \
+  do {                                                                      \
+    const cudaError_t gsq_cuda_status_ = (call);                            \
+    if (gsq_cuda_status_ != cudaSuccess) [[unlikely]]                       \
+      ::gsq::throw_cuda_error(gsq_cuda_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // For destructors: never throws, the error is dropped on purpose (the first error was already thrown).

@@ -3,7 +3,11 @@
 
 namespace gsq {
 
-[[gnu::cold]] void throw_bad_input(const std::string& what) { throw Error(ExitCode::bad_input, what); }
-[[gnu::cold]] void throw_no_gpu(const std::string& what) { throw Error(ExitCode::no_gpu, what); }
+[[gnu::cold]] void throw_bad_input(const std::string& what) {
+  throw Error(ExitCode::bad_input, what);
+}
+[[gnu::cold]] void throw_no_gpu(const std::string& what) {
+  throw Error(ExitCode::no_gpu, what);
+}
 
 }  // namespace gsq

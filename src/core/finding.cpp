@@ -9,10 +9,14 @@ namespace gsq {
 
 std::string_view to_string(Severity s) noexcept {
   switch (s) {
-    case Severity::pass: return "pass";
-    case Severity::info: return "info";
-    case Severity::warn: return "warn";
-    case Severity::fail: return "fail";
+    case Severity::pass:
+      return "pass";
+    case Severity::info:
+      return "info";
+    case Severity::warn:
+      return "warn";
+    case Severity::fail:
+      return "fail";
   }
   return "fail";
 }
@@ -27,8 +31,10 @@ Severity severity_from_string(std::string_view s) {
 void to_json(nlohmann::json& j, const Finding& f) {
   nlohmann::json ev = nlohmann::json::object();
   for (const auto& e : f.evidence) ev[e.name] = e.value;
-  j = {{"id", f.id},       {"severity", to_string(f.severity)}, {"title", f.title}, {"evidence", ev},
-       {"fix", f.fix},     {"source", f.source},                {"step", f.step},   {"subject", f.subject}};
+  j = {{"id", f.id},       {"severity", to_string(f.severity)},
+       {"title", f.title}, {"evidence", ev},
+       {"fix", f.fix},     {"source", f.source},
+       {"step", f.step},   {"subject", f.subject}};
   j["saving_ratio"] = f.saving_ratio ? nlohmann::json(*f.saving_ratio) : nlohmann::json(nullptr);
 }
 

@@ -21,15 +21,15 @@ struct Evidence {
 };
 
 struct Finding {
-  std::string id;      // stable, kebab-case: "pcie-link-width"
+  std::string id;  // stable, kebab-case: "pcie-link-width"
   Severity severity = Severity::pass;
-  std::string title;   // one line a person reads first
+  std::string title;  // one line a person reads first
   std::vector<Evidence> evidence;
   std::optional<double> saving_ratio;  // upper bound of what fixing it would save, where one exists
-  std::string fix;     // what to do; empty for pass
-  std::string source;  // where the threshold comes from
-  int step = 0;        // seed step of the method (0 machine, 1 baseline, ...)
-  std::string subject; // what it is about: "GPU 0 (NVIDIA H200)", "host"
+  std::string fix;                     // what to do; empty for pass
+  std::string source;                  // where the threshold comes from
+  int step = 0;                        // seed step of the method (0 machine, 1 baseline, ...)
+  std::string subject;                 // what it is about: "GPU 0 (NVIDIA H200)", "host"
 };
 
 void to_json(nlohmann::json& j, const Finding& f);

@@ -12,7 +12,8 @@ namespace gsq {
 std::string read_text_file(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) throw_bad_input(fmt::format("{}: no such file", file.string()));
-  if (std::filesystem::is_directory(file, ec)) throw_bad_input(fmt::format("{}: is a folder, not a file", file.string()));
+  if (std::filesystem::is_directory(file, ec))
+    throw_bad_input(fmt::format("{}: is a folder, not a file", file.string()));
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) throw_bad_input(fmt::format("{}: cannot be opened for reading", file.string()));
   const auto size = static_cast<size_t>(in.tellg());
@@ -47,19 +48,21 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& origi
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     const bool truncated = e.byte >= text.size();
-    throw_bad_input(fmt::format("{}: {} at byte {}: {}", origin, truncated ? "truncated JSON" : "not valid JSON", e.byte,
-                                e.what()));
+    throw_bad_input(fmt::format("{}: {} at byte {}: {}", origin, truncated ? "truncated JSON" : "not valid JSON",
+                                e.byte, e.what()));
   } catch (const nlohmann::json::exception& e) {
     // out_of_range: a number too large for any type, e.g. 5E83166 (found by the fuzzer).
     throw_bad_input(fmt::format("{}: not valid JSON: {}", origin, e.what()));
   }
-  if (!j.is_object()) throw_bad_input(fmt::format("{}: expected a JSON object with \"schema\": \"{}\"", origin, expected_schema));
+  if (!j.is_object())
+    throw_bad_input(fmt::format("{}: expected a JSON object with \"schema\": \"{}\"", origin, expected_schema));
   const auto it = j.find("schema");
   if (it == j.end() || !it->is_string()) {
     throw_bad_input(fmt::format("{}: no \"schema\" field; expected \"{}\"", origin, expected_schema));
   }
   if (it->get<std::string>() != expected_schema) {
-    throw_bad_input(fmt::format("{}: schema is \"{}\", expected \"{}\"", origin, it->get<std::string>(), expected_schema));
+    throw_bad_input(
+        fmt::format("{}: schema is \"{}\", expected \"{}\"", origin, it->get<std::string>(), expected_schema));
   }
   return j;
 }
@@ -68,6 +71,8 @@ nlohmann::json read_json_file(const std::filesystem::path& file, const std::stri
   return parse_json_text(read_text_file(file), file.string(), expected_schema);
 }
 
-void write_json_file(const std::filesystem::path& file, const nlohmann::json& j) { write_text_file(file, j.dump(2) + "\n"); }
+void write_json_file(const std::filesystem::path& file, const nlohmann::json& j) {
+  write_text_file(file, j.dump(2) + "\n");
+}
 
 }  // namespace gsq

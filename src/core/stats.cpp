@@ -19,17 +19,19 @@ std::vector<double> sorted_copy(std::span<const double> s) {
 
 // Inverse of the standard normal CDF (Acklam's rational approximation, |error| < 1.2e-9).
 double inverse_normal_cdf(double p) {
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                                  1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                                 6.680131188771972e+01,  -1.328068155288572e+01};
+                                 6.680131188771972e+01, -1.328068155288572e+01};
   static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                                  -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
-  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                 3.754408661907416e+00};
   const double plow = 0.02425;
   if (p < plow) {
     const double q = std::sqrt(-2 * std::log(p));
-    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
   }
   if (p > 1 - plow) return -inverse_normal_cdf(1 - p);
   const double q = p - 0.5, r = q * q;
@@ -39,7 +41,9 @@ double inverse_normal_cdf(double p) {
 
 }  // namespace
 
-double z_for_confidence(double confidence) { return inverse_normal_cdf(0.5 + confidence / 2); }
+double z_for_confidence(double confidence) {
+  return inverse_normal_cdf(0.5 + confidence / 2);
+}
 
 double percentile_sorted(std::span<const double> sorted, double q) {
   if (sorted.empty()) throw std::invalid_argument("percentile of no samples");
@@ -87,7 +91,8 @@ Interval median_ci_order_stats(std::span<const double> sorted, double confidence
   return {sorted[clamp(lo)], sorted[clamp(hi)]};
 }
 
-Interval bootstrap_quantile_ci(std::span<const double> samples, double q, double confidence, int resamples, uint64_t seed) {
+Interval bootstrap_quantile_ci(std::span<const double> samples, double q, double confidence, int resamples,
+                               uint64_t seed) {
   if (samples.empty()) throw std::invalid_argument("bootstrap of no samples");
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<size_t> pick(0, samples.size() - 1);
@@ -102,8 +107,8 @@ Interval bootstrap_quantile_ci(std::span<const double> samples, double q, double
   return {percentile_sorted(stat, alpha), percentile_sorted(stat, 1 - alpha)};
 }
 
-RatioEstimate bootstrap_median_ratio(std::span<const double> a, std::span<const double> b, double confidence, int resamples,
-                                     uint64_t seed) {
+RatioEstimate bootstrap_median_ratio(std::span<const double> a, std::span<const double> b, double confidence,
+                                     int resamples, uint64_t seed) {
   if (a.empty() || b.empty()) throw std::invalid_argument("ratio of no samples");
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<size_t> pa(0, a.size() - 1), pb(0, b.size() - 1);

@@ -23,8 +23,8 @@ struct Interval {
 [[nodiscard]] double percentile(std::span<const double> samples, double q);
 [[nodiscard]] Summary summarize(std::span<const double> samples);
 
-// Distribution-free CI of the median from binomial order statistics (normal approximation to the ranks); cheap enough to
-// evaluate after every sample in a stopping rule.
+// Distribution-free CI of the median from binomial order statistics (normal approximation to the ranks); cheap enough
+// to evaluate after every sample in a stopping rule.
 [[nodiscard]] Interval median_ci_order_stats(std::span<const double> sorted, double confidence = 0.95);
 
 // Percentile bootstrap of a quantile, deterministic for a seed.
@@ -37,7 +37,8 @@ struct RatioEstimate {
   Interval ci;
 };
 [[nodiscard]] RatioEstimate bootstrap_median_ratio(std::span<const double> a, std::span<const double> b,
-                                                   double confidence = 0.95, int resamples = 2000, uint64_t seed = 0x5eed);
+                                                   double confidence = 0.95, int resamples = 2000,
+                                                   uint64_t seed = 0x5eed);
 
 // Two-sided Mann-Whitney U test with tie correction (normal approximation); returns the p-value.
 [[nodiscard]] double mann_whitney_p(std::span<const double> a, std::span<const double> b);

@@ -14,7 +14,8 @@ struct Table {
 
 [[nodiscard]] std::string html_escape(std::string_view s);
 
-// Long values (a 2 kB NVIDIA_REQUIRE_CUDA) shortened for tables: the head, then "… (N chars)". Data files keep them whole.
+// Long values (a 2 kB NVIDIA_REQUIRE_CUDA) shortened for tables: the head, then "… (N chars)". Data files keep them
+// whole.
 [[nodiscard]] std::string abbreviate(const std::string& s, size_t max_chars = 96);
 
 }  // namespace gsq

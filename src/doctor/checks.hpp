@@ -1,4 +1,5 @@
-// Doctor: health and configuration checks over a snapshot, each giving a finding with evidence, fix and threshold source.
+// Doctor: health and configuration checks over a snapshot, each giving a finding with evidence, fix and threshold
+// source.
 #pragma once
 
 #include "core/finding.hpp"
@@ -8,7 +9,8 @@
 
 namespace gsq::doctor {
 
-// Every check runs on every GPU (or the host once); a check whose inputs are unsupported gives an `info` finding saying so.
+// Every check runs on every GPU (or the host once); a check whose inputs are unsupported gives an `info` finding saying
+// so.
 [[nodiscard]] std::vector<Finding> run_checks(const gpu::Snapshot& s);
 
 struct CheckInfo {

@@ -17,20 +17,46 @@ using nlohmann::json;
 
 // Per-GPU fields that are settings or identity. Current clocks, PCIe gen (drops at idle), temperatures, power draw,
 // memory use, utilisation, processes and error counters move on their own; doctor judges those.
-constexpr std::array<std::string_view, 25> kLockedGpuFields{
-    "name", "uuid", "vbios_version", "pci_bus_id", "architecture", "compute_capability", "persistence_mode",
-    "compute_mode", "mig_mode_current", "ecc_mode_current", "sm_clock_max_mhz", "mem_clock_max_mhz",
-    "sm_clock_app_mhz", "mem_clock_app_mhz", "power_limit_w", "power_default_limit_w", "power_enforced_limit_w",
-    "pcie_gen_max", "pcie_width_current", "pcie_width_max", "bar1_total_bytes", "memory_total_bytes",
-    "memory_bus_width_bits", "numa_node", "cpu_affinity"};
+constexpr std::array<std::string_view, 25> kLockedGpuFields{"name",
+                                                            "uuid",
+                                                            "vbios_version",
+                                                            "pci_bus_id",
+                                                            "architecture",
+                                                            "compute_capability",
+                                                            "persistence_mode",
+                                                            "compute_mode",
+                                                            "mig_mode_current",
+                                                            "ecc_mode_current",
+                                                            "sm_clock_max_mhz",
+                                                            "mem_clock_max_mhz",
+                                                            "sm_clock_app_mhz",
+                                                            "mem_clock_app_mhz",
+                                                            "power_limit_w",
+                                                            "power_default_limit_w",
+                                                            "power_enforced_limit_w",
+                                                            "pcie_gen_max",
+                                                            "pcie_width_current",
+                                                            "pcie_width_max",
+                                                            "bar1_total_bytes",
+                                                            "memory_total_bytes",
+                                                            "memory_bus_width_bits",
+                                                            "numa_node",
+                                                            "cpu_affinity"};
 
-constexpr std::array<std::string_view, 10> kLockedHostFields{
-    "hostname", "kernel", "os", "cpu_model", "cpu_count", "cpu_governor", "driver_version", "cuda_driver_version",
-    "cuda_runtime_version", "aspm_policy"};
+constexpr std::array<std::string_view, 10> kLockedHostFields{"hostname",
+                                                             "kernel",
+                                                             "os",
+                                                             "cpu_model",
+                                                             "cpu_count",
+                                                             "cpu_governor",
+                                                             "driver_version",
+                                                             "cuda_driver_version",
+                                                             "cuda_runtime_version",
+                                                             "aspm_policy"};
 
 // nvidia kernel-module parameters that change what a user can measure or how the driver behaves under load.
 constexpr std::array<std::string_view, 4> kLockedNvidiaParams{"RmProfilingAdminOnly", "EnableStreamMemOPs",
-                                                               "DynamicPowerManagement", "EnableGpuFirmware"};
+                                                              "DynamicPowerManagement", "EnableGpuFirmware"};
 
 std::string text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -57,7 +83,8 @@ FieldMap locked_fields(const gpu::Snapshot& s) {
   for (const auto& [k, v] : host.at("env").items()) out["host.env." + k] = v.get<std::string>();
   if (const json& params = host.at("nvidia_params"); params.is_object() && !params.contains("unsupported")) {
     for (auto k : kLockedNvidiaParams)
-      if (params.contains(std::string(k))) out[fmt::format("host.nvidia_params.{}", k)] = text(params.at(std::string(k)));
+      if (params.contains(std::string(k)))
+        out[fmt::format("host.nvidia_params.{}", k)] = text(params.at(std::string(k)));
   }
   for (const auto& g : j.at("gpus")) {
     const auto prefix = fmt::format("gpus[{}].", g.at("index").get<unsigned>());
@@ -77,8 +104,10 @@ std::vector<Drift> drift(const FieldMap& before, const FieldMap& after) {
   std::vector<Drift> out;
   for (const auto& [k, v] : before) {
     const auto it = after.find(k);
-    if (it == after.end()) out.push_back({k, v, "(absent)"});
-    else if (it->second != v) out.push_back({k, v, it->second});
+    if (it == after.end())
+      out.push_back({k, v, "(absent)"});
+    else if (it->second != v)
+      out.push_back({k, v, it->second});
   }
   for (const auto& [k, v] : after)
     if (!before.contains(k)) out.push_back({k, "(absent)", v});
@@ -91,7 +120,8 @@ json env_document(const gpu::Snapshot& s) {
 }
 
 FieldMap fields_from_document(const json& j, const std::string& origin) {
-  const std::string schema = j.is_object() && j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
+  const std::string schema =
+      j.is_object() && j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
   if (schema == gpu::kSnapshotSchema) return locked_fields(gpu::snapshot_from_json(j, origin));
   if (schema != kFingerprintSchema) {
     throw_bad_input(fmt::format("{}: schema is \"{}\", expected \"{}\" (env --save) or \"{}\"", origin, schema,

@@ -1,4 +1,5 @@
-// The environment fingerprint: the snapshot's stable, performance-relevant fields, hashed; and drift between two snapshots.
+// The environment fingerprint: the snapshot's stable, performance-relevant fields, hashed; and drift between two
+// snapshots.
 #pragma once
 
 #include "gpu/snapshot.hpp"

@@ -87,13 +87,20 @@ Field<std::string> cuda_version_text(const Field<int>& v) {
 
 std::string architecture_name(nvmlDeviceArchitecture_t a) {
   switch (a) {
-    case NVML_DEVICE_ARCH_VOLTA: return "volta";
-    case NVML_DEVICE_ARCH_TURING: return "turing";
-    case NVML_DEVICE_ARCH_AMPERE: return "ampere";
-    case NVML_DEVICE_ARCH_ADA: return "ada";
-    case NVML_DEVICE_ARCH_HOPPER: return "hopper";
-    case NVML_DEVICE_ARCH_BLACKWELL: return "blackwell";
-    default: return fmt::format("arch_{}", static_cast<int>(a));
+    case NVML_DEVICE_ARCH_VOLTA:
+      return "volta";
+    case NVML_DEVICE_ARCH_TURING:
+      return "turing";
+    case NVML_DEVICE_ARCH_AMPERE:
+      return "ampere";
+    case NVML_DEVICE_ARCH_ADA:
+      return "ada";
+    case NVML_DEVICE_ARCH_HOPPER:
+      return "hopper";
+    case NVML_DEVICE_ARCH_BLACKWELL:
+      return "blackwell";
+    default:
+      return fmt::format("arch_{}", static_cast<int>(a));
   }
 }
 
@@ -102,7 +109,8 @@ std::string process_name(uint32_t pid) {
   return comm.ok() ? *comm : "";
 }
 
-Field<uint64_t> ecc_count(const NvmlApi& api, nvmlDevice_t dev, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter) {
+Field<uint64_t> ecc_count(const NvmlApi& api, nvmlDevice_t dev, nvmlMemoryErrorType_t type,
+                          nvmlEccCounterType_t counter) {
   auto f = get<unsigned long long>(api, api.nvmlDeviceGetTotalEccErrors, dev, type, counter);
   if (!f.ok()) return Field<uint64_t>::none(f.unsupported);
   return static_cast<uint64_t>(*f);
@@ -112,7 +120,8 @@ template <class Fn>
 Field<std::string> system_string(const NvmlApi& api, Fn fn) {
   if (fn == nullptr) return Field<std::string>::none("symbol missing in this driver's NVML");
   char buf[96] = {};
-  if (const nvmlReturn_t rc = fn(buf, sizeof buf); rc != NVML_SUCCESS) return Field<std::string>::none(nvml_why(api, rc));
+  if (const nvmlReturn_t rc = fn(buf, sizeof buf); rc != NVML_SUCCESS)
+    return Field<std::string>::none(nvml_why(api, rc));
   return std::string(buf);
 }
 
@@ -127,7 +136,8 @@ Field<int32_t> temperature_now(const NvmlApi& api, nvmlDevice_t dev) {
   nvmlTemperature_t t{};
   t.version = nvmlTemperature_v1;
   t.sensorType = NVML_TEMPERATURE_GPU;
-  if (const auto rc = api.nvmlDeviceGetTemperatureV(dev, &t); rc != NVML_SUCCESS) return Field<int32_t>::none(nvml_why(api, rc));
+  if (const auto rc = api.nvmlDeviceGetTemperatureV(dev, &t); rc != NVML_SUCCESS)
+    return Field<int32_t>::none(nvml_why(api, rc));
   return static_cast<int32_t>(t.temperature);
 }
 
@@ -180,7 +190,8 @@ void collect_mig(const NvmlApi& api, nvmlDevice_t dev, GpuSnapshot& g) {
   }
   g.mig_mode_current = cur == NVML_DEVICE_MIG_ENABLE;
   g.mig_mode_pending = pend == NVML_DEVICE_MIG_ENABLE;
-  if (cur != NVML_DEVICE_MIG_ENABLE || !api.nvmlDeviceGetMaxMigDeviceCount || !api.nvmlDeviceGetMigDeviceHandleByIndex) return;
+  if (cur != NVML_DEVICE_MIG_ENABLE || !api.nvmlDeviceGetMaxMigDeviceCount || !api.nvmlDeviceGetMigDeviceHandleByIndex)
+    return;
   unsigned max = 0;
   if (api.nvmlDeviceGetMaxMigDeviceCount(dev, &max) != NVML_SUCCESS) return;
   for (unsigned i = 0; i < max; ++i) {
@@ -227,10 +238,14 @@ GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
   g.uuid = get_string(api, api.nvmlDeviceGetUUID, dev);
   g.serial = get_string(api, api.nvmlDeviceGetSerial, dev);
   g.vbios_version = get_string(api, api.nvmlDeviceGetVbiosVersion, dev);
-  if (auto pci = get<nvmlPciInfo_t>(api, api.nvmlDeviceGetPciInfo_v3, dev); pci.ok()) g.pci_bus_id = std::string(pci->busId);
-  else g.pci_bus_id = Field<std::string>::none(pci.unsupported);
-  if (auto a = get<nvmlDeviceArchitecture_t>(api, api.nvmlDeviceGetArchitecture, dev); a.ok()) g.architecture = architecture_name(*a);
-  else g.architecture = Field<std::string>::none(a.unsupported);
+  if (auto pci = get<nvmlPciInfo_t>(api, api.nvmlDeviceGetPciInfo_v3, dev); pci.ok())
+    g.pci_bus_id = std::string(pci->busId);
+  else
+    g.pci_bus_id = Field<std::string>::none(pci.unsupported);
+  if (auto a = get<nvmlDeviceArchitecture_t>(api, api.nvmlDeviceGetArchitecture, dev); a.ok())
+    g.architecture = architecture_name(*a);
+  else
+    g.architecture = Field<std::string>::none(a.unsupported);
   if (api.nvmlDeviceGetCudaComputeCapability) {
     int major = 0, minor = 0;
     if (const auto rc = api.nvmlDeviceGetCudaComputeCapability(dev, &major, &minor); rc == NVML_SUCCESS) {
@@ -291,8 +306,10 @@ GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
   g.mem_clock_app_mhz = app_clock(api, dev, NVML_CLOCK_MEM, NVML_CLOCK_ID_APP_CLOCK_TARGET);
   g.sm_clock_app_default_mhz = app_clock(api, dev, NVML_CLOCK_SM, NVML_CLOCK_ID_APP_CLOCK_DEFAULT);
   g.mem_clock_app_default_mhz = app_clock(api, dev, NVML_CLOCK_MEM, NVML_CLOCK_ID_APP_CLOCK_DEFAULT);
-  if (auto r = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); r.ok()) g.clock_event_reasons_mask = *r;
-  else g.clock_event_reasons_mask = Field<uint64_t>::none(r.unsupported);
+  if (auto r = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); r.ok())
+    g.clock_event_reasons_mask = *r;
+  else
+    g.clock_event_reasons_mask = Field<uint64_t>::none(r.unsupported);
   g.power_draw_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerUsage, dev));
   g.power_limit_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerManagementLimit, dev));
   g.power_default_limit_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerManagementDefaultLimit, dev));
@@ -336,7 +353,8 @@ GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
   collect_nvlink(api, dev, g);
   if (api.nvmlDeviceGetCpuAffinity) {
     std::array<unsigned long, 16> set{};  // 1024 CPUs
-    if (const auto rc = api.nvmlDeviceGetCpuAffinity(dev, static_cast<unsigned>(set.size()), set.data()); rc == NVML_SUCCESS) {
+    if (const auto rc = api.nvmlDeviceGetCpuAffinity(dev, static_cast<unsigned>(set.size()), set.data());
+        rc == NVML_SUCCESS) {
       std::vector<int> cpus;
       for (size_t w = 0; w < set.size(); ++w)
         for (size_t b = 0; b < 8 * sizeof(unsigned long); ++b)
@@ -346,13 +364,17 @@ GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
       g.cpu_affinity = Field<std::string>::none(nvml_why(api, rc));
     }
   }
-  if (auto n = get<unsigned>(api, api.nvmlDeviceGetNumaNodeId, dev); n.ok()) g.numa_node = static_cast<int32_t>(*n);
-  else g.numa_node = Field<int32_t>::none(n.unsupported);
+  if (auto n = get<unsigned>(api, api.nvmlDeviceGetNumaNodeId, dev); n.ok())
+    g.numa_node = static_cast<int32_t>(*n);
+  else
+    g.numa_node = Field<int32_t>::none(n.unsupported);
   if (api.nvmlGpmQueryDeviceSupport) {
     nvmlGpmSupport_t s{};
     s.version = NVML_GPM_SUPPORT_VERSION;
-    if (const auto rc = api.nvmlGpmQueryDeviceSupport(dev, &s); rc == NVML_SUCCESS) g.gpm_supported = s.isSupportedDevice != 0;
-    else g.gpm_supported = Field<bool>::none(nvml_why(api, rc));
+    if (const auto rc = api.nvmlGpmQueryDeviceSupport(dev, &s); rc == NVML_SUCCESS)
+      g.gpm_supported = s.isSupportedDevice != 0;
+    else
+      g.gpm_supported = Field<bool>::none(nvml_why(api, rc));
   }
   g.under_load = Field<LoadSample>::none("no load run (doctor --no-load, or env)");
   return g;
@@ -366,7 +388,8 @@ Field<std::string> cpu_governor() {
     auto g = read_first_line(p);
     if (g.ok()) counts[*g]++;
   }
-  if (counts.empty()) return Field<std::string>::none("no cpufreq in sysfs (virtual machine or driver without cpufreq)");
+  if (counts.empty())
+    return Field<std::string>::none("no cpufreq in sysfs (virtual machine or driver without cpufreq)");
   if (counts.size() == 1) return counts.begin()->first;
   std::string s = "mixed:";
   for (const auto& [g, n] : counts) s += fmt::format(" {}×{}", g, n);
@@ -386,7 +409,9 @@ Field<std::string> iommu_state() {
   std::error_code ec;
   size_t groups = 0;
   if (fs::exists("/sys/kernel/iommu_groups", ec)) {
-    for (auto it = fs::directory_iterator("/sys/kernel/iommu_groups", ec); !ec && it != fs::directory_iterator(); it.increment(ec)) ++groups;
+    for (auto it = fs::directory_iterator("/sys/kernel/iommu_groups", ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+      ++groups;
   } else {
     return Field<std::string>::none("/sys/kernel/iommu_groups not present");
   }
@@ -405,8 +430,8 @@ std::vector<std::string> container_hints() {
   if (fs::exists("/.dockerenv", ec)) hints.emplace_back("/.dockerenv present (Docker)");
   if (fs::exists("/run/.containerenv", ec)) hints.emplace_back("/run/.containerenv present (Podman)");
   if (std::getenv("KUBERNETES_SERVICE_HOST")) hints.emplace_back("KUBERNETES_SERVICE_HOST set (Kubernetes pod)");
-  if (auto cg = read_first_line("/proc/self/cgroup"); cg.ok() && (cg->find("docker") != std::string::npos ||
-                                                                  cg->find("kubepods") != std::string::npos)) {
+  if (auto cg = read_first_line("/proc/self/cgroup");
+      cg.ok() && (cg->find("docker") != std::string::npos || cg->find("kubepods") != std::string::npos)) {
     hints.push_back("cgroup " + *cg);
   }
   if (auto cpu_max = read_first_line("/sys/fs/cgroup/cpu.max"); cpu_max.ok() && !cpu_max->starts_with("max")) {
@@ -459,7 +484,8 @@ HostSnapshot collect_host() {
   {
     std::ifstream in("/proc/driver/nvidia/params");
     if (!in) {
-      h.nvidia_params = Field<std::map<std::string, std::string>>::none("/proc/driver/nvidia/params not readable (no NVIDIA kernel module)");
+      h.nvidia_params = Field<std::map<std::string, std::string>>::none(
+          "/proc/driver/nvidia/params not readable (no NVIDIA kernel module)");
     } else {
       std::map<std::string, std::string> params;
       for (std::string line; std::getline(in, line);) {
@@ -488,7 +514,8 @@ HostSnapshot collect_host() {
     std::string_view kv(*e);
     const auto eq = kv.find('=');
     if (eq == std::string_view::npos) continue;
-    if (is_recorded_env_var(kv.substr(0, eq))) h.env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    if (is_recorded_env_var(kv.substr(0, eq)))
+      h.env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
   }
   h.driver_version = h.cuda_driver_version = h.nvml_version = Field<std::string>::none("no NVIDIA driver");
   return h;
@@ -525,8 +552,10 @@ ClockReading read_clock(const Nvml& nvml, uint32_t gpu_index) {
   nvmlDevice_t dev{};
   if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) != NVML_SUCCESS) return r;
   r.sm_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_SM);
-  if (auto m = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); m.ok()) r.clock_event_reasons_mask = *m;
-  else r.clock_event_reasons_mask = Field<uint64_t>::none(m.unsupported);
+  if (auto m = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); m.ok())
+    r.clock_event_reasons_mask = *m;
+  else
+    r.clock_event_reasons_mask = Field<uint64_t>::none(m.unsupported);
   return r;
 }
 
@@ -563,7 +592,8 @@ LoadSample summarize_load(const std::vector<LiveReading>& readings, double durat
   fold(&LiveReading::sm_clock_mhz, min, s.sm_clock_min_mhz);
   fold(&LiveReading::sm_clock_mhz, max, s.sm_clock_max_mhz);
   fold(&LiveReading::pcie_gen, max, s.pcie_gen_max_seen);
-  fold(&LiveReading::clock_event_reasons_mask, [](uint64_t a, uint64_t b) { return a | b; }, s.clock_event_reasons_mask);
+  fold(
+      &LiveReading::clock_event_reasons_mask, [](uint64_t a, uint64_t b) { return a | b; }, s.clock_event_reasons_mask);
   fold(&LiveReading::temperature_c, max, s.temperature_max_c);
   fold(&LiveReading::power_w, max, s.power_max_w);
   Field<uint32_t> first, last;
@@ -572,8 +602,10 @@ LoadSample summarize_load(const std::vector<LiveReading>& readings, double durat
     if (!first.ok()) first = r.pcie_replay_counter;
     last = r.pcie_replay_counter;
   }
-  if (first.ok()) s.pcie_replay_delta = static_cast<uint64_t>(*last - *first);
-  else s.pcie_replay_delta = Field<uint64_t>::none("replay counter not readable");
+  if (first.ok())
+    s.pcie_replay_delta = static_cast<uint64_t>(*last - *first);
+  else
+    s.pcie_replay_delta = Field<uint64_t>::none("replay counter not readable");
   return s;
 }
 

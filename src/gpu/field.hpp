@@ -6,8 +6,8 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace gsq::gpu {
@@ -18,7 +18,8 @@ T strict_get(const nlohmann::json& j) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     if (!j.is_number_integer()) throw std::invalid_argument("expected an integer, found " + j.dump());
     if constexpr (std::is_unsigned_v<T>) {
-      if (!j.is_number_unsigned() && j.get<int64_t>() < 0) throw std::invalid_argument("expected a non-negative integer, found " + j.dump());
+      if (!j.is_number_unsigned() && j.get<int64_t>() < 0)
+        throw std::invalid_argument("expected a non-negative integer, found " + j.dump());
       if (j.get<uint64_t>() > std::numeric_limits<T>::max()) throw std::invalid_argument("out of range: " + j.dump());
     } else if (j.get<int64_t>() < std::numeric_limits<T>::min() || j.get<int64_t>() > std::numeric_limits<T>::max()) {
       throw std::invalid_argument("out of range: " + j.dump());
@@ -51,8 +52,10 @@ struct Field {
 template <class T>
 struct nlohmann::adl_serializer<gsq::gpu::Field<T>> {
   static void to_json(json& j, const gsq::gpu::Field<T>& f) {
-    if (f.value) j = *f.value;
-    else j = json{{"unsupported", f.unsupported}};
+    if (f.value)
+      j = *f.value;
+    else
+      j = json{{"unsupported", f.unsupported}};
   }
   static void from_json(const json& j, gsq::gpu::Field<T>& f) {
     if (j.is_object() && j.contains("unsupported") && j.size() == 1) {

@@ -28,7 +28,8 @@ void sample_under_load(const Nvml& nvml, Snapshot& s, double seconds, const std:
     }
     const auto ordinal = cuda_ordinal_for_pci(*g.pci_bus_id);
     if (!ordinal) {
-      g.under_load = Field<LoadSample>::none("CUDA does not see this GPU (CUDA_VISIBLE_DEVICES, MIG, or no CUDA driver)");
+      g.under_load =
+          Field<LoadSample>::none("CUDA does not see this GPU (CUDA_VISIBLE_DEVICES, MIG, or no CUDA driver)");
       continue;
     }
     if (progress) progress(g.index);

@@ -23,19 +23,32 @@ void require(const void* fn, const char* name, const std::string& path) {
 
 std::string nvml_error_name(nvmlReturn_t rc) {
   switch (rc) {
-    case NVML_SUCCESS: return "NVML_SUCCESS";
-    case NVML_ERROR_UNINITIALIZED: return "NVML_ERROR_UNINITIALIZED";
-    case NVML_ERROR_INVALID_ARGUMENT: return "NVML_ERROR_INVALID_ARGUMENT";
-    case NVML_ERROR_NOT_SUPPORTED: return "NVML_ERROR_NOT_SUPPORTED";
-    case NVML_ERROR_NO_PERMISSION: return "NVML_ERROR_NO_PERMISSION";
-    case NVML_ERROR_NOT_FOUND: return "NVML_ERROR_NOT_FOUND";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "NVML_ERROR_INSUFFICIENT_SIZE";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "NVML_ERROR_DRIVER_NOT_LOADED";
-    case NVML_ERROR_GPU_IS_LOST: return "NVML_ERROR_GPU_IS_LOST";
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return "NVML_ERROR_FUNCTION_NOT_FOUND";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
-    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "NVML_ERROR_ARGUMENT_VERSION_MISMATCH";
-    default: return fmt::format("NVML_ERROR_{}", static_cast<int>(rc));
+    case NVML_SUCCESS:
+      return "NVML_SUCCESS";
+    case NVML_ERROR_UNINITIALIZED:
+      return "NVML_ERROR_UNINITIALIZED";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "NVML_ERROR_INVALID_ARGUMENT";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "NVML_ERROR_NOT_SUPPORTED";
+    case NVML_ERROR_NO_PERMISSION:
+      return "NVML_ERROR_NO_PERMISSION";
+    case NVML_ERROR_NOT_FOUND:
+      return "NVML_ERROR_NOT_FOUND";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "NVML_ERROR_INSUFFICIENT_SIZE";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "NVML_ERROR_DRIVER_NOT_LOADED";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "NVML_ERROR_GPU_IS_LOST";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "NVML_ERROR_FUNCTION_NOT_FOUND";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+      return "NVML_ERROR_ARGUMENT_VERSION_MISMATCH";
+    default:
+      return fmt::format("NVML_ERROR_{}", static_cast<int>(rc));
   }
 }
 
@@ -60,7 +73,8 @@ Nvml Nvml::open() {
   require(reinterpret_cast<const void*>(n.api_->nvmlInit_v2), "nvmlInit_v2", n.path_);
   require(reinterpret_cast<const void*>(n.api_->nvmlShutdown), "nvmlShutdown", n.path_);
   require(reinterpret_cast<const void*>(n.api_->nvmlDeviceGetCount_v2), "nvmlDeviceGetCount_v2", n.path_);
-  require(reinterpret_cast<const void*>(n.api_->nvmlDeviceGetHandleByIndex_v2), "nvmlDeviceGetHandleByIndex_v2", n.path_);
+  require(reinterpret_cast<const void*>(n.api_->nvmlDeviceGetHandleByIndex_v2), "nvmlDeviceGetHandleByIndex_v2",
+          n.path_);
   if (const nvmlReturn_t rc = n.api_->nvmlInit_v2(); rc != NVML_SUCCESS) {
     ::dlclose(std::exchange(n.handle_, nullptr));
     throw_no_gpu(fmt::format("no NVIDIA driver: nvmlInit_v2 failed with {}", nvml_error_name(rc)));

@@ -1,4 +1,5 @@
-// NVML opened at run time (dlopen of libnvidia-ml.so.1), symbol by symbol, so the toolkit runs where no driver is installed.
+// NVML opened at run time (dlopen of libnvidia-ml.so.1), symbol by symbol, so the toolkit runs where no driver is
+// installed.
 #pragma once
 
 #include <nvml.h>

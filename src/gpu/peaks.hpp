@@ -1,4 +1,5 @@
-// Theoretical ceilings from a device's own attributes: DRAM from memory clock and bus width, PCIe from generation and width.
+// Theoretical ceilings from a device's own attributes: DRAM from memory clock and bus width, PCIe from generation and
+// width.
 #pragma once
 
 #include <cstdint>
@@ -15,13 +16,26 @@ namespace gsq::gpu {
 [[nodiscard]] constexpr double pcie_peak_bytes_per_s(uint32_t gen, uint32_t width) {
   double gts = 0, enc = 0;
   switch (gen) {
-    case 1: gts = 2.5, enc = 8.0 / 10; break;
-    case 2: gts = 5.0, enc = 8.0 / 10; break;
-    case 3: gts = 8.0, enc = 128.0 / 130; break;
-    case 4: gts = 16.0, enc = 128.0 / 130; break;
-    case 5: gts = 32.0, enc = 128.0 / 130; break;
-    case 6: gts = 64.0, enc = 242.0 / 256; break;
-    default: return 0;
+    case 1:
+      gts = 2.5, enc = 8.0 / 10;
+      break;
+    case 2:
+      gts = 5.0, enc = 8.0 / 10;
+      break;
+    case 3:
+      gts = 8.0, enc = 128.0 / 130;
+      break;
+    case 4:
+      gts = 16.0, enc = 128.0 / 130;
+      break;
+    case 5:
+      gts = 32.0, enc = 128.0 / 130;
+      break;
+    case 6:
+      gts = 64.0, enc = 242.0 / 256;
+      break;
+    default:
+      return 0;
   }
   return gts * 1e9 * static_cast<double>(width) * enc / 8.0;
 }

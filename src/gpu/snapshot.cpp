@@ -26,7 +26,7 @@ template <class A, class B>
 concept same_base = std::same_as<std::remove_const_t<A>, B>;
 
 template <class S, class V>
-  requires same_base<S, GpuProcess>
+requires same_base<S, GpuProcess>
 void fields(S& p, V&& v) {
   v("pid", p.pid);
   v("used_memory_bytes", p.used_memory_bytes);
@@ -34,7 +34,7 @@ void fields(S& p, V&& v) {
 }
 
 template <class S, class V>
-  requires same_base<S, MigInstance>
+requires same_base<S, MigInstance>
 void fields(S& m, V&& v) {
   v("index", m.index);
   v("uuid", m.uuid);
@@ -42,7 +42,7 @@ void fields(S& m, V&& v) {
 }
 
 template <class S, class V>
-  requires same_base<S, NvLink>
+requires same_base<S, NvLink>
 void fields(S& l, V&& v) {
   v("link", l.link);
   v("active", l.active);
@@ -53,7 +53,7 @@ void fields(S& l, V&& v) {
 }
 
 template <class S, class V>
-  requires same_base<S, LoadSample>
+requires same_base<S, LoadSample>
 void fields(S& l, V&& v) {
   v("duration_s", l.duration_s);
   v("samples", l.samples);
@@ -67,7 +67,7 @@ void fields(S& l, V&& v) {
 }
 
 template <class S, class V>
-  requires same_base<S, GpuSnapshot>
+requires same_base<S, GpuSnapshot>
 void fields(S& g, V&& v) {
   v("index", g.index);
   v("name", g.name);
@@ -135,7 +135,7 @@ void fields(S& g, V&& v) {
 }
 
 template <class S, class V>
-  requires same_base<S, HostSnapshot>
+requires same_base<S, HostSnapshot>
 void fields(S& h, V&& v) {
   v("hostname", h.hostname);
   v("kernel", h.kernel);
@@ -184,18 +184,37 @@ void read_fields(const json& j, T& obj) {
 
 }  // namespace
 
-void to_json(json& j, const GpuProcess& p) { j = write_fields(p); }
-void from_json(const json& j, GpuProcess& p) { read_fields(j, p); }
-void to_json(json& j, const MigInstance& m) { j = write_fields(m); }
-void from_json(const json& j, MigInstance& m) { read_fields(j, m); }
-void to_json(json& j, const NvLink& l) { j = write_fields(l); }
-void from_json(const json& j, NvLink& l) { read_fields(j, l); }
-void to_json(json& j, const LoadSample& l) { j = write_fields(l); }
-void from_json(const json& j, LoadSample& l) { read_fields(j, l); }
+void to_json(json& j, const GpuProcess& p) {
+  j = write_fields(p);
+}
+void from_json(const json& j, GpuProcess& p) {
+  read_fields(j, p);
+}
+void to_json(json& j, const MigInstance& m) {
+  j = write_fields(m);
+}
+void from_json(const json& j, MigInstance& m) {
+  read_fields(j, m);
+}
+void to_json(json& j, const NvLink& l) {
+  j = write_fields(l);
+}
+void from_json(const json& j, NvLink& l) {
+  read_fields(j, l);
+}
+void to_json(json& j, const LoadSample& l) {
+  j = write_fields(l);
+}
+void from_json(const json& j, LoadSample& l) {
+  read_fields(j, l);
+}
 
 void to_json(json& j, const Snapshot& s) {
-  j = json{{"schema", kSnapshotSchema}, {"captured_at", s.captured_at}, {"tool_version", s.tool_version},
-           {"host", write_fields(s.host)}, {"notes", s.notes}};
+  j = json{{"schema", kSnapshotSchema},
+           {"captured_at", s.captured_at},
+           {"tool_version", s.tool_version},
+           {"host", write_fields(s.host)},
+           {"notes", s.notes}};
   json gpus = json::array();
   for (const auto& g : s.gpus) gpus.push_back(write_fields(g));
   j["gpus"] = std::move(gpus);
@@ -259,9 +278,9 @@ std::vector<std::string> clock_event_reason_names(uint64_t mask) {
 }
 
 bool is_recorded_env_var(std::string_view name) {
-  static constexpr std::array<std::string_view, 13> kPrefixes{"CUDA_",  "NCCL_", "PYTORCH_", "TORCH_", "CUBLAS",
-                                                              "CUDNN_", "NVIDIA_", "OMP_",  "MKL_",   "KMP_",
-                                                              "TRITON_", "NVTE_", "GSQ_"};
+  static constexpr std::array<std::string_view, 13> kPrefixes{"CUDA_",   "NCCL_",   "PYTORCH_", "TORCH_", "CUBLAS",
+                                                              "CUDNN_",  "NVIDIA_", "OMP_",     "MKL_",   "KMP_",
+                                                              "TRITON_", "NVTE_",   "GSQ_"};
   static constexpr std::array<std::string_view, 3> kExact{"LD_PRELOAD", "LD_LIBRARY_PATH", "MALLOC_CONF"};
   for (auto p : kPrefixes)
     if (name.starts_with(p)) return true;

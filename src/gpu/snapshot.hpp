@@ -61,7 +61,8 @@ struct GpuSnapshot {
   Field<uint32_t> sm_clock_app_mhz, mem_clock_app_mhz, sm_clock_app_default_mhz, mem_clock_app_default_mhz;
   Field<uint64_t> clock_event_reasons_mask;
   Field<double> power_draw_w, power_limit_w, power_default_limit_w, power_enforced_limit_w;
-  Field<int32_t> temperature_c, temperature_slowdown_c, temperature_shutdown_c, temperature_gpu_max_c, temperature_mem_max_c;
+  Field<int32_t> temperature_c, temperature_slowdown_c, temperature_shutdown_c, temperature_gpu_max_c,
+      temperature_mem_max_c;
   Field<uint32_t> pcie_gen_current, pcie_gen_max, pcie_gen_gpu_max, pcie_width_current, pcie_width_max;
   Field<uint32_t> pcie_replay_counter;
   Field<uint64_t> bar1_total_bytes, bar1_used_bytes;
@@ -81,10 +82,10 @@ struct HostSnapshot {
   Field<uint32_t> cpu_count;
   Field<std::string> cpu_governor;  // the one governor of all CPUs, or "mixed: performance×8, powersave×8"
   Field<std::string> driver_version, cuda_driver_version, nvml_version;
-  std::string cuda_runtime_version;  // the runtime gpusqueeze was built with
+  std::string cuda_runtime_version;                         // the runtime gpusqueeze was built with
   Field<std::map<std::string, std::string>> nvidia_params;  // /proc/driver/nvidia/params
-  Field<std::string> aspm_policy;     // the selected policy in /sys/module/pcie_aspm/parameters/policy
-  Field<std::string> iommu;           // "on (N groups)", "off"
+  Field<std::string> aspm_policy;  // the selected policy in /sys/module/pcie_aspm/parameters/policy
+  Field<std::string> iommu;        // "on (N groups)", "off"
   std::vector<std::string> container_hints;
   Field<std::string> process_cpu_affinity;  // cpulist of the process taking the snapshot
   Field<uint32_t> uid;
@@ -94,7 +95,7 @@ struct HostSnapshot {
 struct Snapshot {
   std::string captured_at;  // ISO 8601 UTC
   std::string tool_version;
-  std::string source;       // "live" or the file it was replayed from
+  std::string source;  // "live" or the file it was replayed from
   HostSnapshot host;
   std::vector<GpuSnapshot> gpus;
   std::vector<std::string> notes;  // what could not be read at all, e.g. "NVML: no NVIDIA driver"

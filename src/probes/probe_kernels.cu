@@ -9,7 +9,9 @@ namespace gsq::probes {
 namespace {
 
 template <class V>
-__device__ __forceinline__ float first(const V& v) { return reinterpret_cast<const float*>(&v)[0]; }
+__device__ __forceinline__ float first(const V& v) {
+  return reinterpret_cast<const float*>(&v)[0];
+}
 
 template <class V>
 __device__ __forceinline__ V fma_vec(const V& b, float s, const V& c) {
@@ -32,7 +34,8 @@ __global__ void read_kernel(const V* __restrict__ b, size_t n, float* __restrict
     acc += first(v0) + first(v1) + first(v2) + first(v3);
   }
   for (; i < n; i += stride) acc += first(b[i]);
-  if (acc == -1.2345f) sink[blockIdx.x] = acc;  // data-dependent store: the loads stay, the store practically never runs
+  if (acc == -1.2345f)
+    sink[blockIdx.x] = acc;  // data-dependent store: the loads stay, the store practically never runs
 }
 
 template <class V>
@@ -69,30 +72,46 @@ __global__ void triad_kernel(V* __restrict__ a, const V* __restrict__ b, const V
 }
 
 template <class V>
-void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, size_t bytes, int sm_count, cudaStream_t s) {
+void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, size_t bytes, int sm_count,
+                  cudaStream_t s) {
   constexpr int kThreads = 256;
   const size_t n = bytes / sizeof(V);
   // Eight blocks of 256 threads per SM: 2048 threads, the most an H100/H200 SM keeps resident.
-  const int grid = static_cast<int>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(sm_count) * 8, (n + kThreads - 1) / kThreads)));
+  const int grid = static_cast<int>(
+      std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(sm_count) * 8, (n + kThreads - 1) / kThreads)));
   switch (op) {
-    case MemOp::read: read_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<const V*>(b), n, sink); break;
-    case MemOp::write: write_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), n); break;
-    case MemOp::copy: copy_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n); break;
+    case MemOp::read:
+      read_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<const V*>(b), n, sink);
+      break;
+    case MemOp::write:
+      write_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), n);
+      break;
+    case MemOp::copy:
+      copy_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
+      break;
     case MemOp::triad:
-      triad_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), static_cast<const V*>(c), n);
+      triad_kernel<V>
+          <<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), static_cast<const V*>(c), n);
       break;
   }
 }
 
 }  // namespace
 
-cudaError_t launch_mem_op(MemOp op, int width, void* a, const void* b, const void* c, float* sink, size_t bytes, int sm_count,
-                          cudaStream_t stream) {
+cudaError_t launch_mem_op(MemOp op, int width, void* a, const void* b, const void* c, float* sink, size_t bytes,
+                          int sm_count, cudaStream_t stream) {
   switch (width) {
-    case 4: launch_typed<float>(op, a, b, c, sink, bytes, sm_count, stream); break;
-    case 8: launch_typed<float2>(op, a, b, c, sink, bytes, sm_count, stream); break;
-    case 16: launch_typed<float4>(op, a, b, c, sink, bytes, sm_count, stream); break;
-    default: return cudaErrorInvalidValue;
+    case 4:
+      launch_typed<float>(op, a, b, c, sink, bytes, sm_count, stream);
+      break;
+    case 8:
+      launch_typed<float2>(op, a, b, c, sink, bytes, sm_count, stream);
+      break;
+    case 16:
+      launch_typed<float4>(op, a, b, c, sink, bytes, sm_count, stream);
+      break;
+    default:
+      return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }

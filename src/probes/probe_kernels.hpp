@@ -17,7 +17,7 @@ enum class MemOp { read, write, copy, triad };
 
 // Launches `op` over `bytes` of each buffer (a multiple of `width`), with `width` in {4, 8, 16}; `sink` receives one
 // value per block for `read` so the loads are not optimised away. Returns cudaErrorInvalidValue for a bad width.
-cudaError_t launch_mem_op(MemOp op, int width, void* a, const void* b, const void* c, float* sink, size_t bytes, int sm_count,
-                          cudaStream_t stream);
+cudaError_t launch_mem_op(MemOp op, int width, void* a, const void* b, const void* c, float* sink, size_t bytes,
+                          int sm_count, cudaStream_t stream);
 
 }  // namespace gsq::probes

@@ -48,7 +48,8 @@ struct HostMemory {
   void* get() { return pinned.get() ? pinned.get() : pageable.get(); }
   static HostMemory create(const std::string& kind, size_t bytes) {
     HostMemory h;
-    if (kind == "pinned") h.pinned = PinnedBuffer::create(bytes);
+    if (kind == "pinned")
+      h.pinned = PinnedBuffer::create(bytes);
     else if (kind == "pageable") {
       h.pageable = std::make_unique<char[]>(bytes);
       std::memset(h.pageable.get(), 0x3C, bytes);
@@ -100,15 +101,25 @@ const std::vector<std::string> kPcieSizes{"4Ki", "64Ki", "1Mi", "16Mi", "256Mi"}
 Suite mem_suite() {
   const std::vector<std::string> widths{"4", "8", "16"};
   return {
-      {"mem.read", "read-only stream (bytes read)", {{"bytes", kMemSizes}, {"width", widths}},
+      {"mem.read",
+       "read-only stream (bytes read)",
+       {{"bytes", kMemSizes}, {"width", widths}},
        [](State& st) { mem_op(st, MemOp::read); }},
-      {"mem.write", "write-only stream (bytes written)", {{"bytes", kMemSizes}, {"width", widths}},
+      {"mem.write",
+       "write-only stream (bytes written)",
+       {{"bytes", kMemSizes}, {"width", widths}},
        [](State& st) { mem_op(st, MemOp::write); }},
-      {"mem.copy", "a[i] = b[i] (read + write counted)", {{"bytes", kMemSizes}, {"width", widths}},
+      {"mem.copy",
+       "a[i] = b[i] (read + write counted)",
+       {{"bytes", kMemSizes}, {"width", widths}},
        [](State& st) { mem_op(st, MemOp::copy); }},
-      {"mem.triad", "a[i] = b[i] + s*c[i] (2 reads + 1 write)", {{"bytes", kMemSizes}, {"width", widths}},
+      {"mem.triad",
+       "a[i] = b[i] + s*c[i] (2 reads + 1 write)",
+       {{"bytes", kMemSizes}, {"width", widths}},
        [](State& st) { mem_op(st, MemOp::triad); }},
-      {"mem.memcpy_d2d", "cudaMemcpyAsync device to device, the reference (read + write counted)", {{"bytes", kMemSizes}},
+      {"mem.memcpy_d2d",
+       "cudaMemcpyAsync device to device, the reference (read + write counted)",
+       {{"bytes", kMemSizes}},
        memcpy_d2d},
   };
 }
@@ -116,11 +127,18 @@ Suite mem_suite() {
 Suite pcie_suite() {
   const std::vector<std::string> kinds{"pinned", "pageable"};
   return {
-      {"pcie.h2d", "cudaMemcpyAsync host to device", {{"bytes", kPcieSizes}, {"memory", kinds}},
+      {"pcie.h2d",
+       "cudaMemcpyAsync host to device",
+       {{"bytes", kPcieSizes}, {"memory", kinds}},
        [](State& st) { pcie_copy(st, cudaMemcpyHostToDevice); }},
-      {"pcie.d2h", "cudaMemcpyAsync device to host", {{"bytes", kPcieSizes}, {"memory", kinds}},
+      {"pcie.d2h",
+       "cudaMemcpyAsync device to host",
+       {{"bytes", kPcieSizes}, {"memory", kinds}},
        [](State& st) { pcie_copy(st, cudaMemcpyDeviceToHost); }},
-      {"pcie.bidir", "both directions at once, pinned (bytes of both counted)", {{"bytes", kPcieSizes}}, pcie_bidirectional},
+      {"pcie.bidir",
+       "both directions at once, pinned (bytes of both counted)",
+       {{"bytes", kPcieSizes}},
+       pcie_bidirectional},
   };
 }
 

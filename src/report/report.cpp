@@ -38,10 +38,14 @@ std::string evidence_text(const Finding& f) {
 
 const char* severity_badge_class(Severity s) {
   switch (s) {
-    case Severity::pass: return "pass";
-    case Severity::info: return "info";
-    case Severity::warn: return "warn";
-    case Severity::fail: return "fail";
+    case Severity::pass:
+      return "pass";
+    case Severity::info:
+      return "info";
+    case Severity::warn:
+      return "warn";
+    case Severity::fail:
+      return "fail";
   }
   return "fail";
 }
@@ -62,11 +66,12 @@ Section environment_section(const gpu::Snapshot& s, const std::string& fingerpri
   sec.title = "Step 0 — machine: environment";
   const json j = s;
   const json& h = j.at("host");
-  sec.notes.push_back(fmt::format("Fingerprint {} over the locked fields (`gpusqueeze env --save` / `--check` track drift).", fingerprint));
+  sec.notes.push_back(fmt::format(
+      "Fingerprint {} over the locked fields (`gpusqueeze env --save` / `--check` track drift).", fingerprint));
   Table host{{"host field", "value"}, {}};
-  for (const char* k : {"hostname", "os", "kernel", "cpu_model", "cpu_count", "cpu_governor", "driver_version",
-                        "cuda_driver_version", "cuda_runtime_version", "nvml_version", "aspm_policy", "iommu",
-                        "process_cpu_affinity"}) {
+  for (const char* k :
+       {"hostname", "os", "kernel", "cpu_model", "cpu_count", "cpu_governor", "driver_version", "cuda_driver_version",
+        "cuda_runtime_version", "nvml_version", "aspm_policy", "iommu", "process_cpu_affinity"}) {
     host.rows.push_back({k, value_text(h.at(k))});
   }
   if (h.at("nvidia_params").is_object() && h.at("nvidia_params").contains("RmProfilingAdminOnly")) {
@@ -79,8 +84,10 @@ Section environment_section(const gpu::Snapshot& s, const std::string& fingerpri
 
   Table env{{"variable", "value"}, {}};
   for (const auto& [k, v] : s.host.env) env.rows.push_back({k, abbreviate(v)});
-  if (env.rows.empty()) sec.notes.push_back("No CUDA/PyTorch/NCCL environment variables set.");
-  else sec.tables.emplace_back("Environment variables that change CUDA, PyTorch or NCCL behaviour", std::move(env));
+  if (env.rows.empty())
+    sec.notes.push_back("No CUDA/PyTorch/NCCL environment variables set.");
+  else
+    sec.tables.emplace_back("Environment variables that change CUDA, PyTorch or NCCL behaviour", std::move(env));
 
   if (!s.gpus.empty()) {
     Table gpus{{"GPU field"}, {}};
@@ -135,8 +142,9 @@ Section doctor_section(const std::vector<Finding>& findings) {
   sec.title = "Step 0 — machine: doctor";
   std::map<Severity, int> counts;
   for (const auto& f : findings) counts[f.severity]++;
-  sec.notes.push_back(fmt::format("{} checks: {} fail, {} warn, {} info, {} pass.", findings.size(), counts[Severity::fail],
-                                  counts[Severity::warn], counts[Severity::info], counts[Severity::pass]));
+  sec.notes.push_back(fmt::format("{} checks: {} fail, {} warn, {} info, {} pass.", findings.size(),
+                                  counts[Severity::fail], counts[Severity::warn], counts[Severity::info],
+                                  counts[Severity::pass]));
   sec.findings = findings;
   sec.data = json{{"findings", findings}, {"worst", to_string(worst(findings))}};
   return sec;
@@ -148,23 +156,30 @@ std::string cdf_svg(const std::string& title, std::vector<double> samples_ns) {
   constexpr double kW = 360, kH = 180, kL = 46, kR = 10, kT = 22, kB = 30;
   const size_t n = samples_ns.size();
   const double lo = samples_ns.front();
-  const double hi = std::max(samples_ns[std::min(n - 1, static_cast<size_t>(0.999 * static_cast<double>(n - 1)))], lo * 1.0001 + 1);
+  const double hi =
+      std::max(samples_ns[std::min(n - 1, static_cast<size_t>(0.999 * static_cast<double>(n - 1)))], lo * 1.0001 + 1);
   auto x = [&](double ns) { return kL + (std::min(ns, hi) - lo) / (hi - lo) * (kW - kL - kR); };
   auto y = [&](double q) { return kT + (1 - q) * (kH - kT - kB); };
   std::string pts;
   const size_t step = std::max<size_t>(1, n / 200);
-  for (size_t i = 0; i < n; i += step) pts += fmt::format("{:.1f},{:.1f} ", x(samples_ns[i]), y(static_cast<double>(i + 1) / static_cast<double>(n)));
+  for (size_t i = 0; i < n; i += step)
+    pts += fmt::format("{:.1f},{:.1f} ", x(samples_ns[i]), y(static_cast<double>(i + 1) / static_cast<double>(n)));
   pts += fmt::format("{:.1f},{:.1f}", x(samples_ns.back()), y(1));
-  const double p50 = samples_ns[n / 2], p99 = samples_ns[std::min(n - 1, static_cast<size_t>(0.99 * static_cast<double>(n - 1)))];
-  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" font-family="system-ui,sans-serif">)"
-                                R"(<text x="{2}" y="14" font-size="11" font-weight="600">{3}</text>)",
-                                kW, kH, kL, html_escape(abbreviate(title, 52)));
-  svg += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#888"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="#888"/>)",
-                     kL, kT, kH - kB, kW - kR);
+  const double p50 = samples_ns[n / 2],
+               p99 = samples_ns[std::min(n - 1, static_cast<size_t>(0.99 * static_cast<double>(n - 1)))];
+  std::string svg = fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" font-family="system-ui,sans-serif">)"
+      R"(<text x="{2}" y="14" font-size="11" font-weight="600">{3}</text>)",
+      kW, kH, kL, html_escape(abbreviate(title, 52)));
+  svg += fmt::format(
+      R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#888"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="#888"/>)",
+      kL, kT, kH - kB, kW - kR);
   for (const auto& [label, q] : {std::pair{"0", 0.0}, std::pair{"0.5", 0.5}, std::pair{"1", 1.0}})
-    svg += fmt::format(R"(<text x="{}" y="{:.1f}" font-size="10" text-anchor="end">{}</text>)", kL - 4, y(q) + 3, label);
-  svg += fmt::format(R"(<text x="{:.1f}" y="{}" font-size="10">{:.2f} µs</text><text x="{:.1f}" y="{}" font-size="10" text-anchor="end">{:.2f} µs</text>)",
-                     kL, kH - kB + 14, lo / 1e3, kW - kR, kH - kB + 14, hi / 1e3);
+    svg +=
+        fmt::format(R"(<text x="{}" y="{:.1f}" font-size="10" text-anchor="end">{}</text>)", kL - 4, y(q) + 3, label);
+  svg += fmt::format(
+      R"(<text x="{:.1f}" y="{}" font-size="10">{:.2f} µs</text><text x="{:.1f}" y="{}" font-size="10" text-anchor="end">{:.2f} µs</text>)",
+      kL, kH - kB + 14, lo / 1e3, kW - kR, kH - kB + 14, hi / 1e3);
   for (const auto& [label, v, color] : {std::tuple{"P50", p50, "#0969da"}, std::tuple{"P99", p99, "#cf222e"}}) {
     svg += fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="{3}" stroke-dasharray="3,2"/>)"
                        R"(<text x="{0:.1f}" y="{4}" font-size="10" fill="{3}" text-anchor="{7}">{5} {6:.2f}</text>)",
@@ -180,9 +195,10 @@ std::string bars_svg(const std::string& title, const std::vector<Bar>& bars) {
   const double w = kLabel + kBarW + 190, h = kTop + kRow * static_cast<double>(bars.size()) + 8;
   double top = 0;
   for (const auto& b : bars) top = std::max({top, b.measured, b.theoretical});
-  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" )"
-                                R"(font-family="system-ui,sans-serif"><text x="4" y="14" font-size="11" font-weight="600">{2}</text>)",
-                                w, h, html_escape(title));
+  std::string svg = fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" )"
+      R"(font-family="system-ui,sans-serif"><text x="4" y="14" font-size="11" font-weight="600">{2}</text>)",
+      w, h, html_escape(title));
   for (size_t i = 0; i < bars.size(); ++i) {
     const auto& b = bars[i];
     const double y = kTop + kRow * static_cast<double>(i);
@@ -191,14 +207,18 @@ std::string bars_svg(const std::string& title, const std::vector<Bar>& bars) {
                        html_escape(abbreviate(b.label, 28)));
     svg += fmt::format(R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="10" fill="#d0d7de"/>)", kLabel, y + 2, wt);
     svg += fmt::format(R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="12" fill="#76b900"/>)", kLabel, y + 14, wm);
-    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10">{:.0f} GB/s{}</text>)", kLabel + std::max(wm, wt) + 6, y + 24,
-                       b.measured / 1e9, b.theoretical > 0 ? fmt::format(" = {:.1f}% of {:.0f}", 100 * b.measured / b.theoretical, b.theoretical / 1e9) : "");
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10">{:.0f} GB/s{}</text>)",
+                       kLabel + std::max(wm, wt) + 6, y + 24, b.measured / 1e9,
+                       b.theoretical > 0
+                           ? fmt::format(" = {:.1f}% of {:.0f}", 100 * b.measured / b.theoretical, b.theoretical / 1e9)
+                           : "");
   }
   return svg + "</svg>";
 }
 
 Section bench_section(const std::string& title_suffix, const std::vector<std::string>& header,
-                      const std::vector<std::vector<std::string>>& rows, const std::vector<std::string>& notes, json data) {
+                      const std::vector<std::vector<std::string>>& rows, const std::vector<std::string>& notes,
+                      json data) {
   Section sec;
   sec.id = "baseline";
   sec.title = "Step 1 — baseline: " + title_suffix;
@@ -228,7 +248,8 @@ std::string render_markdown(const Report& r) {
     for (const auto& n : sec.notes) md += n + "\n\n";
     for (const auto& [caption, table] : sec.tables) md += fmt::format("**{}**\n\n{}\n", caption, table.markdown());
     if (!sec.findings.empty()) md += findings_table(sec.findings).markdown() + "\n";
-    if (!sec.figures_svg.empty()) md += fmt::format("({} latency CDF charts in index.html)\n\n", sec.figures_svg.size());
+    if (!sec.figures_svg.empty())
+      md += fmt::format("({} latency CDF charts in index.html)\n\n", sec.figures_svg.size());
   }
   return md;
 }
@@ -262,15 +283,18 @@ std::string html_table(const Table& t, const std::string& caption) {
 }
 
 std::string html_findings(const std::vector<Finding>& findings) {
-  std::string h = "<table><thead><tr><th>severity</th><th>check</th><th>subject</th><th>finding</th><th>evidence</th><th>fix</th>"
-                  "<th>threshold source</th></tr></thead><tbody>";
+  std::string h =
+      "<table><thead><tr><th>severity</th><th>check</th><th>subject</th><th>finding</th><th>evidence</th><th>fix</th>"
+      "<th>threshold source</th></tr></thead><tbody>";
   for (const auto& f : findings) {
     std::string ev;
-    for (const auto& e : f.evidence) ev += "<div>" + html_escape(e.name) + ": <b>" + html_escape(e.value) + "</b></div>";
-    h += fmt::format("<tr><td><span class=\"badge {}\">{}</span></td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>"
-                     "<td>{}</td><td>{}</td></tr>",
-                     severity_badge_class(f.severity), to_string(f.severity), html_escape(f.id), html_escape(f.subject),
-                     html_escape(f.title), ev, html_escape(f.fix), html_escape(f.source));
+    for (const auto& e : f.evidence)
+      ev += "<div>" + html_escape(e.name) + ": <b>" + html_escape(e.value) + "</b></div>";
+    h += fmt::format(
+        "<tr><td><span class=\"badge {}\">{}</span></td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td></tr>",
+        severity_badge_class(f.severity), to_string(f.severity), html_escape(f.id), html_escape(f.subject),
+        html_escape(f.title), ev, html_escape(f.fix), html_escape(f.source));
   }
   return h + "</tbody></table>";
 }

@@ -23,7 +23,7 @@ struct Section {
   std::vector<std::pair<std::string, Table>> tables;  // caption, table
   std::vector<Finding> findings;
   std::vector<std::string> figures_svg;  // inline SVG charts (HTML only)
-  nlohmann::json data;  // machine-readable copy for report.json
+  nlohmann::json data;                   // machine-readable copy for report.json
 };
 
 // A latency CDF as inline SVG: x in µs from min to P99.9, with P50 and P99 marked. Samples need not be sorted.
@@ -47,10 +47,11 @@ struct Report {
 
 // Sections of later steps; each takes data already computed (a bench run, an analysis) and only lays it out.
 [[nodiscard]] Section bench_section(const std::string& title_suffix, const std::vector<std::string>& header,
-                                    const std::vector<std::vector<std::string>>& rows, const std::vector<std::string>& notes,
-                                    nlohmann::json data);
-[[nodiscard]] Section analysis_section(const std::string& origin, const std::string& verdict_line, const Table& breakdown,
-                                       const Table& kernels, const std::vector<Finding>& findings, nlohmann::json data);
+                                    const std::vector<std::vector<std::string>>& rows,
+                                    const std::vector<std::string>& notes, nlohmann::json data);
+[[nodiscard]] Section analysis_section(const std::string& origin, const std::string& verdict_line,
+                                       const Table& breakdown, const Table& kernels,
+                                       const std::vector<Finding>& findings, nlohmann::json data);
 
 [[nodiscard]] std::string render_markdown(const Report& r);
 [[nodiscard]] std::string render_html(const Report& r);  // self-contained: inline CSS, no scripts, no external URLs

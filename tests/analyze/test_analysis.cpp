@@ -1,4 +1,5 @@
-// The analyzer on traces recorded on the H200 with torch.profiler (bench/device/record_traces.py): verdict and key counts.
+// The analyzer on traces recorded on the H200 with torch.profiler (bench/device/record_traces.py): verdict and key
+// counts.
 #include "analyze/analysis.hpp"
 #include "analyze/diff.hpp"
 #include "analyze/kineto.hpp"
@@ -14,7 +15,8 @@ namespace {
 const Analysis& analysis_of(const std::string& name) {
   static std::map<std::string, Analysis> cache;
   auto it = cache.find(name);
-  if (it == cache.end()) it = cache.emplace(name, analyze(load_kineto(test::fixture("torch-" + name + ".json.gz")))).first;
+  if (it == cache.end())
+    it = cache.emplace(name, analyze(load_kineto(test::fixture("torch-" + name + ".json.gz")))).first;
   return it->second;
 }
 
@@ -88,13 +90,16 @@ TEST(Analyze, SideStreamCopiesOverlapTheMatmuls) {
 }
 
 TEST(Analyze, KernelNamesNormalise) {
-  EXPECT_EQ(normalize_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
-                                  "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, "
-                                  "at::native::AUnaryFunctor<float, float, float>, std::array<char*, 2ul>)"),
-            "at::native::vectorized_elementwise_kernel<>");
-  EXPECT_EQ(normalize_kernel_name("void (anonymous namespace)::softmax_warp_forward<float, float, float, 11, false>(float*)"),
-            "{anon}::softmax_warp_forward<>");
-  EXPECT_EQ(normalize_kernel_name("nvjet_sm90_tst_64x8_64x16_4x2_h_bz_bias_TNT"), "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_bias_TNT");
+  EXPECT_EQ(
+      normalize_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
+                            "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, "
+                            "at::native::AUnaryFunctor<float, float, float>, std::array<char*, 2ul>)"),
+      "at::native::vectorized_elementwise_kernel<>");
+  EXPECT_EQ(
+      normalize_kernel_name("void (anonymous namespace)::softmax_warp_forward<float, float, float, 11, false>(float*)"),
+      "{anon}::softmax_warp_forward<>");
+  EXPECT_EQ(normalize_kernel_name("nvjet_sm90_tst_64x8_64x16_4x2_h_bz_bias_TNT"),
+            "nvjet_sm90_tst_64x8_64x16_4x2_h_bz_bias_TNT");
 }
 
 TEST(Analyze, JsonContractHasTheDocumentedFields) {
@@ -102,9 +107,11 @@ TEST(Analyze, JsonContractHasTheDocumentedFields) {
   EXPECT_EQ(j["schema"], kAnalysisSchema);
   EXPECT_EQ(j["verdict"]["class"], "sync-bound");
   for (const auto& f : j["findings"]) {
-    for (const char* k : {"id", "severity", "title", "evidence", "saving_ns", "fix", "step"}) EXPECT_TRUE(f.contains(k)) << k;
+    for (const char* k : {"id", "severity", "title", "evidence", "saving_ns", "fix", "step"})
+      EXPECT_TRUE(f.contains(k)) << k;
   }
-  const auto pageable = std::find_if(j["findings"].begin(), j["findings"].end(), [](const auto& f) { return f["id"] == "pageable-copy"; });
+  const auto pageable = std::find_if(j["findings"].begin(), j["findings"].end(),
+                                     [](const auto& f) { return f["id"] == "pageable-copy"; });
   ASSERT_NE(pageable, j["findings"].end());
   EXPECT_EQ((*pageable)["evidence"]["count"], 20);
   EXPECT_GT((*pageable)["evidence"]["bytes"].template get<long long>(), 0);

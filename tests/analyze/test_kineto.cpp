@@ -12,7 +12,9 @@
 namespace gsq::analyze {
 namespace {
 
-std::string recorded(const std::string& name) { return read_maybe_gzip(test::fixture("torch-" + name + ".json.gz")); }
+std::string recorded(const std::string& name) {
+  return read_maybe_gzip(test::fixture("torch-" + name + ".json.gz"));
+}
 
 std::string error_of(const std::string& text) {
   try {
@@ -29,10 +31,12 @@ TEST(Kineto, RecordedTraceLoadsWithCopiesClassified) {
   const Trace t = load_kineto(test::fixture("torch-host-slow.json.gz"));
   EXPECT_GT(t.events.size(), 1000u);
   EXPECT_GT(t.base_ns, 0);
-  EXPECT_TRUE(std::is_sorted(t.events.begin(), t.events.end(), [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; }));
+  EXPECT_TRUE(std::is_sorted(t.events.begin(), t.events.end(),
+                             [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; }));
   size_t pageable_htod = 0;
   for (const auto& e : t.events)
-    if (e.kind == Kind::memcpy && e.copy == CopyKind::htod && e.src == MemKind::pageable && e.dst == MemKind::device) ++pageable_htod;
+    if (e.kind == Kind::memcpy && e.copy == CopyKind::htod && e.src == MemKind::pageable && e.dst == MemKind::device)
+      ++pageable_htod;
   EXPECT_EQ(pageable_htod, 20u);
 }
 
@@ -57,10 +61,12 @@ TEST(Kineto, EmptyAndEventlessTracesAreReported) {
 TEST(Kineto, TraceWithoutGpuEventsSaysHowToRecordThem) {
   auto j = nlohmann::json::parse(recorded("matmul"));
   auto& evs = j["traceEvents"];
-  evs.erase(std::remove_if(evs.begin(), evs.end(), [](const auto& e) {
-              const std::string cat = e.value("cat", "");
-              return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
-            }), evs.end());
+  evs.erase(std::remove_if(evs.begin(), evs.end(),
+                           [](const auto& e) {
+                             const std::string cat = e.value("cat", "");
+                             return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
+                           }),
+            evs.end());
   EXPECT_NE(error_of(j.dump()).find("ProfilerActivity.CUDA"), std::string::npos);
 }
 

@@ -76,8 +76,8 @@ TEST(Compare, NoisyOverlapIsUncertain) {
 TEST(Compare, PairsByAxesAndModeAndReportsUnmatched) {
   const auto a = run_with({result("copy", {{"bytes", "1Mi"}}, samples(100, 1, 100, 1)),
                            result("copy", {{"bytes", "1Gi"}}, samples(500, 1, 100, 2))});
-  const auto b = run_with({result("copy", {{"bytes", "1Gi"}}, samples(500, 1, 100, 3)),
-                           result("gemm", {}, samples(9, 1, 100, 4))});
+  const auto b = run_with(
+      {result("copy", {{"bytes", "1Gi"}}, samples(500, 1, 100, 3)), result("gemm", {}, samples(9, 1, 100, 4))});
   const auto rep = compare_runs(a, b, {});
   ASSERT_EQ(rep.rows.size(), 1u);
   EXPECT_EQ(rep.rows[0].label, "copy[bytes=1Gi]");

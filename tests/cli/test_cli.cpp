@@ -28,14 +28,17 @@ std::string slurp(const fs::path& p) {
 Result run(const std::string& args, const std::string& env = "") {
   const fs::path dir = fs::temp_directory_path() / ("gsq-cli-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const std::string cmd = env + " " + GSQ_BINARY + " " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
+  const std::string cmd =
+      env + " " + GSQ_BINARY + " " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
   const int status = std::system(cmd.c_str());
   Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
   fs::remove_all(dir);
   return r;
 }
 
-bool has_nvidia_driver() { return fs::exists("/proc/driver/nvidia/version"); }
+bool has_nvidia_driver() {
+  return fs::exists("/proc/driver/nvidia/version");
+}
 
 std::string temp_file(const std::string& name, const std::string& content) {
   const fs::path p = fs::temp_directory_path() / name;
@@ -59,7 +62,9 @@ TEST(Cli, UnknownFlagIsUsageError) {
   EXPECT_NE(r.err.find("frobnicate"), std::string::npos) << r.err;
 }
 
-TEST(Cli, NoSubcommandIsUsageError) { EXPECT_EQ(run("").rc, 2); }
+TEST(Cli, NoSubcommandIsUsageError) {
+  EXPECT_EQ(run("").rc, 2);
+}
 
 TEST(Cli, DoctorWithoutDriverExits3WithReason) {
   if (has_nvidia_driver()) GTEST_SKIP() << "an NVIDIA driver is loaded here; this checks the no-driver path";
@@ -163,7 +168,8 @@ TEST(CliCompare, ARecordedRunAgainstItsHalvedCopyIsARegression) {
   for (auto& res : quick["results"])
     for (auto& m : res["measurements"])
       for (auto& x : m["samples_ns"]) x = x.get<double>() / 2;  // the same run, every sample halved
-  const auto r = run("compare " + temp_file("gsq-quick.json", quick.dump()) + " " + test::fixture("h200-bench-copy-eighth.json").string());
+  const auto r = run("compare " + temp_file("gsq-quick.json", quick.dump()) + " " +
+                     test::fixture("h200-bench-copy-eighth.json").string());
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("SLOWER"), std::string::npos);
 }
@@ -178,7 +184,8 @@ TEST(CliAnalyze, VerdictAndDiffFromRecordedTraces) {
   const auto a = run("analyze --json " + test::fixture("torch-host-slow.json.gz").string());
   EXPECT_EQ(a.rc, 0) << a.err;
   EXPECT_EQ(nlohmann::json::parse(a.out)["verdict"]["class"], "sync-bound");
-  const auto d = run("diff " + test::fixture("torch-host-slow.json.gz").string() + " " + test::fixture("torch-host-fixed.json.gz").string());
+  const auto d = run("diff " + test::fixture("torch-host-slow.json.gz").string() + " " +
+                     test::fixture("torch-host-fixed.json.gz").string());
   EXPECT_EQ(d.rc, 0) << d.err;
   EXPECT_NE(d.out.find("findings gone: pageable-copy, sync-copy"), std::string::npos) << d.out;
 }

@@ -26,11 +26,15 @@ TEST(JsonIo, WriteThenReadBack) {
 }
 
 TEST(JsonIo, ErrorsNameTheProblem) {
-  EXPECT_NE(error_of([] { (void)read_json_file("/nonexistent/x.json", "s/1"); }).find("no such file"), std::string::npos);
+  EXPECT_NE(error_of([] { (void)read_json_file("/nonexistent/x.json", "s/1"); }).find("no such file"),
+            std::string::npos);
   EXPECT_NE(error_of([] { (void)parse_json_text("", "e.json", "s/1"); }).find("empty file"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)parse_json_text("[1,2]", "a.json", "s/1"); }).find("expected a JSON object"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)parse_json_text("{\"a\":1}", "a.json", "s/1"); }).find("no \"schema\""), std::string::npos);
-  EXPECT_NE(error_of([] { (void)parse_json_text("{\"schema\":\"s/1\",", "t.json", "s/1"); }).find("truncated"), std::string::npos);
+  EXPECT_NE(error_of([] { (void)parse_json_text("[1,2]", "a.json", "s/1"); }).find("expected a JSON object"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { (void)parse_json_text("{\"a\":1}", "a.json", "s/1"); }).find("no \"schema\""),
+            std::string::npos);
+  EXPECT_NE(error_of([] { (void)parse_json_text("{\"schema\":\"s/1\",", "t.json", "s/1"); }).find("truncated"),
+            std::string::npos);
 }
 
 }  // namespace
@@ -41,7 +45,8 @@ namespace {
 
 TEST(JsonIo, HugeNumberIsBadInputNotACrash) {
   // Found by the fuzzer: nlohmann throws out_of_range, not parse_error, for numbers beyond double.
-  EXPECT_NE(error_of([] { (void)parse_json_text("{\"schema\": 5E83166}", "n.json", "s/1"); }).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of([] { (void)parse_json_text("{\"schema\": 5E83166}", "n.json", "s/1"); }).find("not valid JSON"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -27,7 +27,9 @@ TEST(Abbreviate, KeepsShortAndCutsLongOnCharacterBoundaries) {
   EXPECT_EQ(abbreviate("ab°cd", 3), "ab… (6 chars)");
 }
 
-TEST(HtmlEscape, EscapesMarkup) { EXPECT_EQ(html_escape("<a href='x'>&"), "&lt;a href=&#39;x&#39;&gt;&amp;"); }
+TEST(HtmlEscape, EscapesMarkup) {
+  EXPECT_EQ(html_escape("<a href='x'>&"), "&lt;a href=&#39;x&#39;&gt;&amp;");
+}
 
 }  // namespace
 }  // namespace gsq

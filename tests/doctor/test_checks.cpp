@@ -18,7 +18,9 @@ const Finding& find(const std::vector<Finding>& fs, const std::string& id) {
   return *it;
 }
 
-Severity severity_of(const gpu::Snapshot& s, const std::string& id) { return find(run_checks(s), id).severity; }
+Severity severity_of(const gpu::Snapshot& s, const std::string& id) {
+  return find(run_checks(s), id).severity;
+}
 
 TEST(Doctor, RecordedH200PassesEverything) {
   const auto findings = run_checks(gpu::load_snapshot(test::fixture("h200-snapshot.json")));
@@ -54,14 +56,17 @@ TEST(Doctor, PcieGenDropUnderLoadFailsButIdleDropOnlyInforms) {
 }
 
 TEST(Doctor, ThermalSlowdownBitFails) {
-  const Finding f = find(run_checks(edited("/gpus/0/under_load/clock_event_reasons_mask", 0x40)), "clock-events-under-load");
+  const Finding f =
+      find(run_checks(edited("/gpus/0/under_load/clock_event_reasons_mask", 0x40)), "clock-events-under-load");
   EXPECT_EQ(f.severity, Severity::fail);
   EXPECT_NE(f.title.find("hw_thermal_slowdown"), std::string::npos) << f.title;
 }
 
 TEST(Doctor, PowerCapWarnsIdleBitIgnored) {
-  EXPECT_EQ(severity_of(edited("/gpus/0/under_load/clock_event_reasons_mask", 0x4), "clock-events-under-load"), Severity::warn);
-  EXPECT_EQ(severity_of(edited("/gpus/0/under_load/clock_event_reasons_mask", 0x1), "clock-events-under-load"), Severity::pass);
+  EXPECT_EQ(severity_of(edited("/gpus/0/under_load/clock_event_reasons_mask", 0x4), "clock-events-under-load"),
+            Severity::warn);
+  EXPECT_EQ(severity_of(edited("/gpus/0/under_load/clock_event_reasons_mask", 0x1), "clock-events-under-load"),
+            Severity::pass);
 }
 
 TEST(Doctor, HotGpuWarnsThenFails) {
@@ -98,7 +103,8 @@ TEST(Doctor, ExclusiveComputeModeWarns) {
 }
 
 TEST(Doctor, AnotherProcessWarnsAndIsNamed) {
-  const nlohmann::json procs = nlohmann::json::array({{{"pid", 4242}, {"used_memory_bytes", 8589934592ULL}, {"name", "python3"}}});
+  const nlohmann::json procs =
+      nlohmann::json::array({{{"pid", 4242}, {"used_memory_bytes", 8589934592ULL}, {"name", "python3"}}});
   const Finding f = find(run_checks(edited("/gpus/0/processes", procs)), "other-processes");
   EXPECT_EQ(f.severity, Severity::warn);
   EXPECT_NE(f.evidence[0].value.find("4242 python3 (8.0 GiB)"), std::string::npos) << f.evidence[0].value;
@@ -112,7 +118,8 @@ TEST(Doctor, ProfilingAdminOnlyWarnsForNonRoot) {
   EXPECT_EQ(f.severity, Severity::warn);
   EXPECT_NE(f.fix.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos);
   // As root the counters still work: say so without alarming.
-  EXPECT_EQ(severity_of(edited("/host/nvidia_params/RmProfilingAdminOnly", "1"), "profiling-permission"), Severity::info);
+  EXPECT_EQ(severity_of(edited("/host/nvidia_params/RmProfilingAdminOnly", "1"), "profiling-permission"),
+            Severity::info);
 }
 
 TEST(Doctor, AspmPowersaveWarns) {
@@ -145,20 +152,23 @@ TEST(Doctor, ProcessOnFarNumaNodeWarns) {
 }
 
 TEST(Doctor, NvlinkDownFailsErrorsWarn) {
-  const nlohmann::json up = {{"link", 0}, {"active", true}, {"replay_errors", 0}, {"recovery_errors", 0},
-                             {"crc_flit_errors", 0}, {"crc_data_errors", 0}};
+  const nlohmann::json up = {
+      {"link", 0},           {"active", true}, {"replay_errors", 0}, {"recovery_errors", 0}, {"crc_flit_errors", 0},
+      {"crc_data_errors", 0}};
   nlohmann::json down = up;
   down["link"] = 1;
   down["active"] = false;
   EXPECT_EQ(severity_of(edited("/gpus/0/nvlinks", nlohmann::json::array({up, down})), "nvlink-health"), Severity::fail);
   nlohmann::json noisy = up;
   noisy["crc_flit_errors"] = 7;
-  EXPECT_EQ(severity_of(edited("/gpus/0/nvlinks", nlohmann::json::array({up, noisy})), "nvlink-health"), Severity::warn);
+  EXPECT_EQ(severity_of(edited("/gpus/0/nvlinks", nlohmann::json::array({up, noisy})), "nvlink-health"),
+            Severity::warn);
 }
 
 TEST(Doctor, UnsupportedInputsInformInsteadOfPassing) {
-  const Finding f = find(run_checks(edited("/gpus/0/pcie_width_current", nlohmann::json{{"unsupported", "NVML_ERROR_NOT_SUPPORTED"}})),
-                       "pcie-link-width");
+  const Finding f = find(
+      run_checks(edited("/gpus/0/pcie_width_current", nlohmann::json{{"unsupported", "NVML_ERROR_NOT_SUPPORTED"}})),
+      "pcie-link-width");
   EXPECT_EQ(f.severity, Severity::info);
   EXPECT_NE(f.title.find("cannot be checked"), std::string::npos);
 }

@@ -42,9 +42,12 @@ TEST(Fingerprint, DriverUpdateDrifts) {
 
 TEST(Fingerprint, SettingChangesDrift) {
   EXPECT_EQ(drifted_fields(edited("/gpus/0/power_limit_w", 500.0)), std::vector<std::string>{"gpus[0].power_limit_w"});
-  EXPECT_EQ(drifted_fields(edited("/gpus/0/ecc_mode_current", false)), std::vector<std::string>{"gpus[0].ecc_mode_current"});
-  EXPECT_EQ(drifted_fields(edited("/gpus/0/pcie_width_current", 8)), std::vector<std::string>{"gpus[0].pcie_width_current"});
-  EXPECT_EQ(drifted_fields(edited("/gpus/0/sm_clock_app_mhz", 1500)), std::vector<std::string>{"gpus[0].sm_clock_app_mhz"});
+  EXPECT_EQ(drifted_fields(edited("/gpus/0/ecc_mode_current", false)),
+            std::vector<std::string>{"gpus[0].ecc_mode_current"});
+  EXPECT_EQ(drifted_fields(edited("/gpus/0/pcie_width_current", 8)),
+            std::vector<std::string>{"gpus[0].pcie_width_current"});
+  EXPECT_EQ(drifted_fields(edited("/gpus/0/sm_clock_app_mhz", 1500)),
+            std::vector<std::string>{"gpus[0].sm_clock_app_mhz"});
 }
 
 TEST(Fingerprint, EnvVarAddedChangedAndRemoved) {

@@ -1,6 +1,7 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, snapshots, bench runs. Any input must end in a
 // result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report.
-// Build: cmake -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without libFuzzer.
+// Build: cmake -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without
+// libFuzzer.
 #include "analyze/analysis.hpp"
 #include "analyze/kineto.hpp"
 #include "bench/runner.hpp"
@@ -30,11 +31,16 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
     const auto t = gsq::analyze::parse_kineto(text, "fuzz");
     (void)gsq::analyze::to_json(gsq::analyze::analyze(t));
   });
-  guarded([&] { (void)gsq::gpu::snapshot_from_json(gsq::parse_json_text(text, "fuzz", gsq::gpu::kSnapshotSchema), "fuzz"); });
-  guarded([&] { (void)gsq::bench::run_from_json(gsq::parse_json_text(text, "fuzz", gsq::bench::kBenchSchema), "fuzz"); });
+  guarded([&] {
+    (void)gsq::gpu::snapshot_from_json(gsq::parse_json_text(text, "fuzz", gsq::gpu::kSnapshotSchema), "fuzz");
+  });
+  guarded(
+      [&] { (void)gsq::bench::run_from_json(gsq::parse_json_text(text, "fuzz", gsq::bench::kBenchSchema), "fuzz"); });
   return 0;
 }
 
 #ifdef GSQ_LIBFUZZER
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return gsq_fuzz_one(data, size); }
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return gsq_fuzz_one(data, size);
+}
 #endif

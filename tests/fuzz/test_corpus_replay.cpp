@@ -17,7 +17,8 @@ std::string load(const std::filesystem::path& p) {
 
 TEST(CorpusReplay, InputsThatOnceCrashedNowFailCleanly) {
   size_t n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(GSQ_SOURCE_DIR) / "tests/fuzz/regressions")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(GSQ_SOURCE_DIR) / "tests/fuzz/regressions")) {
     const std::string text = load(entry.path());
     gsq_fuzz_one(reinterpret_cast<const uint8_t*>(text.data()), text.size());
     ++n;

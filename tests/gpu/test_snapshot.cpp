@@ -55,7 +55,10 @@ TEST(Snapshot, TruncatedFileIsReportedAsTruncated) {
 
 TEST(Snapshot, GarbageIsNotJson) {
   try {
-    (void)parse_json_text("\x7f" "ELF binary", "a.out", kSnapshotSchema);
+    (void)parse_json_text(
+        "\x7f"
+        "ELF binary",
+        "a.out", kSnapshotSchema);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();

@@ -1,5 +1,5 @@
-// GPU tests of the probes (label `gpu`): kernels compute the right values, and each probe's figures are positive and below
-// the theoretical ceiling.
+// GPU tests of the probes (label `gpu`): kernels compute the right values, and each probe's figures are positive and
+// below the theoretical ceiling.
 #include "bench/cuda_raii.hpp"
 #include "bench/runner.hpp"
 #include "probes/probe_kernels.hpp"
@@ -30,7 +30,8 @@ TEST(ProbesGpu, CopyAndTriadKernelsAreExactAtEveryWidth) {
   for (int width : {4, 8, 16}) {
     for (auto op : {probes::MemOp::copy, probes::MemOp::triad}) {
       GSQ_CUDA_CHECK(cudaMemset(da.get(), 0xFF, n * 4));  // poisoned
-      ASSERT_EQ(probes::launch_mem_op(op, width, da.get(), db.get(), dc.get(), nullptr, n * 4, 132, nullptr), cudaSuccess);
+      ASSERT_EQ(probes::launch_mem_op(op, width, da.get(), db.get(), dc.get(), nullptr, n * 4, 132, nullptr),
+                cudaSuccess);
       GSQ_CUDA_CHECK(cudaMemcpy(out.data(), da.get(), n * 4, cudaMemcpyDeviceToHost));
       for (size_t i = 0; i < n; ++i) {
         const double want = op == probes::MemOp::copy ? b[i] : static_cast<double>(b[i]) + 0.4 * c[i];

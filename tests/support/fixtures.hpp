@@ -11,9 +11,13 @@
 
 namespace gsq::test {
 
-inline std::filesystem::path fixture(const std::string& name) { return std::filesystem::path(GSQ_FIXTURE_DIR) / name; }
+inline std::filesystem::path fixture(const std::string& name) {
+  return std::filesystem::path(GSQ_FIXTURE_DIR) / name;
+}
 
-inline nlohmann::json h200_snapshot_json() { return read_json_file(fixture("h200-snapshot.json"), gpu::kSnapshotSchema); }
+inline nlohmann::json h200_snapshot_json() {
+  return read_json_file(fixture("h200-snapshot.json"), gpu::kSnapshotSchema);
+}
 
 // Edits one field by JSON pointer ("/gpus/0/pcie_width_current") and parses the result.
 inline gpu::Snapshot edited(const std::string& pointer, const nlohmann::json& value) {
