@@ -36,20 +36,6 @@ std::string evidence_text(const Finding& f) {
   return s;
 }
 
-const char* severity_badge_class(Severity s) {
-  switch (s) {
-    case Severity::pass:
-      return "pass";
-    case Severity::info:
-      return "info";
-    case Severity::warn:
-      return "warn";
-    case Severity::fail:
-      return "fail";
-  }
-  return "fail";
-}
-
 }  // namespace
 
 Table findings_table(const std::vector<Finding>& findings) {
@@ -293,8 +279,8 @@ std::string html_findings(const std::vector<Finding>& findings) {
     h += fmt::format(
         "<tr><td><span class=\"badge {}\">{}</span></td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td></tr>",
-        severity_badge_class(f.severity), to_string(f.severity), html_escape(f.id), html_escape(f.subject),
-        html_escape(f.title), ev, html_escape(f.fix), html_escape(f.source));
+        to_string(f.severity), to_string(f.severity), html_escape(f.id), html_escape(f.subject), html_escape(f.title),
+        ev, html_escape(f.fix), html_escape(f.source));
   }
   return h + "</tbody></table>";
 }
