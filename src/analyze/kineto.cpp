@@ -160,27 +160,42 @@ struct ArraySpan {
   bool truncated = false;
 };
 
+// Both scanners' view of JSON strings: inside one, nothing else (brackets, commas) counts.
+class StringTracker {
+ public:
+  [[nodiscard]] bool inside() const noexcept { return in_string_; }
+  // Consumes `c` while inside a string; returns true when `c` was the closing quote.
+  bool step_inside(char c) noexcept {
+    if (escape_)
+      escape_ = false;
+    else if (c == '\\')
+      escape_ = true;
+    else if (c == '"')
+      in_string_ = false;
+    return !in_string_;
+  }
+  void open() noexcept { in_string_ = true; }
+
+ private:
+  bool in_string_ = false, escape_ = false;
+};
+
 ArraySpan find_trace_events(std::string_view text) {
   ArraySpan span;
   int depth = 0;
-  bool in_string = false, escape = false, key_is_events = false;
+  StringTracker str;
+  bool key_is_events = false;
   size_t string_start = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (escape)
-        escape = false;
-      else if (c == '\\')
-        escape = true;
-      else if (c == '"') {
-        in_string = false;
-        if (depth == 1) key_is_events = text.substr(string_start, i - string_start) == "traceEvents";
-      }
+    if (str.inside()) {
+      if (str.step_inside(c) && depth == 1)
+        key_is_events = text.substr(string_start, i - string_start) == "traceEvents";
       continue;
     }
     switch (c) {
       case '"':
-        in_string = true;
+        str.open();
         string_start = i + 1;
         break;
       case '{':
@@ -201,7 +216,7 @@ ArraySpan find_trace_events(std::string_view text) {
         break;
     }
   }
-  span.truncated = in_string || depth != 0;
+  span.truncated = str.inside() || depth != 0;
   return span;
 }
 
@@ -278,17 +293,12 @@ void parse_events(std::string_view text, const ArraySpan& span, Trace& t, const 
   };
   // Element boundaries inside the array: an object or array ends where its bracket closes, a scalar at the next comma.
   int depth = 0;
-  bool in_string = false, escape = false;
+  StringTracker str;
   size_t elem_start = std::string_view::npos;
   for (size_t i = span.open + 1; i < span.close; ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (escape)
-        escape = false;
-      else if (c == '\\')
-        escape = true;
-      else if (c == '"')
-        in_string = false;
+    if (str.inside()) {
+      str.step_inside(c);
       continue;
     }
     if (elem_start == std::string_view::npos) {
@@ -296,7 +306,7 @@ void parse_events(std::string_view text, const ArraySpan& span, Trace& t, const 
       elem_start = i;
     }
     if (c == '"') {
-      in_string = true;
+      str.open();
     } else if (c == '{' || c == '[') {
       ++depth;
     } else if (c == '}' || c == ']') {
