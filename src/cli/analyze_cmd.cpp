@@ -2,7 +2,7 @@
 #include "cli/common.hpp"
 
 #include "analyze/diff.hpp"
-#include "analyze/kineto.hpp"
+#include "analyze/gsqt.hpp"
 #include "report/report.hpp"
 
 #include <fmt/format.h>
@@ -18,7 +18,7 @@ struct AnalyzeOptions {
 };
 
 analyze::Analysis analyze_file(const std::string& f) {
-  return analyze::analyze(analyze::load_kineto(f));
+  return analyze::analyze(analyze::load_trace(f));
 }
 }  // namespace
 
@@ -27,7 +27,8 @@ Action register_analyze(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "analyze", "Name the bottleneck in a trace: verdict, ranked findings with evidence, saving and fix");
   cmd->footer(
-      "Reads PyTorch-profiler / Kineto JSON (trace.json or trace.json.gz; prof.export_chrome_trace(...)). Several "
+      "Reads gpusqueeze traces (.gsqt from `gpusqueeze trace`) and PyTorch-profiler / Kineto JSON (trace.json or\n"
+      "trace.json.gz; prof.export_chrome_trace(...)). Several "
       "files\n"
       "are ranks of one job: each is analysed, then ranks are compared for stragglers.\n"
       "Verdict classes: host-bound, launch-bound, sync-bound, transfer-bound, gpu-bound (subclass unknown without\n"

@@ -22,6 +22,7 @@ Action register_compare(CLI::App& app);
 Action register_probe(CLI::App& app);
 Action register_analyze(CLI::App& app);
 Action register_diff(CLI::App& app);
+Action register_trace(CLI::App& app);
 
 struct SnapshotOptions {
   std::string snapshot_file;  // replay instead of reading the live machine

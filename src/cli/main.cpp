@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", GSQ_VERSION);
   app.require_subcommand(1);
   app.footer(
-      "Steps: env/doctor (0 machine) · bench/compare (1 baseline) · analyze/diff (2 locate) · probe (3, 5 ceilings) · "
+      "Steps: env/doctor (0 machine) · bench/compare (1 baseline) · trace/analyze/diff (2 locate) · probe (3, 5 "
+      "ceilings) · "
       "report (all steps on one page).\n"
       "Exit codes: 0 ok · 1 findings at fail level or regression · 2 bad usage or input · 3 no NVIDIA driver/GPU.\n"
       "Run `gpusqueeze COMMAND --help` for each command's options and examples.");
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
       {"bench", gsq::cli::register_bench(app)}, {"compare", gsq::cli::register_compare(app)},
       {"probe", gsq::cli::register_probe(app)}, {"analyze", gsq::cli::register_analyze(app)},
       {"diff", gsq::cli::register_diff(app)},   {"report", gsq::cli::register_report(app)},
+      {"trace", gsq::cli::register_trace(app)},
   };
   try {
     app.parse(argc, argv);

@@ -2,7 +2,7 @@
 #include "cli/common.hpp"
 
 #include "analyze/analysis.hpp"
-#include "analyze/kineto.hpp"
+#include "analyze/gsqt.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "doctor/checks.hpp"
@@ -104,7 +104,7 @@ Action register_report(CLI::App& app) {
     }
     for (const auto& f : bench_files) r.sections.push_back(bench_section_of(bench::load_run(f), f));
     for (const auto& f : trace_files)
-      r.sections.push_back(analysis_section_of(analyze::analyze(analyze::load_kineto(f))));
+      r.sections.push_back(analysis_section_of(analyze::analyze(analyze::load_trace(f))));
     report::write_report(r, o->out_dir);
     std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir,
                              provenance);

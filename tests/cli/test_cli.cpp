@@ -2,6 +2,7 @@
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -201,6 +202,40 @@ TEST(CliProbe, MultiGpuProbesSayTheyNeedTwoGpus) {
   const auto r = run("probe p2p");
   EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("needs two or more GPUs"), std::string::npos) << r.err;
+}
+
+TEST(CliTrace, PassesTheChildsExitCodeAndSignalThrough) {
+  EXPECT_EQ(run("trace -o /tmp/gsq-cli-untraced.gsqt -- sh -c 'exit 7'").rc, 7);
+  const fs::path dir = fs::temp_directory_path() / ("gsq-cli-sig-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string cmd =
+      std::string(GSQ_BINARY) + " trace -o " + (dir / "t.gsqt").string() + " -- sh -c 'kill -TERM $$' 2>/dev/null";
+  const int status = std::system(("exec " + cmd).c_str());
+  // The launcher re-raises the child's signal, so the shell sees it killed by SIGTERM (128 + 15).
+  EXPECT_TRUE((WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) ||
+              (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM))
+      << status;
+  fs::remove_all(dir);
+}
+
+TEST(CliTrace, UsageErrorsAndConflictingProfilers) {
+  auto r = run("trace");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("give the command after --"), std::string::npos) << r.err;
+  r = run("trace -- /nonexistent/program");
+  EXPECT_EQ(r.rc, 127);
+  EXPECT_NE(r.err.find("cannot run /nonexistent/program"), std::string::npos) << r.err;
+  r = run("trace --strict -o /tmp/gsq-cli-strict.gsqt -- true", "CUDA_INJECTION64_PATH=/opt/other-tool.so");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("refusing to run untraced"), std::string::npos) << r.err;
+  r = run("trace -o /tmp/gsq-cli-lenient.gsqt -- true", "CUDA_INJECTION64_PATH=/opt/other-tool.so");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.err.find("untraced"), std::string::npos) << r.err;
+  r = run("trace --cpu-api everything -- true");
+  EXPECT_EQ(r.rc, 2);
+  r = run("trace info /etc/hostname");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("not a gpusqueeze trace"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -1,16 +1,18 @@
-// libFuzzer targets for every parser of outside input: Kineto traces, snapshots, bench runs. Any input must end in a
-// result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report.
-// Build: cmake -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without
-// libFuzzer.
+// libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs. Any
+// input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report. Build: cmake
+// -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
+#include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "gpu/snapshot.hpp"
+#include "trace/format.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -30,6 +32,12 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded([&] {
     const auto t = gsq::analyze::parse_kineto(text, "fuzz");
     (void)gsq::analyze::to_json(gsq::analyze::analyze(t));
+  });
+  guarded([&] {
+    const auto file = gsq::trace::parse_trace(text, "fuzz.gsqt");
+    std::ostringstream chrome;
+    gsq::trace::write_chrome(file, chrome);
+    (void)gsq::analyze::to_json(gsq::analyze::analyze(gsq::analyze::from_gsqt(file)));
   });
   guarded([&] {
     (void)gsq::gpu::snapshot_from_json(gsq::parse_json_text(text, "fuzz", gsq::gpu::kSnapshotSchema), "fuzz");

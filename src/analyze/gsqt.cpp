@@ -1,0 +1,130 @@
+#include "analyze/gsqt.hpp"
+
+#include "analyze/kineto.hpp"
+#include "core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace gsq::analyze {
+
+namespace {
+MemKind mem_kind(uint8_t cupti) {
+  switch (cupti) {
+    case 1:
+      return MemKind::pageable;
+    case 2:
+      return MemKind::pinned;
+    case 3:
+    case 6:
+      return MemKind::device;
+    case 5:
+    case 7:
+      return MemKind::managed;
+    default:
+      return MemKind::unknown;
+  }
+}
+CopyKind copy_kind(uint8_t cupti) {
+  switch (cupti) {
+    case 1:
+      return CopyKind::htod;
+    case 2:
+      return CopyKind::dtoh;
+    case 8:
+      return CopyKind::dtod;
+    case 10:
+      return CopyKind::ptop;
+    default:
+      return CopyKind::other;
+  }
+}
+}  // namespace
+
+Trace from_gsqt(const trace::TraceFile& f) {
+  using trace::RecordKind;
+  Trace t;
+  t.origin = f.path.string();
+  t.source = "gpusqueeze";
+  t.rank = f.header.value("rank", -1);
+  const int32_t pid = f.header.value("pid", 0);
+  int64_t base = std::numeric_limits<int64_t>::max();
+  for (const auto& r : f.records) base = std::min(base, r.start_ns);
+  t.base_ns = f.records.empty() ? 0 : base;
+  t.events.reserve(f.records.size());
+  bool any_gpu = false;
+  for (const auto& r : f.records) {
+    Event e;
+    e.start_ns = trace::diff_ns(r.start_ns, t.base_ns);
+    e.dur_ns = std::max<int64_t>(0, trace::diff_ns(r.end_ns, r.start_ns));
+    e.correlation = static_cast<int64_t>(r.correlation);
+    e.pid = pid;
+    switch (static_cast<RecordKind>(r.kind)) {
+      case RecordKind::kernel:
+        e.kind = Kind::kernel;
+        e.name = t.names.intern(f.name(r));
+        break;
+      case RecordKind::memcpy:
+        e.kind = Kind::memcpy;
+        e.copy = copy_kind(r.copy_kind);
+        e.src = mem_kind(r.src_kind), e.dst = mem_kind(r.dst_kind);
+        e.bytes = r.bytes;
+        e.name = t.names.intern(fmt::format("Memcpy {} ({} -> {})", trace::copy_kind_name(r.copy_kind),
+                                            trace::memory_kind_name(r.src_kind), trace::memory_kind_name(r.dst_kind)));
+        break;
+      case RecordKind::memset:
+        e.kind = Kind::memset;
+        e.bytes = r.bytes;
+        e.name = t.names.intern(fmt::format("Memset ({})", trace::memory_kind_name(r.dst_kind)));
+        break;
+      case RecordKind::sync:
+        e.kind = Kind::sync;
+        e.name = t.names.intern(trace::sync_type_name(r.sync_type));
+        break;
+      case RecordKind::api:
+        e.kind = Kind::runtime;
+        e.name = t.names.intern(f.name(r));
+        break;
+      case RecordKind::range:
+        e.kind = Kind::annotation;
+        e.name = t.names.intern(f.name(r));
+        break;
+      case RecordKind::overhead:
+      default:
+        ++t.skipped_events;
+        continue;
+    }
+    if (e.on_gpu()) {
+      any_gpu = true;
+      e.device = static_cast<int32_t>(r.device);
+      e.stream = static_cast<int32_t>(r.stream);
+    } else if (e.kind == Kind::sync) {
+      e.device = static_cast<int32_t>(r.device);
+      e.stream = static_cast<int32_t>(r.stream);
+      e.tid = 0;
+    } else {
+      e.tid = static_cast<int32_t>(r.tid);
+    }
+    t.events.push_back(e);
+  }
+  if (!any_gpu) {
+    const std::string status = f.header.value("status", "");
+    if (status != "tracing")
+      throw_bad_input(fmt::format("{}: the program ran untraced ({}): {}", t.origin, status,
+                                  f.header.value("reason", "no reason recorded")));
+    throw_bad_input(fmt::format("{}: no GPU events in the trace{}", t.origin,
+                                f.truncation.empty() ? "" : " (the file was cut short: " + f.truncation + ")"));
+  }
+  std::stable_sort(t.events.begin(), t.events.end(),
+                   [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; });
+  return t;
+}
+
+Trace load_trace(const std::filesystem::path& file) {
+  if (trace::looks_like_trace(file)) return from_gsqt(trace::read_trace(file));
+  return load_kineto(file);
+}
+
+}  // namespace gsq::analyze

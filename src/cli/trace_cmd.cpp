@@ -1,0 +1,154 @@
+// `gpusqueeze trace -- CMD`, `trace info FILE`, `trace export --chrome FILE`.
+#include "cli/common.hpp"
+
+#include "core/error.hpp"
+#include "trace/format.hpp"
+#include "trace/launcher.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <fstream>
+#include <iostream>
+
+namespace gsq::cli {
+
+namespace {
+struct TraceOptions {
+  trace::LaunchOptions launch;
+  bool json = false;
+  std::string info_file, export_in, export_out;
+  bool chrome = true;
+};
+
+std::string human_summary(const trace::TraceFile& f) {
+  const auto s = trace::summarize(f);
+  std::string line = fmt::format(
+      "{}: {} kernels ({} from CUDA graphs), {} copies ({} pageable, {} pinned, {:.1f} MB), {} memsets, {} syncs, "
+      "{} CUDA calls, {} NVTX ranges over {:.3f} s",
+      f.path.string(), s.kernels, s.graph_kernels, s.memcpys, s.pageable_copies, s.pinned_copies,
+      static_cast<double>(s.copy_bytes) / 1e6, s.memsets, s.syncs, s.api_calls, s.ranges,
+      static_cast<double>(s.span_ns) / 1e9);
+  const uint64_t dropped =
+      f.stats.value("cupti_dropped_records", uint64_t{0}) + f.stats.value("cpu_dropped_records", uint64_t{0});
+  if (dropped) line += fmt::format("; {} records DROPPED (raise --buffer-mb)", dropped);
+  if (f.stats.contains("cupti_overhead_ns"))
+    line += fmt::format("; CUPTI overhead {:.2f} ms", f.stats.value("cupti_overhead_ns", 0.0) / 1e6);
+  if (!f.complete)
+    line += "; INCOMPLETE (the process did not exit normally" +
+            (f.truncation.empty() ? std::string(")") : ": " + f.truncation + ")");
+  return line;
+}
+
+[[noreturn]] void die_like(int sig) {
+  // Pass the child's fatal signal on, without a second core dump from us.
+  rlimit none{0, 0};
+  setrlimit(RLIMIT_CORE, &none);
+  signal(sig, SIG_DFL);
+  raise(sig);
+  std::_Exit(128 + sig);
+}
+}  // namespace
+
+Action register_trace(CLI::App& app) {
+  auto o = std::make_shared<TraceOptions>();
+  auto* cmd = app.add_subcommand(
+      "trace", "Run a program with the CUPTI tracer injected; write a trace that `analyze` reads (step 2)");
+  cmd->footer(
+      "Runs CMD unchanged with libgsqtrace.so loaded through CUDA_INJECTION64_PATH (C++ CUDA programs, PyTorch, any\n"
+      "CUDA process). Records kernels, copies, memsets, syncs, the CPU side of CUDA calls and NVTX ranges, with\n"
+      "CUPTI's dropped-record and overhead counts. The child's exit code (or signal) is passed through.\n"
+      "Each further traced process (torchrun workers, subprocesses) writes STEM.pidPID[.rankR].gsqt beside -o.\n"
+      "If another CUPTI tool is attached (Nsight, torch.profiler started first) the program runs untraced and\n"
+      "the file says why; --strict refuses instead (exit 2). Do not combine with torch.profiler in the program:\n"
+      "one process has one CUPTI subscriber, and the one that starts first wins.\n"
+      "Examples:\n"
+      "  gpusqueeze trace -o run.gsqt -- python infer.py --batch 8\n"
+      "  gpusqueeze trace --delay 30 --duration 10 -o steady.gsqt -- ./server\n"
+      "  gpusqueeze analyze run.gsqt\n"
+      "  gpusqueeze trace export --chrome run.gsqt -o run.json     (open in ui.perfetto.dev)");
+  auto& l = o->launch;
+  cmd->add_option("-o,--output", l.output, "Trace file to write")->capture_default_str();
+  cmd->add_option("--delay", l.delay_s, "Seconds after CUDA starts before recording begins")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--duration", l.duration_s, "Seconds to record, then stop (0 = until the program exits)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--strict", l.strict, "Refuse to run untraced when another CUPTI tool is attached (exit 2)");
+  cmd->add_option("--cpu-api", l.cpu_api,
+                  "CPU side of CUDA calls: callbacks (selected calls, cheapest), activity (CUPTI RUNTIME/DRIVER "
+                  "records of every call), none")
+      ->check(CLI::IsMember({"callbacks", "activity", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--buffer-mb", l.buffer_mb,
+                  "Memory cap for records in flight; past it records are dropped "
+                  "and counted")
+      ->check(CLI::Range(16, 65536))
+      ->capture_default_str();
+  cmd->add_option("--library", l.library, "Tracer library to inject (default: lib/libgsqtrace.so beside gpusqueeze)");
+  cmd->add_flag("--json", o->json, "Print a gpusqueeze.trace-info/1 summary of each file written");
+  cmd->add_option("command", l.command, "The program and its arguments, after --");
+
+  auto* info = cmd->add_subcommand("info", "Summarise a trace file: counts, dropped records, overhead, status");
+  info->add_option("file", o->info_file, "Trace file (.gsqt)")->required()->check(CLI::ExistingFile);
+  info->add_flag("--json", o->json, "Print gpusqueeze.trace-info/1 JSON");
+
+  auto* exp = cmd->add_subcommand("export", "Convert a trace to Chrome trace-event JSON (ui.perfetto.dev)");
+  exp->add_flag("--chrome", o->chrome, "Chrome/Perfetto JSON (the only format, and the default)");
+  exp->add_option("file", o->export_in, "Trace file (.gsqt)")->required()->check(CLI::ExistingFile);
+  exp->add_option("-o,--output", o->export_out, "Output file (default: FILE with .json)");
+
+  return [o, info, exp]() {
+    if (info->parsed()) {
+      const auto f = trace::read_trace(o->info_file);
+      if (o->json)
+        std::cout << trace::summary_json(f).dump(2) << '\n';
+      else
+        std::cout << human_summary(f) << '\n'
+                  << fmt::format("status: {}{}\n", f.header.value("status", "?"),
+                                 f.header.contains("reason") ? " — " + f.header.value("reason", "") : "");
+      return 0;
+    }
+    if (exp->parsed()) {
+      const auto f = trace::read_trace(o->export_in);
+      std::string out = o->export_out;
+      if (out.empty()) {
+        out = o->export_in;
+        if (out.ends_with(".gsqt")) out.resize(out.size() - 5);
+        out += ".json";
+      }
+      std::ofstream os(out);
+      if (!os) throw_bad_input("cannot write " + out);
+      trace::write_chrome(f, os);
+      if (!os.flush()) throw_bad_input("cannot write " + out);
+      note(fmt::format("wrote {} ({} records); open it in ui.perfetto.dev or chrome://tracing", out, f.records.size()));
+      if (!f.truncation.empty()) note("the trace was cut short; exported up to the last intact chunk");
+      return 0;
+    }
+    const auto r = trace::launch(o->launch, note);
+    if (!r.traced) note("NOT TRACED: " + r.untraced_reason);
+    for (const auto& file : r.files) {
+      try {
+        const auto f = trace::read_trace(file);
+        if (o->json)
+          std::cout << trace::summary_json(f).dump(2) << '\n';
+        else
+          note(human_summary(f));
+        if (f.header.value("status", "") != "tracing")
+          note(fmt::format("{}: {} — {}", file.string(), f.header.value("status", "?"), f.header.value("reason", "")));
+        if (f.header.value("status", "") == "refused") return static_cast<int>(ExitCode::bad_input);
+      } catch (const Error& e) {
+        note(e.what());
+      }
+    }
+    if (!r.files.empty() && r.traced) note("next: gpusqueeze analyze " + r.files.front().string());
+    if (r.term_signal) {
+      note(fmt::format("the program was killed by signal {} ({})", r.term_signal, strsignal(r.term_signal)));
+      std::cout.flush();
+      die_like(r.term_signal);
+    }
+    return r.exit_code;
+  };
+}
+
+}  // namespace gsq::cli

@@ -1,0 +1,258 @@
+// Trace file: writer/reader round trip, reading a cut-off or damaged file up to its last intact chunk, and the
+// Chrome export against the trace-event format's required fields.
+#include "analyze/analysis.hpp"
+#include "analyze/gsqt.hpp"
+#include "core/error.hpp"
+#include "trace/format.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace gsq::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_file(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("gsq-trace-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+nlohmann::json header() {
+  return {{"schema", kSchema}, {"pid", 4242}, {"rank", 1}, {"status", "tracing"}};
+}
+
+// A launch call on a CPU thread and the kernel it launched; a pageable HtoD copy and its call.
+std::vector<Record> sample(Writer& w, int64_t t0, uint64_t corr) {
+  Record call;
+  call.kind = static_cast<uint8_t>(RecordKind::api);
+  call.name = w.intern("cudaLaunchKernel");
+  call.tid = 77;
+  call.start_ns = t0, call.end_ns = t0 + 3000;
+  call.correlation = corr;
+  Record k;
+  k.kind = static_cast<uint8_t>(RecordKind::kernel);
+  k.name = w.intern("void gemm<float>(float*, int)");
+  k.start_ns = t0 + 5000, k.end_ns = t0 + 25000;
+  k.correlation = corr;
+  k.stream = 7;
+  k.grid[0] = 132, k.grid[1] = k.grid[2] = 1;
+  k.block[0] = 256, k.block[1] = k.block[2] = 1;
+  k.registers = 64, k.static_smem = 1024, k.dynamic_smem = 4096;
+  Record copy_call = call;
+  copy_call.name = w.intern("cudaMemcpy");
+  copy_call.start_ns = t0 + 30000, copy_call.end_ns = t0 + 60000;
+  copy_call.correlation = corr + 1;
+  Record copy;
+  copy.kind = static_cast<uint8_t>(RecordKind::memcpy);
+  copy.copy_kind = 1, copy.src_kind = 1, copy.dst_kind = 3;
+  copy.bytes = 1 << 20;
+  copy.start_ns = t0 + 31000, copy.end_ns = t0 + 59000;
+  copy.correlation = corr + 1;
+  copy.stream = 7;
+  return {call, k, copy_call, copy};
+}
+
+fs::path write_sample(const std::string& name, int batches, bool end) {
+  const fs::path p = temp_file(name);
+  Writer w(p, header());
+  for (int b = 0; b < batches; ++b) {
+    const auto recs = sample(w, 1'000'000 + b * 100'000, 10 + 2 * static_cast<uint64_t>(b));
+    w.write_records(recs);
+    w.write_stats({{"cupti_dropped_records", 0}, {"batch", b}});
+  }
+  if (end) w.write_end({{"cupti_dropped_records", 3}, {"cpu_dropped_records", 0}});
+  return p;
+}
+
+TEST(TraceFormat, RoundTripKeepsEveryRecordAndString) {
+  const fs::path p = write_sample("round.gsqt", 3, true);
+  const TraceFile t = read_trace(p);
+  EXPECT_TRUE(t.complete);
+  EXPECT_TRUE(t.truncation.empty()) << t.truncation;
+  EXPECT_EQ(t.header.value("pid", 0), 4242);
+  ASSERT_EQ(t.records.size(), 12u);
+  EXPECT_EQ(t.name(t.records[1]), "void gemm<float>(float*, int)");
+  EXPECT_EQ(t.records[1].grid[0], 132);
+  EXPECT_EQ(t.records[1].dynamic_smem, 4096u);
+  EXPECT_EQ(t.records[3].bytes, 1u << 20);
+  EXPECT_EQ(t.stats.value("cupti_dropped_records", 0), 3);
+  const Summary s = summarize(t);
+  EXPECT_EQ(s.kernels, 3u);
+  EXPECT_EQ(s.memcpys, 3u);
+  EXPECT_EQ(s.pageable_copies, 3u);
+  EXPECT_EQ(s.api_calls, 6u);
+  EXPECT_TRUE(looks_like_trace(p));
+}
+
+TEST(TraceFormat, EveryTruncationReadsUpToTheLastIntactChunk) {
+  const std::string full = slurp(write_sample("cut.gsqt", 4, true));
+  const TraceFile whole = parse_trace(full, "whole");
+  size_t header_end = 0;  // the first offset at which the header chunk is complete
+  for (size_t cut = 16; cut < full.size(); ++cut) {
+    const std::string_view part(full.data(), cut);
+    try {
+      const TraceFile t = parse_trace(part, "cut");
+      if (!header_end) header_end = cut;
+      EXPECT_FALSE(t.complete) << cut;
+      EXPECT_LE(t.records.size(), whole.records.size());
+      EXPECT_EQ(t.records.size() % 4, 0u) << "a records chunk is all or nothing, cut at " << cut;
+      if (cut != full.size()) {
+        EXPECT_TRUE(!t.truncation.empty() || t.chunks < whole.chunks) << cut;
+      }
+      for (const Record& r : t.records) EXPECT_NE(t.name(r), "(unnamed)") << "strings precede their records";
+    } catch (const Error& e) {
+      EXPECT_EQ(header_end, 0u) << "only a file without an intact header may fail, cut at " << cut << ": " << e.what();
+    }
+  }
+  EXPECT_GT(header_end, 16u);
+}
+
+TEST(TraceFormat, DamagedChunkStopsReadingAndSaysWhere) {
+  std::string bytes = slurp(write_sample("flip.gsqt", 3, true));
+  const TraceFile whole = parse_trace(bytes, "whole");
+  bytes[bytes.size() / 2] ^= 0x5a;
+  const TraceFile t = parse_trace(bytes, "flipped");
+  EXPECT_LT(t.records.size(), whole.records.size());
+  EXPECT_NE(t.truncation.find("checksum"), std::string::npos) << t.truncation;
+  EXPECT_FALSE(t.complete);
+}
+
+TEST(TraceFormat, RejectsOtherFilesAndVersionsClearly) {
+  EXPECT_THROW((void)parse_trace("{\"traceEvents\": []}", "kineto.json"), Error);
+  std::string bytes = slurp(write_sample("v2.gsqt", 1, true));
+  bytes[11] = 2;
+  try {
+    (void)parse_trace(bytes, "v2.gsqt");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+  }
+  EXPECT_THROW((void)read_trace(temp_file("missing.gsqt")), Error);
+}
+
+TEST(TraceFormat, ChromeExportHasTheTraceEventFields) {
+  const TraceFile t = read_trace(write_sample("chrome.gsqt", 2, true));
+  std::stringstream out;
+  write_chrome(t, out);
+  const auto j = nlohmann::json::parse(out.str());
+  ASSERT_TRUE(j.contains("traceEvents"));
+  size_t complete = 0, flow_start = 0, flow_end = 0, meta = 0;
+  for (const auto& e : j["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph") && e["ph"].is_string()) << e;
+    ASSERT_TRUE(e.contains("name") && e["name"].is_string()) << e;
+    ASSERT_TRUE(e.contains("pid") && e["pid"].is_number_integer()) << e;
+    ASSERT_TRUE(e.contains("tid") && e["tid"].is_number_integer()) << e;
+    const std::string ph = e["ph"];
+    if (ph == "M") {
+      ++meta;
+      EXPECT_TRUE(e["args"].contains("name")) << e;
+      continue;
+    }
+    ASSERT_TRUE(e.contains("ts") && e["ts"].is_number()) << e;
+    EXPECT_GE(e["ts"].get<double>(), 0.0);
+    if (ph == "X") {
+      ++complete;
+      ASSERT_TRUE(e.contains("dur") && e["dur"].is_number()) << e;
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+      EXPECT_TRUE(e.contains("cat")) << e;
+    } else if (ph == "s" || ph == "f") {
+      (ph == "s" ? flow_start : flow_end)++;
+      EXPECT_TRUE(e.contains("id") && e.contains("cat")) << e;
+      if (ph == "f") {
+        EXPECT_EQ(e.value("bp", ""), "e");
+      }
+    } else {
+      ADD_FAILURE() << "unexpected phase " << ph;
+    }
+  }
+  EXPECT_EQ(complete, t.records.size());
+  EXPECT_EQ(flow_start, 4u);  // every call that launched GPU work has an arrow to it
+  EXPECT_EQ(flow_end, flow_start);
+  EXPECT_GE(meta, 4u);  // CPU process, its thread, GPU 0, stream 7
+  EXPECT_NE(out.str().find("Memcpy HtoD (Pageable -> Device)"), std::string::npos);
+}
+
+TEST(TraceFormat, AnalyzerReadsItsOwnTraces) {
+  const fs::path p = write_sample("analyze.gsqt", 5, true);
+  const auto t = analyze::load_trace(p);
+  EXPECT_EQ(t.source, "gpusqueeze");
+  EXPECT_EQ(t.rank, 1);
+  size_t kernels = 0, copies = 0, runtime = 0;
+  for (const auto& e : t.events) {
+    kernels += e.kind == analyze::Kind::kernel;
+    copies += e.kind == analyze::Kind::memcpy && e.src == analyze::MemKind::pageable;
+    runtime += e.kind == analyze::Kind::runtime;
+  }
+  EXPECT_EQ(kernels, 5u);
+  EXPECT_EQ(copies, 5u);
+  EXPECT_EQ(runtime, 10u);
+  const auto a = analyze::analyze(t);
+  EXPECT_EQ(a.copies.count, 5u);
+  EXPECT_EQ(a.copies.pageable, 5u);
+}
+
+TEST(TraceFormat, UntracedRunIsReportedWithItsReason) {
+  const fs::path p = temp_file("untraced.gsqt");
+  {
+    Writer w(p, {{"schema", kSchema},
+                 {"pid", 1},
+                 {"status", "not-traced"},
+                 {"reason", "another CUPTI tool is already attached: Nsight Systems"}});
+  }
+  try {
+    (void)analyze::load_trace(p);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Nsight Systems"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gsq::trace
+
+// ---- traces recorded on the H200 with `gpusqueeze trace` (bench/device/trace.sh) ----
+namespace gsq::trace {
+namespace {
+
+TEST(RecordedTrace, TargetProgramHoldsExactlyItsWork) {
+  // trace_target 20 3 4 5: 20 kernels + 1 graph kernel, 3 pageable and 4 pinned 1 MiB HtoD copies, 5 stream syncs.
+  const TraceFile t = read_trace(GSQ_FIXTURE_DIR "/h200-trace-target.gsqt");
+  EXPECT_TRUE(t.complete);
+  EXPECT_EQ(t.header.value("status", ""), "tracing");
+  const Summary s = summarize(t);
+  EXPECT_EQ(s.kernels, 21u);
+  EXPECT_EQ(s.graph_kernels, 1u);
+  EXPECT_EQ(s.pageable_copies, 3u);
+  EXPECT_EQ(s.pinned_copies, 4u);
+  EXPECT_EQ(s.copy_bytes, 7u << 20);
+  EXPECT_EQ(s.syncs, 5u);
+  EXPECT_EQ(s.ranges, 1u);
+  std::stringstream out;
+  write_chrome(t, out);
+  EXPECT_FALSE(nlohmann::json::parse(out.str()).empty());
+}
+
+TEST(RecordedTrace, TorchInferenceLoopIsSyncBound) {
+  // bench/trace/workloads.py host: per request CPU preprocessing, a pageable HtoD copy and .item().
+  const auto a = analyze::analyze(analyze::load_trace(GSQ_FIXTURE_DIR "/h200-torch-host.gsqt"));
+  EXPECT_EQ(a.verdict.cls, "sync-bound");
+  EXPECT_GT(a.copies.pageable, 400u);
+  bool sync_finding = false;
+  for (const auto& f : a.findings) sync_finding = sync_finding || f.id == "sync-point";
+  EXPECT_TRUE(sync_finding);
+}
+
+}  // namespace
+}  // namespace gsq::trace
