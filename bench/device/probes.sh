@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
-# Device run for step 3/5 ceilings: GPU tests, `probe mem`, `probe pcie`, and a plain torch copy loop of pinned memory as
-# the PCIe reference, all in one call. Usage on the device with build/ carried: bench/device/probes.sh (writes $OUT)
+# Device run for step 3/5 ceilings, all figures from one call: GPU tests, `probe mem` (read, copy with and without
+# streaming hints, cudaMemcpy D2D as the reference, 16-byte accesses), `probe l2`, `probe overlap`, `probe launch`,
+# `probe alloc`. PROBE_PCIE=1 adds `probe pcie` and a plain torch pinned-copy loop as its reference.
+# Usage on the device with the build carried: bench/device/probes.sh (writes $OUT)
 set -uo pipefail
 LOG=probes.log source "$(dirname "$0")/lib.sh"
-run ctest --test-dir /work/main/build -L gpu --output-on-failure
-run $B probe mem --max-seconds 1 -o "$OUT/mem.json"
-run $B probe pcie --max-seconds 1 -o "$OUT/pcie.json"
-run python3 - <<'PY'
-import torch
-n = 256 << 20
-h = torch.empty(n, dtype=torch.uint8).pin_memory(); d = torch.empty(n, dtype=torch.uint8, device="cuda")
-s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-for name, f in (("h2d", lambda: d.copy_(h, non_blocking=True)), ("d2h", lambda: h.copy_(d, non_blocking=True))):
-    for _ in range(5): f()
-    torch.cuda.synchronize(); s.record()
-    for _ in range(50): f()
-    e.record(); e.synchronize()
-    print(f"plain torch copy loop, pinned 256 MiB {name}: {n * 50 / (s.elapsed_time(e) * 1e-3) / 1e9:.2f} GB/s")
-PY
-grep -E '^\$|exit|tests passed|plain torch|^\| (mem|pcie)\.[a-z0-9_]+ +\||cudaMemcpy +\|' "$log" | tail -n 40
+[ "${SKIP_TESTS:-0}" = 1 ] || run ctest --test-dir /work/main/build -L gpu --output-on-failure
+run $B probe mem -b 'mem\.(read|copy|memcpy_d2d)' -a width=16 --max-seconds 1 -o "$OUT/mem.json"
+run $B probe l2 --max-seconds 1 -o "$OUT/l2.json"
+run $B probe overlap --max-seconds 2 -o "$OUT/overlap.json"
+run $B probe launch -o /tmp/launch.json
+run $B probe alloc -o /tmp/alloc.json
+python3 -c "import json; json.dump({'launch': json.load(open('/tmp/launch.json')), 'alloc': json.load(open('/tmp/alloc.json'))}, open('$OUT/host-costs.json', 'w'), indent=1)"
+if [ "${PROBE_PCIE:-0}" = 1 ]; then
+  run $B probe pcie --max-seconds 1 -o "$OUT/pcie.json"
+fi
+grep -E '^\$|exit|tests passed|FAILED|L2 →|overlap,|^\| (mem|l2|overlap|launch|sync|alloc)\.[a-zA-Z0-9_.+]+ +\||cudaMemcpy +\|' "$log" | tail -n 80

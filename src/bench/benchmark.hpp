@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gsq::bench {
@@ -89,6 +91,8 @@ class State {
   // For work that synchronises the host itself (pageable copies): queued behind the blocking kernel it would deadlock
   // until the kernel's timeout, so cold samples only flush the L2 and batch samples run unblocked.
   void no_blocking_kernel() { blockable_ = false; }
+  // For benchmarks about cache-resident data (the L2 probe): no cold samples, whose L2 flush would defeat them.
+  void warm_cache_only() { warm_only_ = true; }
   void skip(std::string reason) { result_.skipped = std::move(reason); }
   // Also time launches paced by this thread ("host" mode): for benchmarks about the CPU side of launching.
   void also_host_paced() { host_paced_ = true; }
@@ -122,6 +126,7 @@ class State {
   Peaks peaks_;
   bool host_paced_ = false;
   bool blockable_ = true;
+  bool warm_only_ = false;
   Result result_;
 };
 
@@ -138,6 +143,11 @@ using Suite = std::vector<Benchmark>;
 // Hardware-ceiling probes (src/probes): HBM/L2 by access width and size, PCIe by direction and host memory kind.
 [[nodiscard]] Suite mem_suite();
 [[nodiscard]] Suite pcie_suite();
+[[nodiscard]] Suite l2_suite();       // read bandwidth over sizes around the L2, data left in cache between launches
+[[nodiscard]] Suite overlap_suite();  // copy/compute pipelining over streams vs serial, pinned vs pageable
+
+// "64", "1Ki", "4Mi", "1Gi" → bytes (or a plain count); nullopt if not a non-negative integer with such a suffix.
+[[nodiscard]] std::optional<int64_t> parse_size(std::string_view v);
 
 // cudaMemcpyAsync device to device over axis `bytes`, read + write counted: the reference in `core` and `probe mem`.
 void memcpy_d2d(State& st);

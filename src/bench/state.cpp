@@ -66,17 +66,23 @@ const std::string& State::axis(const std::string& name) const {
   return it->second;
 }
 
-int64_t State::axis_int(const std::string& name) const {
-  const std::string& v = axis(name);
+std::optional<int64_t> parse_size(std::string_view v) {
   int64_t n = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc{} || n < 0) throw_bad_input(fmt::format("axis {}={} is not a non-negative integer", name, v));
+  if (ec != std::errc{} || n < 0) return std::nullopt;
   const std::string_view suffix(end, static_cast<size_t>(v.data() + v.size() - end));
   if (suffix.empty()) return n;
   if (suffix == "Ki") return n << 10;
   if (suffix == "Mi") return n << 20;
   if (suffix == "Gi") return n << 30;
-  throw_bad_input(fmt::format("axis {}={}: unknown suffix '{}' (use Ki, Mi or Gi)", name, v, suffix));
+  return std::nullopt;
+}
+
+int64_t State::axis_int(const std::string& name) const {
+  const std::string& v = axis(name);
+  if (const auto n = parse_size(v)) return *n;
+  throw_bad_input(
+      fmt::format("axis {}={} is not a non-negative integer with an optional Ki, Mi or Gi suffix", name, v));
 }
 
 void State::warmup(const std::function<void(cudaStream_t)>& launch) {
@@ -235,7 +241,7 @@ void State::exec(const std::function<void(cudaStream_t)>& launch) {
   if (!result_.skipped.empty()) return;
   if (settings_.first_calls) result_.measurements.push_back(measure_first_calls(launch));
   warmup(launch);
-  if (settings_.cold) result_.measurements.push_back(measure_cold(launch));
+  if (settings_.cold && !warm_only_) result_.measurements.push_back(measure_cold(launch));
   if (settings_.batch) result_.measurements.push_back(measure_batch(launch, true));
   if (settings_.host || host_paced_) result_.measurements.push_back(measure_batch(launch, false));
 }

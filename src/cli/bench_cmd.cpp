@@ -6,6 +6,9 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/table.hpp"
+#include "probes/host_probes.hpp"
+
+#include "core/cuda_check.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -28,7 +31,9 @@ bench::Suite suite_named(const std::string& name) {
   if (name == "core") return bench::core_suite();
   if (name == "mem") return bench::mem_suite();
   if (name == "pcie") return bench::pcie_suite();
-  throw_bad_input(fmt::format("unknown suite '{}' (available: core, mem, pcie)", name));
+  if (name == "l2") return bench::l2_suite();
+  if (name == "overlap") return bench::overlap_suite();
+  throw_bad_input(fmt::format("unknown suite '{}' (available: core, mem, pcie, l2, overlap)", name));
 }
 
 std::map<std::string, std::vector<std::string>> parse_overrides(const std::vector<std::string>& items) {
@@ -83,6 +88,35 @@ int run_bench(BenchOptions& o) {
     std::cout << bench::render_csv(run);
   else
     std::cout << bench::render_markdown(run) << '\n' << bench::ceilings_table(run).markdown();
+  // What the probe's sweep says, in one line each (stderr when the table went to stdout as data).
+  std::ostream& say = o.format == "md" ? std::cout : std::cerr;
+  if (const auto t = probes::l2_transition(run)) {
+    say << fmt::format(
+        "\nL2 → HBM: reads run at up to {:.0f} GB/s while the data fits the L2 (≤ {} MiB at ≥ 80% of that), and fall "
+        "to {:.0f} GB/s ({}); the L2 is {} MiB.\n",
+        t->l2_bytes_per_s / 1e9, t->last_l2_size >> 20, t->hbm_bytes_per_s / 1e9,
+        t->first_hbm_size ? fmt::format("from {} MiB", t->first_hbm_size >> 20) : std::string("at the largest size"),
+        run.l2_cache_bytes >> 20);
+  }
+  for (const auto& [memory, speedup] : probes::overlap_speedups(run))
+    say << fmt::format("overlap, {} host memory: serial / three streams = {:.2f}×{}\n", memory, speedup,
+                       memory == "pageable" ? " (pageable copies are synchronous for the host: no overlap)" : "");
+  return 0;
+}
+
+int run_host_costs(const std::string& group, const BenchOptions& o, int samples, bool json) {
+  const auto costs = probes::measure_host_costs(group, o.run.device, samples, [](const std::string& s) { note(s); });
+  cudaDeviceProp prop{};
+  GSQ_CUDA_CHECK(cudaGetDeviceProperties(&prop, o.run.device));
+  const auto j = probes::host_costs_json(costs, prop.name);
+  if (!o.output.empty()) {
+    write_json_file(o.output, j);
+    note("wrote " + o.output);
+  }
+  if (json)
+    std::cout << j.dump(2) << '\n';
+  else
+    std::cout << probes::host_costs_table(costs).markdown();
   return 0;
 }
 
@@ -128,7 +162,7 @@ Action register_bench(CLI::App& app) {
       "  gpusqueeze bench core -o base.json\n"
       "  gpusqueeze bench core -b copy -a bytes=256Mi,2Gi --set stress\n"
       "  gpusqueeze compare base.json new.json");
-  cmd->add_option("suite", o->suite, "Suite to run: core, mem, pcie")->capture_default_str();
+  cmd->add_option("suite", o->suite, "Suite to run: core, mem, pcie, l2, overlap")->capture_default_str();
   add_run_options(cmd, *o);
   cmd->add_flag("--list", o->list, "List the suite's benchmarks and axes, then exit");
   cmd->add_option("--set", o->run.set, "Sample set: default, stress, boundary, warmup")
@@ -168,28 +202,42 @@ struct CompareCliOptions {
 
 Action register_probe(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
+  auto host_samples = std::make_shared<int>(200);
   o->suite = "mem";
   auto* cmd = app.add_subcommand(
-      "probe", "Measure this GPU's ceilings next to the theoretical limits: HBM/L2 (mem), PCIe (pcie)");
+      "probe", "Measure this GPU's ceilings next to the theoretical limits: mem, l2, pcie, overlap, launch, alloc");
   cmd->footer(
-      "probe mem   read, write, copy, triad (BabelStream byte counting) with 4/8/16-byte accesses over 16 MiB–4 GiB, "
-      "and\n"
-      "            cudaMemcpy D2D as the reference; theoretical HBM = memory clock × bus width × 2. Sizes that fit the "
-      "L2\n"
-      "            (batch mode, data left in cache) show the L2 ceiling, the large ones HBM.\n"
-      "probe pcie  H2D, D2H, both at once; pinned vs pageable; 4 KiB–256 MiB; against the link's generation × width.\n"
+      "probe mem      read, write, copy, triad (BabelStream byte counting) with 4/8/16-byte accesses over 16 MiB–4 "
+      "GiB,\n"
+      "               copy also with evict-first (streaming) loads/stores; cudaMemcpy D2D as the reference;\n"
+      "               theoretical HBM = memory clock × bus width × 2.\n"
+      "probe l2       reads over 2 MiB–1 GiB with the data left in cache (batch mode): the L2 ceiling and the size\n"
+      "               where bandwidth falls to HBM.\n"
+      "probe pcie     H2D, D2H, both at once; pinned vs pageable; 4 KiB–256 MiB; against the link's generation × "
+      "width.\n"
+      "probe overlap  8 chunks of H2D + compute + D2H: serial on one stream vs spread over three streams, pinned vs\n"
+      "               pageable; prints the pipelining speedup (pageable copies cannot overlap).\n"
+      "probe launch   host-side costs (steady clock, many calls per sample): kernel launch enqueue, graph launch per\n"
+      "               kernel, cudaStreamSynchronize/cudaDeviceSynchronize idle, launch+sync round trip. The GPU-side\n"
+      "               launch cost with and without graphs: gpusqueeze bench core -b launch.\n"
+      "probe alloc    cudaMalloc+cudaFree vs cudaMallocAsync+cudaFreeAsync from the stream-ordered pool, 4 KiB–1 GiB.\n"
       "probe p2p, probe nccl  need two or more GPUs.\n"
-      "Each probe is a bench suite: the same timing protocol, statistics, JSON (-o) and `compare`.");
-  cmd->add_option("what", o->suite, "mem, pcie, p2p or nccl")
-      ->check(CLI::IsMember({"mem", "pcie", "p2p", "nccl"}))
+      "mem, l2, pcie and overlap are bench suites: the same timing protocol, statistics, JSON (-o) and `compare`.");
+  cmd->add_option("what", o->suite, "mem, l2, pcie, overlap, launch, alloc, p2p or nccl")
+      ->check(CLI::IsMember({"mem", "l2", "pcie", "overlap", "launch", "alloc", "p2p", "nccl"}))
+      ->capture_default_str();
+  cmd->add_option("--samples", *host_samples, "launch/alloc: samples per probe")
+      ->check(CLI::Range(10, 100000))
       ->capture_default_str();
   add_run_options(cmd, *o);
-  return [o]() {
+  return [o, host_samples]() {
     if (o->suite == "p2p" || o->suite == "nccl") {
       int n = 0;
       if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
       throw_no_gpu(fmt::format("probe {} needs two or more GPUs; this machine has {}", o->suite, n));
     }
+    if (o->suite == "launch" || o->suite == "alloc")
+      return run_host_costs(o->suite, *o, *host_samples, o->format == "json");
     return run_bench(*o);
   };
 }

@@ -59,6 +59,30 @@ __global__ void copy_kernel(V* __restrict__ a, const V* __restrict__ b, size_t n
   for (; i < n; i += stride) a[i] = b[i];
 }
 
+// Streaming variant: eight accesses in flight per thread, loads and stores marked evict-first.
+template <class V>
+__global__ void copy_streaming_kernel(V* __restrict__ a, const V* __restrict__ b, size_t n) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 7 * stride < n; i += 8 * stride) {
+    V v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = __ldcs(b + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) __stcs(a + i + k * stride, v[k]);
+  }
+  for (; i < n; i += stride) __stcs(a + i, __ldcs(b + i));
+}
+
+__global__ void fma_chunk_kernel(float* __restrict__ x, size_t n, int iters) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    float v = x[i];
+    for (int k = 0; k < iters; ++k) v = v * 0.9999f + 0.0001f;
+    x[i] = v;
+  }
+}
+
 template <class V>
 __global__ void triad_kernel(V* __restrict__ a, const V* __restrict__ b, const V* __restrict__ c, size_t n) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -73,7 +97,7 @@ __global__ void triad_kernel(V* __restrict__ a, const V* __restrict__ b, const V
 
 template <class V>
 void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, size_t bytes, int sm_count,
-                  cudaStream_t s) {
+                  cudaStream_t s, CacheHint hint) {
   constexpr int kThreads = 256;
   const size_t n = bytes / sizeof(V);
   // Eight blocks of 256 threads per SM: 2048 threads, the most an H100/H200 SM keeps resident.
@@ -87,7 +111,10 @@ void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, 
       write_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), n);
       break;
     case MemOp::copy:
-      copy_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
+      if (hint == CacheHint::streaming)
+        copy_streaming_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
+      else
+        copy_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
       break;
     case MemOp::triad:
       triad_kernel<V>
@@ -99,20 +126,26 @@ void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, 
 }  // namespace
 
 cudaError_t launch_mem_op(MemOp op, int width, void* a, const void* b, const void* c, float* sink, size_t bytes,
-                          int sm_count, cudaStream_t stream) {
+                          int sm_count, cudaStream_t stream, CacheHint hint) {
   switch (width) {
     case 4:
-      launch_typed<float>(op, a, b, c, sink, bytes, sm_count, stream);
+      launch_typed<float>(op, a, b, c, sink, bytes, sm_count, stream, hint);
       break;
     case 8:
-      launch_typed<float2>(op, a, b, c, sink, bytes, sm_count, stream);
+      launch_typed<float2>(op, a, b, c, sink, bytes, sm_count, stream, hint);
       break;
     case 16:
-      launch_typed<float4>(op, a, b, c, sink, bytes, sm_count, stream);
+      launch_typed<float4>(op, a, b, c, sink, bytes, sm_count, stream, hint);
       break;
     default:
       return cudaErrorInvalidValue;
   }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_fma_chunk(float* x, size_t n, int iters, int sm_count, cudaStream_t stream) {
+  const int grid = static_cast<int>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(sm_count) * 8, (n + 255) / 256)));
+  fma_chunk_kernel<<<grid, 256, 0, stream>>>(x, n, iters);
   return cudaGetLastError();
 }
 

@@ -8,6 +8,9 @@
 namespace gsq::probes {
 
 enum class MemOp { read, write, copy, triad };
+// Cache policy of the copy: `normal` loads and stores; `streaming` marks both evict-first (ld.global.cs/st.global.cs),
+// so a copy far larger than the L2 does not spend L2 capacity on lines it will never touch again.
+enum class CacheHint { normal, streaming };
 
 // Bytes each operation moves per element of `elem_bytes`, as BabelStream counts them: read 1, write 1, copy 2, triad 3.
 [[nodiscard]] constexpr double bytes_moved(MemOp op, size_t elems, size_t elem_bytes) {
@@ -18,6 +21,9 @@ enum class MemOp { read, write, copy, triad };
 // Launches `op` over `bytes` of each buffer (a multiple of `width`), with `width` in {4, 8, 16}; `sink` receives one
 // value per block for `read` so the loads are not optimised away. Returns cudaErrorInvalidValue for a bad width.
 cudaError_t launch_mem_op(MemOp op, int width, void* a, const void* b, const void* c, float* sink, size_t bytes,
-                          int sm_count, cudaStream_t stream);
+                          int sm_count, cudaStream_t stream, CacheHint hint = CacheHint::normal);
+
+// A compute-bound kernel over `n` floats (`iters` dependent FMAs per element), the compute half of `probe overlap`.
+cudaError_t launch_fma_chunk(float* x, size_t n, int iters, int sm_count, cudaStream_t stream);
 
 }  // namespace gsq::probes

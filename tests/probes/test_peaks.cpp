@@ -1,5 +1,6 @@
 // Byte accounting and peak formulas of the probes (CPU), checked against the H200 figures from its own attributes.
 #include "gpu/peaks.hpp"
+#include "probes/host_probes.hpp"
 #include "probes/probe_kernels.hpp"
 #include "support/fixtures.hpp"
 
@@ -30,6 +31,59 @@ TEST(ByteAccounting, BabelStreamCounts) {
   EXPECT_EQ(probes::bytes_moved(MemOp::write, 1000, 16), 16000);
   EXPECT_EQ(probes::bytes_moved(MemOp::copy, 1000, 16), 32000);
   EXPECT_EQ(probes::bytes_moved(MemOp::triad, 1000, 4), 12000);
+}
+
+// The summaries' arithmetic on hand-made results (the device run's JSON is what users see; this pins the rules).
+bench::Result timed(const std::string& name, std::map<std::string, std::string> axes, double bytes, double ns) {
+  bench::Result r;
+  r.name = name;
+  r.axes = std::move(axes);
+  r.bytes_per_launch = bytes;
+  bench::Measurement m;
+  m.mode = "batch";
+  m.samples_ns = {ns, ns, ns};
+  m.throttled = {0, 0, 0};
+  r.measurements.push_back(m);
+  return r;
+}
+
+TEST(ProbeSummaries, L2TransitionIsTheLastSizeAtEightyPercentOfThePlateau) {
+  bench::Run run;
+  // bytes/s = bytes / ns * 1e9: 10 TB/s up to 32 MiB, 7 TB/s at 48 MiB, 4 TB/s beyond.
+  const std::vector<std::pair<const char*, double>> sweep{
+      {"8Mi", 10e12}, {"32Mi", 10e12}, {"48Mi", 7e12}, {"64Mi", 4e12}, {"1Gi", 4e12}};
+  for (const auto& [size, bw] : sweep) {
+    const double bytes = static_cast<double>(*bench::parse_size(size));
+    run.results.push_back(timed("l2.read", {{"bytes", size}}, bytes, bytes / bw * 1e9));
+  }
+  const auto t = probes::l2_transition(run);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_NEAR(t->l2_bytes_per_s, 10e12, 1e3);
+  EXPECT_NEAR(t->hbm_bytes_per_s, 4e12, 1e3);
+  EXPECT_EQ(t->last_l2_size, 32 << 20);
+  EXPECT_EQ(t->first_hbm_size, 48 << 20);
+  run.results.resize(2);
+  EXPECT_FALSE(probes::l2_transition(run).has_value()) << "two sizes are no sweep";
+}
+
+TEST(ProbeSummaries, OverlapSpeedupIsSerialOverStreamsPerMemoryKind) {
+  bench::Run run;
+  run.results.push_back(timed("overlap.copy_compute", {{"schedule", "serial"}, {"memory", "pinned"}}, 1, 9e6));
+  run.results.push_back(timed("overlap.copy_compute", {{"schedule", "streams"}, {"memory", "pinned"}}, 1, 4.5e6));
+  run.results.push_back(timed("overlap.copy_compute", {{"schedule", "serial"}, {"memory", "pageable"}}, 1, 20e6));
+  const auto s = probes::overlap_speedups(run);
+  ASSERT_EQ(s.size(), 1u) << "pageable has no streams run";
+  EXPECT_EQ(s[0].first, "pinned");
+  EXPECT_DOUBLE_EQ(s[0].second, 2.0);
+}
+
+TEST(ProbeSummaries, SizesParseWithBinarySuffixes) {
+  EXPECT_EQ(bench::parse_size("4Ki"), 4096);
+  EXPECT_EQ(bench::parse_size("1Gi"), int64_t{1} << 30);
+  EXPECT_EQ(bench::parse_size("77"), 77);
+  EXPECT_FALSE(bench::parse_size("4KB").has_value());
+  EXPECT_FALSE(bench::parse_size("-1").has_value());
+  EXPECT_FALSE(bench::parse_size("").has_value());
 }
 
 }  // namespace

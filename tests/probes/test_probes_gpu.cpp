@@ -2,6 +2,7 @@
 // below the theoretical ceiling.
 #include "bench/cuda_raii.hpp"
 #include "bench/runner.hpp"
+#include "probes/host_probes.hpp"
 #include "probes/probe_kernels.hpp"
 
 #include <gtest/gtest.h>
@@ -28,9 +29,11 @@ TEST(ProbesGpu, CopyAndTriadKernelsAreExactAtEveryWidth) {
   GSQ_CUDA_CHECK(cudaMemcpy(db.get(), b.data(), n * 4, cudaMemcpyHostToDevice));
   GSQ_CUDA_CHECK(cudaMemcpy(dc.get(), c.data(), n * 4, cudaMemcpyHostToDevice));
   for (int width : {4, 8, 16}) {
-    for (auto op : {probes::MemOp::copy, probes::MemOp::triad}) {
+    for (auto [op, hint] : {std::pair{probes::MemOp::copy, probes::CacheHint::normal},
+                            std::pair{probes::MemOp::copy, probes::CacheHint::streaming},
+                            std::pair{probes::MemOp::triad, probes::CacheHint::normal}}) {
       GSQ_CUDA_CHECK(cudaMemset(da.get(), 0xFF, n * 4));  // poisoned
-      ASSERT_EQ(probes::launch_mem_op(op, width, da.get(), db.get(), dc.get(), nullptr, n * 4, 132, nullptr),
+      ASSERT_EQ(probes::launch_mem_op(op, width, da.get(), db.get(), dc.get(), nullptr, n * 4, 132, nullptr, hint),
                 cudaSuccess);
       GSQ_CUDA_CHECK(cudaMemcpy(out.data(), da.get(), n * 4, cudaMemcpyDeviceToHost));
       for (size_t i = 0; i < n; ++i) {
@@ -61,6 +64,46 @@ TEST(ProbesGpu, MemAndPcieFiguresArePositiveAndBelowTheirCeilings) {
       EXPECT_GT(d.bytes_per_s, 0) << config_label(r);
       ASSERT_GT(r.peak_bytes_per_s, 0) << config_label(r);
       EXPECT_LT(d.bytes_per_s, r.peak_bytes_per_s) << config_label(r);  // cold: L2 flushed, so HBM/PCIe bound
+    }
+  }
+}
+
+TEST(ProbesGpu, L2AndOverlapProbesRunWithPositiveFigures) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU: cudaGetDeviceCount found no device";
+  RunOptions o;
+  o.allow_busy = true;
+  o.settings.max_seconds = 0.3;
+  o.settings.min_seconds = 0.05;
+  o.overrides = {{"bytes", {"4Mi", "32Mi", "256Mi"}}};
+  const bench::Run l2 = run_suite("l2", l2_suite(), o);
+  ASSERT_EQ(l2.results.size(), 3u);
+  for (const auto& r : l2.results) {
+    ASSERT_EQ(r.measurements.size(), 1u) << "batch only: a cold sample would flush what the probe measures";
+    EXPECT_EQ(r.measurements[0].mode, "batch");
+    EXPECT_GT(derive(r, r.measurements[0]).bytes_per_s, 0);
+  }
+  EXPECT_TRUE(probes::l2_transition(l2).has_value());
+  o.overrides = {{"bytes", {"4Mi"}}, {"chunks", {"4"}}, {"fma_per_element", {"256"}}};
+  const bench::Run ov = run_suite("overlap", overlap_suite(), o);
+  ASSERT_EQ(ov.results.size(), 4u);
+  for (const auto& r : ov.results) {
+    ASSERT_FALSE(r.measurements.empty()) << config_label(r);
+    const Derived d = derive(r, r.measurements[0]);
+    EXPECT_GT(d.bytes_per_s, 0) << config_label(r);
+    EXPECT_LT(d.bytes_per_s, r.peak_bytes_per_s) << config_label(r);
+  }
+  EXPECT_EQ(probes::overlap_speedups(ov).size(), 2u);
+}
+
+TEST(ProbesGpu, HostCostProbesMeasureEveryCall) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU: cudaGetDeviceCount found no device";
+  for (const char* group : {"launch", "alloc"}) {
+    const auto costs = probes::measure_host_costs(group, 0, 12, {});
+    ASSERT_FALSE(costs.empty()) << group;
+    for (const auto& c : costs) {
+      EXPECT_GT(c.p50_ns, 0) << c.name;
+      EXPECT_GE(c.p99_ns, c.p50_ns) << c.name;
+      EXPECT_LE(c.ci_lo_ns, c.p50_ns) << c.name;
     }
   }
 }
