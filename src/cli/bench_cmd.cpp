@@ -99,8 +99,12 @@ int run_bench(BenchOptions& o) {
         run.l2_cache_bytes >> 20);
   }
   for (const auto& [memory, speedup] : probes::overlap_speedups(run))
-    say << fmt::format("overlap, {} host memory: serial / three streams = {:.2f}×{}\n", memory, speedup,
-                       memory == "pageable" ? " (pageable copies are synchronous for the host: no overlap)" : "");
+    say << fmt::format(
+        "overlap, {} host memory: serial / three streams = {:.2f}×{}\n", memory, speedup,
+        memory == "pageable"
+            ? " (pageable copies are staged through the driver's pinned buffer and block the host, so they "
+              "barely overlap)"
+            : "");
   return 0;
 }
 
@@ -209,7 +213,8 @@ Action register_probe(CLI::App& app) {
   cmd->footer(
       "probe mem      read, write, copy, triad (BabelStream byte counting) with 4/8/16-byte accesses over 16 MiB–4 "
       "GiB,\n"
-      "               copy also with evict-first (streaming) loads/stores; cudaMemcpy D2D as the reference;\n"
+      "               copy in three variants (grid-stride, evict-first streaming, per-block tiles); cudaMemcpy D2D as\n"
+      "               the reference;\n"
       "               theoretical HBM = memory clock × bus width × 2.\n"
       "probe l2       reads over 2 MiB–1 GiB with the data left in cache (batch mode): the L2 ceiling and the size\n"
       "               where bandwidth falls to HBM.\n"

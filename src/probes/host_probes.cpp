@@ -196,11 +196,13 @@ std::optional<L2Transition> l2_transition(const bench::Run& run) {
   L2Transition t;
   for (const auto& [size, b] : bw) t.l2_bytes_per_s = std::max(t.l2_bytes_per_s, b);
   t.hbm_bytes_per_s = bw.back().second;
+  for (const auto& [size, b] : bw)
+    if (b >= 0.8 * t.l2_bytes_per_s) t.last_l2_size = size;
+  // Small sizes are slow too (a launch's fixed cost dominates), so HBM begins only past the plateau.
   for (const auto& [size, b] : bw) {
-    if (b >= 0.8 * t.l2_bytes_per_s) {
-      t.last_l2_size = size;
-    } else if (size > t.last_l2_size && t.first_hbm_size == 0) {
+    if (size > t.last_l2_size && b < 0.8 * t.l2_bytes_per_s) {
       t.first_hbm_size = size;
+      break;
     }
   }
   return t;

@@ -8,9 +8,10 @@
 namespace gsq::probes {
 
 enum class MemOp { read, write, copy, triad };
-// Cache policy of the copy: `normal` loads and stores; `streaming` marks both evict-first (ld.global.cs/st.global.cs),
-// so a copy far larger than the L2 does not spend L2 capacity on lines it will never touch again.
-enum class CacheHint { normal, streaming };
+// Variant of the copy kernel: `normal` grid-stride loop, four accesses in flight; `streaming` marks loads and stores
+// evict-first (ld.global.cs/st.global.cs), eight in flight; `tiled` has each block copy contiguous tiles, eight in
+// flight. The probe measures all three next to cudaMemcpy.
+enum class CacheHint { normal, streaming, tiled };
 
 // Bytes each operation moves per element of `elem_bytes`, as BabelStream counts them: read 1, write 1, copy 2, triad 3.
 [[nodiscard]] constexpr double bytes_moved(MemOp op, size_t elems, size_t elem_bytes) {

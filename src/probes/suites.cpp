@@ -45,8 +45,16 @@ struct HostMemory {
 
 void mem_op(State& st, MemOp op, bool against_dram = true) {
   const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
-  const auto hint = st.result().axes.contains("cache") && st.axis("cache") == "streaming" ? probes::CacheHint::streaming
-                                                                                          : probes::CacheHint::normal;
+  auto hint = probes::CacheHint::normal;
+  if (st.result().axes.contains("variant")) {
+    const std::string& v = st.axis("variant");
+    if (v == "streaming")
+      hint = probes::CacheHint::streaming;
+    else if (v == "tiled")
+      hint = probes::CacheHint::tiled;
+    else if (v != "grid_stride")
+      throw_bad_input("variant=" + v + " (grid_stride, streaming or tiled)");
+  }
   const int width = static_cast<int>(st.axis_int("width"));
   if (width != 4 && width != 8 && width != 16) throw_bad_input(fmt::format("width={} (use 4, 8 or 16 bytes)", width));
   if (bytes % 16 != 0 || bytes == 0) throw_bad_input(fmt::format("bytes={} is not a positive multiple of 16", bytes));
@@ -163,8 +171,9 @@ Suite mem_suite() {
        {{"bytes", kMemSizes}, {"width", widths}},
        [](State& st) { mem_op(st, MemOp::write); }},
       {"mem.copy",
-       "a[i] = b[i] (read + write counted); cache=streaming: evict-first loads/stores, 8 in flight per thread",
-       {{"bytes", kMemSizes}, {"width", widths}, {"cache", {"normal", "streaming"}}},
+       "a[i] = b[i] (read + write counted); variant: grid_stride (4 in flight), streaming (evict-first, 8 in flight), "
+       "tiled (contiguous tiles per block, 8 in flight)",
+       {{"bytes", kMemSizes}, {"width", widths}, {"variant", {"grid_stride", "streaming", "tiled"}}},
        [](State& st) { mem_op(st, MemOp::copy); }},
       {"mem.triad",
        "a[i] = b[i] + s*c[i] (2 reads + 1 write)",

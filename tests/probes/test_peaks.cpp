@@ -50,8 +50,8 @@ bench::Result timed(const std::string& name, std::map<std::string, std::string> 
 TEST(ProbeSummaries, L2TransitionIsTheLastSizeAtEightyPercentOfThePlateau) {
   bench::Run run;
   // bytes/s = bytes / ns * 1e9: 10 TB/s up to 32 MiB, 7 TB/s at 48 MiB, 4 TB/s beyond.
-  const std::vector<std::pair<const char*, double>> sweep{
-      {"8Mi", 10e12}, {"32Mi", 10e12}, {"48Mi", 7e12}, {"64Mi", 4e12}, {"1Gi", 4e12}};
+  const std::vector<std::pair<const char*, double>> sweep{{"2Mi", 2e12},  {"8Mi", 10e12}, {"32Mi", 10e12},
+                                                          {"48Mi", 7e12}, {"64Mi", 4e12}, {"1Gi", 4e12}};
   for (const auto& [size, bw] : sweep) {
     const double bytes = static_cast<double>(*bench::parse_size(size));
     run.results.push_back(timed("l2.read", {{"bytes", size}}, bytes, bytes / bw * 1e9));
@@ -62,7 +62,7 @@ TEST(ProbeSummaries, L2TransitionIsTheLastSizeAtEightyPercentOfThePlateau) {
   EXPECT_NEAR(t->hbm_bytes_per_s, 4e12, 1e3);
   EXPECT_EQ(t->last_l2_size, 32 << 20);
   EXPECT_EQ(t->first_hbm_size, 48 << 20);
-  run.results.resize(2);
+  run.results.resize(2);  // 2 and 8 MiB
   EXPECT_FALSE(probes::l2_transition(run).has_value()) << "two sizes are no sweep";
 }
 
