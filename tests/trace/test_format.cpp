@@ -246,11 +246,13 @@ TEST(RecordedTrace, TargetProgramHoldsExactlyItsWork) {
 
 TEST(RecordedTrace, TorchInferenceLoopIsSyncBound) {
   // bench/trace/workloads.py host: per request CPU preprocessing, a pageable HtoD copy and .item().
-  const auto a = analyze::analyze(analyze::load_trace(GSQ_FIXTURE_DIR "/h200-torch-host.gsqt"));
+  const TraceFile f = read_trace(GSQ_FIXTURE_DIR "/h200-torch-host.gsqt");
+  EXPECT_EQ(summarize(f).ranges, 1u) << "torch.cuda.nvtx.range_push(\"gsq-region\") reached the tracer";
+  const auto a = analyze::analyze(analyze::from_gsqt(f));
   EXPECT_EQ(a.verdict.cls, "sync-bound");
   EXPECT_GT(a.copies.pageable, 400u);
   bool sync_finding = false;
-  for (const auto& f : a.findings) sync_finding = sync_finding || f.id == "sync-point";
+  for (const auto& finding : a.findings) sync_finding = sync_finding || finding.id == "sync-point";
   EXPECT_TRUE(sync_finding);
 }
 
