@@ -90,7 +90,7 @@ TEST(ProbeSummaries, RecordedH200SweepsShowTheL2EdgeAndThePipeliningGain) {
   // bench/device/probes.sh on the H200 (bench/results/2026-12-02-h200-probes-2).
   const auto l2 = probes::l2_transition(bench::load_run(test::fixture("h200-probe-l2.json")));
   ASSERT_TRUE(l2.has_value());
-  EXPECT_EQ(l2->last_l2_size, 40 << 20);   // 5.9 TB/s at 40 MiB of the 60 MiB L2
+  EXPECT_EQ(l2->last_l2_size, 40 << 20);    // 5.9 TB/s at 40 MiB of the 60 MiB L2
   EXPECT_EQ(l2->first_hbm_size, 48 << 20);  // 4.6 TB/s at 48 MiB
   EXPECT_GT(l2->l2_bytes_per_s, l2->hbm_bytes_per_s);
   const auto ov = probes::overlap_speedups(bench::load_run(test::fixture("h200-probe-overlap.json")));
