@@ -23,6 +23,8 @@ Action register_probe(CLI::App& app);
 Action register_analyze(CLI::App& app);
 Action register_diff(CLI::App& app);
 Action register_trace(CLI::App& app);
+Action register_exporter(CLI::App& app);
+Action register_rules(CLI::App& app);
 
 struct SnapshotOptions {
   std::string snapshot_file;  // replay instead of reading the live machine

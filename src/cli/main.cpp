@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
       {"bench", gsq::cli::register_bench(app)}, {"compare", gsq::cli::register_compare(app)},
       {"probe", gsq::cli::register_probe(app)}, {"analyze", gsq::cli::register_analyze(app)},
       {"diff", gsq::cli::register_diff(app)},   {"report", gsq::cli::register_report(app)},
-      {"trace", gsq::cli::register_trace(app)},
+      {"trace", gsq::cli::register_trace(app)}, {"exporter", gsq::cli::register_exporter(app)},
+      {"rules", gsq::cli::register_rules(app)},
   };
   try {
     app.parse(argc, argv);

@@ -574,6 +574,18 @@ LiveReading read_live(const Nvml& nvml, uint32_t gpu_index) {
   return r;
 }
 
+Counters read_counters(const Nvml& nvml, uint32_t gpu_index) {
+  const NvmlApi& api = nvml.api();
+  Counters c;
+  nvmlDevice_t dev{};
+  if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) != NVML_SUCCESS) return c;
+  const auto energy = get<unsigned long long>(api, api.nvmlDeviceGetTotalEnergyConsumption, dev);
+  c.energy_mj = energy.ok() ? Field<uint64_t>(*energy) : Field<uint64_t>::none(energy.unsupported);
+  c.pcie_tx_kb_per_s = get<unsigned>(api, api.nvmlDeviceGetPcieThroughput, dev, NVML_PCIE_UTIL_TX_BYTES);
+  c.pcie_rx_kb_per_s = get<unsigned>(api, api.nvmlDeviceGetPcieThroughput, dev, NVML_PCIE_UTIL_RX_BYTES);
+  return c;
+}
+
 LoadSample summarize_load(const std::vector<LiveReading>& readings, double duration_s) {
   LoadSample s;
   s.duration_s = duration_s;

@@ -24,6 +24,14 @@ struct LiveReading {
 };
 [[nodiscard]] LiveReading read_live(const Nvml& nvml, uint32_t gpu_index);
 
+// Counters the exporter reads with every collection (not part of a snapshot): energy since the driver loaded and
+// PCIe throughput over NVML's 20 ms window.
+struct Counters {
+  Field<uint64_t> energy_mj;
+  Field<uint32_t> pcie_tx_kb_per_s, pcie_rx_kb_per_s;
+};
+[[nodiscard]] Counters read_counters(const Nvml& nvml, uint32_t gpu_index);
+
 // Just the SM clock and the clocks-event reasons: two NVML calls, cheap enough to take with every benchmark sample.
 struct ClockReading {
   Field<uint32_t> sm_clock_mhz;

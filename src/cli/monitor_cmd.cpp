@@ -1,0 +1,150 @@
+// `gpusqueeze exporter` and `gpusqueeze rules generate`.
+#include "cli/common.hpp"
+
+#include "bench/runner.hpp"
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+#include "core/stats.hpp"
+#include "monitor/exporter.hpp"
+#include "monitor/rules.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <regex>
+
+namespace gsq::cli {
+
+namespace {
+struct ExporterCliOptions {
+  monitor::ExporterOptions server;
+  std::string listen = "127.0.0.1:9835";
+  std::string snapshot_file;
+  bool once = false;
+};
+
+monitor::Collector replay_collector(const std::string& file) {
+  auto snap = std::make_shared<gpu::Snapshot>(gpu::load_snapshot(file));
+  return [snap]() { return monitor::Collection{*snap, {}}; };
+}
+}  // namespace
+
+Action register_exporter(CLI::App& app) {
+  auto o = std::make_shared<ExporterCliOptions>();
+  auto* cmd = app.add_subcommand("exporter", "Serve Prometheus metrics from NVML: /metrics and /health (step 7)");
+  cmd->footer(
+      "Collects every --interval seconds on a thread of its own; scrapes read the latest collection. Metrics: "
+      "utilisation,\n"
+      "memory, clocks, one series per clock-event reason, temperature and slowdown margin, power, energy, PCIe link,\n"
+      "throughput and replays, ECC, remapped rows, NVLink errors, per-process memory, and the exporter's own health\n"
+      "(gsq_exporter_*). What the GPU cannot report is absent, never a sentinel. Binds 127.0.0.1 unless --listen says\n"
+      "otherwise. Deploy: deploy/systemd/gpusqueeze-exporter.service, deploy/kubernetes/gpusqueeze-exporter.yaml.\n"
+      "Examples:\n"
+      "  gpusqueeze exporter                                  (http://127.0.0.1:9835/metrics)\n"
+      "  gpusqueeze exporter --listen 0.0.0.0:9835 --interval 10\n"
+      "  gpusqueeze exporter --once | promtool check metrics  (one collection on stdout)");
+  cmd->add_option("--listen", o->listen, "HOST:PORT to serve on")->capture_default_str();
+  cmd->add_option("--interval", o->server.interval_s, "Seconds between NVML collections")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--threads", o->server.threads, "Requests served at once")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--timeout", o->server.timeout_s, "Read/write timeout per connection, seconds")
+      ->check(CLI::Range(1.0, 300.0))
+      ->capture_default_str();
+  cmd->add_flag("--once", o->once, "Print one collection in the exposition format and exit");
+  cmd->add_option("--snapshot", o->snapshot_file, "Serve a recorded snapshot instead of the live GPUs")
+      ->check(CLI::ExistingFile);
+  return [o]() {
+    o->server.version = GSQ_VERSION;
+    const auto colon = o->listen.rfind(':');
+    if (colon == std::string::npos || colon == 0) throw_bad_input("--listen wants HOST:PORT, not " + o->listen);
+    o->server.host = o->listen.substr(0, colon);
+    try {
+      o->server.port = std::stoi(o->listen.substr(colon + 1));
+    } catch (...) {
+      throw_bad_input("--listen: bad port in " + o->listen);
+    }
+    if (o->server.port <= 0 || o->server.port > 65535) throw_bad_input("--listen: port out of range in " + o->listen);
+    const monitor::Collector collect =
+        o->snapshot_file.empty() ? monitor::live_collector() : replay_collector(o->snapshot_file);
+    if (o->once) {
+      const auto c = collect();
+      monitor::SelfStats s;
+      s.version = o->server.version;
+      s.collections = 1;
+      std::cout << monitor::render_metrics(c.snapshot, c.counters, s);
+      return 0;
+    }
+    monitor::serve(o->server, collect, [](const std::string& m) { note(m); });
+    return 0;
+  };
+}
+
+namespace {
+struct RulesCliOptions {
+  monitor::RulesOptions rules;
+  std::string baseline_file, benchmark, output;
+};
+
+// The P99 (seconds) of one benchmark's first timing mode in a gpusqueeze.bench/1 run.
+double p99_from_run(const std::string& file, const std::string& pattern, std::string& origin) {
+  const bench::Run run = bench::load_run(file);
+  const std::regex re(pattern.empty() ? ".*" : pattern);
+  std::vector<const bench::Result*> hits;
+  for (const auto& r : run.results)
+    if (std::regex_search(bench::config_label(r), re) && !r.measurements.empty()) hits.push_back(&r);
+  if (hits.size() != 1)
+    throw_bad_input(
+        fmt::format("{}: {} benchmarks match '{}'; pick one with --benchmark REGEX", file, hits.size(), pattern));
+  const auto k = hits[0]->measurements[0].kept();
+  if (k.empty()) throw_bad_input(file + ": the benchmark has no samples");
+  origin = fmt::format("{} ({} {}, P99)", file, bench::config_label(*hits[0]), hits[0]->measurements[0].mode);
+  return stats::percentile(k, 0.99) * 1e-9;
+}
+}  // namespace
+
+Action register_rules(CLI::App& app) {
+  auto o = std::make_shared<RulesCliOptions>();
+  auto* cmd = app.add_subcommand("rules", "Prometheus alert rules for the exporter's metrics (step 7)");
+  auto* gen = cmd->add_subcommand("generate", "Write a rule file: latency vs baseline, GPU, hardware, exporter");
+  cmd->require_subcommand(1);
+  gen->footer(
+      "The baseline is the application's P99 latency: --baseline-p99 SECONDS, or --baseline FILE with a\n"
+      "gpusqueeze.bench/1 run (--benchmark REGEX picks the configuration). The latency rule reads the app's histogram\n"
+      "(--histogram NAME, Prometheus base name). Rules and their tests: deploy/prometheus/ (promtool test rules).\n"
+      "Examples:\n"
+      "  gpusqueeze rules generate --baseline-p99 0.050 -o gpusqueeze-rules.yml\n"
+      "  gpusqueeze rules generate --baseline base.json --benchmark 'gemm.*8192' --histogram infer_latency_seconds");
+  auto* p99 = gen->add_option("--baseline-p99", o->rules.baseline_p99_s, "Baseline P99 latency, seconds")
+                  ->check(CLI::PositiveNumber);
+  gen->add_option("--baseline", o->baseline_file, "A gpusqueeze.bench/1 run to take the P99 from")
+      ->check(CLI::ExistingFile)
+      ->excludes(p99);
+  gen->add_option("--benchmark", o->benchmark, "Regex selecting one configuration of --baseline");
+  gen->add_option("--histogram", o->rules.latency_histogram, "The app's latency histogram")->capture_default_str();
+  gen->add_option("--factor", o->rules.latency_factor, "Alert above this × the baseline P99")
+      ->check(CLI::Range(1.0001, 100.0))
+      ->capture_default_str();
+  gen->add_option("--job", o->rules.job, "Prometheus job of the exporters")->capture_default_str();
+  gen->add_option("-o,--output", o->output, "Write to FILE instead of stdout");
+  return [o]() {
+    if (!o->baseline_file.empty())
+      o->rules.baseline_p99_s = p99_from_run(o->baseline_file, o->benchmark, o->rules.baseline_origin);
+    else if (o->rules.baseline_p99_s > 0)
+      o->rules.baseline_origin = fmt::format("--baseline-p99 {:g}", o->rules.baseline_p99_s);
+    else
+      throw_bad_input("give the baseline: --baseline-p99 SECONDS or --baseline run.json");
+    const std::string text = monitor::generate_rules(o->rules);
+    if (o->output.empty()) {
+      std::cout << text;
+    } else {
+      write_text_file(o->output, text);
+      note("wrote " + o->output + "; check it with: promtool check rules " + o->output);
+    }
+    return 0;
+  };
+}
+
+}  // namespace gsq::cli

@@ -1,0 +1,34 @@
+// The exporter daemon: a collector thread reads NVML every interval and renders the exposition once; HTTP scrapes
+// only copy the latest text, so a scrape never waits on the driver and many scrapers cost nothing extra.
+#pragma once
+
+#include "monitor/metrics.hpp"
+
+#include <functional>
+#include <string>
+
+namespace gsq::monitor {
+
+struct ExporterOptions {
+  std::string host = "127.0.0.1";  // loopback unless asked: GPU inventory is not for the whole network
+  int port = 9835;
+  double interval_s = 5;
+  int threads = 4;       // concurrent requests served; more wait in the kernel's accept queue
+  double timeout_s = 5;  // read and write timeout per connection
+  size_t max_request_bytes = 8192;
+  std::string version;
+};
+
+// One collection: a live snapshot (NVML and host) plus the counters. Throws Error(no_gpu) without NVML.
+struct Collection {
+  gpu::Snapshot snapshot;
+  std::vector<gpu::Counters> counters;
+};
+using Collector = std::function<Collection()>;
+[[nodiscard]] Collector live_collector();  // opens NVML once, then reads it at every call
+
+// Serves /metrics and /health until SIGINT/SIGTERM. `log` receives start/stop and collection-error lines.
+// Throws Error(bad_input) when it cannot bind (address in use, bad host).
+void serve(const ExporterOptions& o, const Collector& collect, const std::function<void(const std::string&)>& log);
+
+}  // namespace gsq::monitor

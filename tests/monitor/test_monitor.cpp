@@ -1,0 +1,128 @@
+// Exporter and rules: the exposition of the H200 snapshot, promtool's verdict on it and on the committed rules,
+// and the HTTP server end to end (replaying the snapshot, so no GPU is needed).
+#include "core/error.hpp"
+#include "monitor/metrics.hpp"
+#include "monitor/rules.hpp"
+#include "support/fixtures.hpp"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+extern char** environ;
+
+namespace gsq::monitor {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+bool have_promtool() {
+  return std::system("command -v promtool >/dev/null 2>&1") == 0;
+}
+
+TEST(Metrics, H200SnapshotExposesTheMethodsSignalsInBaseUnits) {
+  const auto text = render_metrics(test::edited("/captured_at", "2026-12-02T00:00:00Z"), {}, SelfStats{});
+  for (const char* name :
+       {"gsq_gpu_info{", "gsq_gpu_memory_used_bytes{", "gsq_gpu_sm_clock_hertz{", "gsq_gpu_clock_event_active{",
+        "reason=\"sw_thermal_slowdown\"", "gsq_gpu_power_watts{", "gsq_gpu_temperature_slowdown_margin_celsius{",
+        "gsq_gpu_pcie_link_width_max{", "gsq_gpu_ecc_errors_total{", "gsq_exporter_collection_errors_total{"})
+    EXPECT_NE(text.find(name), std::string::npos) << name;
+  EXPECT_NE(text.find("model=\"NVIDIA H200\""), std::string::npos);
+  EXPECT_NE(text.find("gsq_gpu_memory_clock_hertz{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(text.find("} 3201000000\n"), std::string::npos) << "3201 MHz in hertz";
+  EXPECT_EQ(text.find("gsq_gpu_energy_joules_total"), std::string::npos) << "a replayed snapshot has no counters";
+}
+
+TEST(Metrics, UnsupportedValuesAreAbsentNotSentinels) {
+  const auto snap = test::edited("/gpus/0/power_draw_w", nlohmann::json{{"unsupported", "NVML_ERROR_NOT_SUPPORTED"}});
+  const auto text = render_metrics(snap, {}, SelfStats{});
+  EXPECT_EQ(text.find("gsq_gpu_power_watts"), std::string::npos);
+  EXPECT_NE(text.find("gsq_gpu_power_limit_watts"), std::string::npos);
+}
+
+TEST(Metrics, LabelValuesAreEscaped) {
+  EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+TEST(Metrics, PromtoolAcceptsTheExposition) {
+  if (!have_promtool())
+    GTEST_SKIP() << "promtool not installed (Debian package prometheus; scripts/setup.sh installs it)";
+  const fs::path out = fs::temp_directory_path() / "gsq-metrics.txt";
+  const std::string cmd = std::string(GSQ_BINARY) + " exporter --once --snapshot " +
+                          test::fixture("h200-snapshot.json").string() + " > " + out.string() +
+                          " && promtool check metrics < " + out.string() + " > " + out.string() + ".lint 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(out.string() + ".lint");
+  EXPECT_EQ(slurp(out.string() + ".lint"), "") << "promtool lint findings";
+}
+
+TEST(Rules, CommittedRuleFileIsWhatTheGeneratorWrites) {
+  RulesOptions o;
+  o.baseline_p99_s = 0.050;
+  o.baseline_origin = "--baseline-p99 0.05";
+  EXPECT_EQ(generate_rules(o), slurp(fs::path(GSQ_SOURCE_DIR) / "deploy/prometheus/gpusqueeze-rules.yml"))
+      << "regenerate: gpusqueeze rules generate --baseline-p99 0.050 -o deploy/prometheus/gpusqueeze-rules.yml";
+  o.baseline_p99_s = 0;
+  EXPECT_THROW((void)generate_rules(o), Error);
+}
+
+TEST(Rules, PromtoolUnitTestsPass) {
+  if (!have_promtool())
+    GTEST_SKIP() << "promtool not installed (Debian package prometheus; scripts/setup.sh installs it)";
+  const std::string dir = (fs::path(GSQ_SOURCE_DIR) / "deploy/prometheus").string();
+  const std::string log = (fs::temp_directory_path() / "gsq-promtool.log").string();
+  EXPECT_EQ(std::system(("cd " + dir + " && promtool check rules gpusqueeze-rules.yml > " + log +
+                         " 2>&1 && promtool test rules gpusqueeze-rules.test.yml >> " + log + " 2>&1")
+                            .c_str()),
+            0)
+      << slurp(log);
+}
+
+TEST(Exporter, ServesMetricsAndHealthAndStopsOnSigterm) {
+  const int port = 19000 + ::getpid() % 1000;
+  std::vector<std::string> args = {GSQ_BINARY,   "exporter",
+                                   "--snapshot", test::fixture("h200-snapshot.json").string(),
+                                   "--listen",   "127.0.0.1:" + std::to_string(port),
+                                   "--interval", "0.2"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_connection_timeout(1, 0);
+  auto res = cli.Get("/metrics");
+  for (int i = 0; i < 50 && !res; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    res = cli.Get("/metrics");
+  }
+  ASSERT_TRUE(res) << "the exporter never answered on port " << port;
+  EXPECT_EQ(res->status, 200);
+  EXPECT_NE(res->body.find("gsq_gpu_info{"), std::string::npos);
+  EXPECT_NE(res->get_header_value("Content-Type").find("version=0.0.4"), std::string::npos);
+  const auto second = cli.Get("/metrics");
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->body.find("gsq_exporter_scrapes_total{hostname=\"vm\"} 2"), std::string::npos);
+  const auto health = cli.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(cli.Get("/nope")->status, 404);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+}  // namespace
+}  // namespace gsq::monitor
