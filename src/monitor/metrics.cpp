@@ -38,7 +38,7 @@ class Exposition {
       f.type = type, f.help = help;
       order_.push_back(name);
     }
-    f.samples.push_back(fmt::format("{}{{{}}} {}", name, labels, fmt::format("{:.17g}", v)));
+    f.samples.push_back(fmt::format("{}{{{}}} {}", name, labels, v));  // shortest round-trip form
   }
   [[nodiscard]] std::string text() const {
     std::string out;

@@ -5,6 +5,8 @@
 #include "monitor/rules.hpp"
 #include "support/fixtures.hpp"
 
+#include <gpusqueeze/latency_histogram.hpp>
+
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -122,6 +124,31 @@ TEST(Exporter, ServesMetricsAndHealthAndStopsOnSigterm) {
   int status = 0;
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(LatencyHistogram, CumulativeBucketsSumAndCountFromManyThreads) {
+  gpusqueeze::LatencyHistogram h("app_latency_seconds", "test", {0.01, 0.1});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&h] {
+      for (int i = 0; i < 1000; ++i) {
+        h.observe(0.005);  // first bucket
+        h.observe(0.05);   // second
+        h.observe(3.0);    // +Inf only
+      }
+    });
+  for (auto& t : threads) t.join();
+  const std::string text = h.exposition(R"(route="/v1")");
+  EXPECT_NE(text.find(R"(app_latency_seconds_bucket{route="/v1",le="0.01"} 4000)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(app_latency_seconds_bucket{route="/v1",le="0.1"} 8000)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(app_latency_seconds_bucket{route="/v1",le="+Inf"} 12000)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(app_latency_seconds_count{route="/v1"} 12000)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(app_latency_seconds_sum{route="/v1"} 12220.000000000)"), std::string::npos) << text;
+  if (have_promtool()) {
+    const fs::path out = fs::temp_directory_path() / "gsq-histogram.txt";
+    std::ofstream(out) << text;
+    EXPECT_EQ(std::system(("promtool check metrics < " + out.string() + " >/dev/null 2>&1").c_str()), 0);
+  }
 }
 
 }  // namespace
