@@ -23,6 +23,7 @@ Action register_probe(CLI::App& app);
 Action register_analyze(CLI::App& app);
 Action register_diff(CLI::App& app);
 Action register_trace(CLI::App& app);
+Action register_capture(CLI::App& app);
 Action register_exporter(CLI::App& app);
 Action register_rules(CLI::App& app);
 

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
       {"probe", gsq::cli::register_probe(app)}, {"analyze", gsq::cli::register_analyze(app)},
       {"diff", gsq::cli::register_diff(app)},   {"report", gsq::cli::register_report(app)},
       {"trace", gsq::cli::register_trace(app)}, {"exporter", gsq::cli::register_exporter(app)},
-      {"rules", gsq::cli::register_rules(app)},
+      {"rules", gsq::cli::register_rules(app)}, {"capture", gsq::cli::register_capture(app)},
   };
   try {
     app.parse(argc, argv);

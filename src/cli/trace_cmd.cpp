@@ -1,7 +1,11 @@
 // `gpusqueeze trace -- CMD`, `trace info FILE`, `trace export --chrome FILE`.
 #include "cli/common.hpp"
 
+#include "analyze/analysis.hpp"
+#include "analyze/gsqt.hpp"
 #include "core/error.hpp"
+#include "core/json_io.hpp"
+#include "trace/capture.hpp"
 #include "trace/format.hpp"
 #include "trace/launcher.hpp"
 
@@ -66,6 +70,7 @@ Action register_trace(CLI::App& app) {
       "Examples:\n"
       "  gpusqueeze trace -o run.gsqt -- python infer.py --batch 8\n"
       "  gpusqueeze trace --delay 30 --duration 10 -o steady.gsqt -- ./server\n"
+      "  gpusqueeze trace --on-demand -o srv.gsqt -- python serve.py   then: gpusqueeze capture PID --seconds 5\n"
       "  gpusqueeze analyze run.gsqt\n"
       "  gpusqueeze trace export --chrome run.gsqt -o run.json     (open in ui.perfetto.dev)");
   auto& l = o->launch;
@@ -75,6 +80,9 @@ Action register_trace(CLI::App& app) {
   cmd->add_option("--duration", l.duration_s, "Seconds to record, then stop (0 = until the program exits)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--strict", l.strict, "Refuse to run untraced when another CUPTI tool is attached (exit 2)");
+  cmd->add_flag("--on-demand", l.on_demand,
+                "Record nothing until `gpusqueeze capture PID --seconds N` asks (the idle tracer polls one file "
+                "every 200 ms)");
   cmd->add_option("--cpu-api", l.cpu_api,
                   "CPU side of CUDA calls: callbacks (selected calls, cheapest), activity (CUPTI RUNTIME/DRIVER "
                   "records of every call), none")
@@ -148,6 +156,47 @@ Action register_trace(CLI::App& app) {
       die_like(r.term_signal);
     }
     return r.exit_code;
+  };
+}
+
+namespace {
+struct CaptureOptions {
+  int pid = 0;
+  double seconds = 5, grace_s = 15;
+  std::string control_dir = "/tmp";
+  bool json = false;
+};
+}  // namespace
+
+Action register_capture(CLI::App& app) {
+  auto o = std::make_shared<CaptureOptions>();
+  auto* cmd = app.add_subcommand(
+      "capture", "Trace N seconds of a process started with `gpusqueeze trace --on-demand`, then analyse them");
+  cmd->footer(
+      "Writes the window length to the process's control file (/tmp/gsqtrace-PID.ctl), waits for its tracer to\n"
+      "record and flush the window into its trace file, then analyses just that window and keeps the findings next\n"
+      "to the trace (TRACE.captureSTART.analysis.json). Exit 2 if the process is not traced on demand.\n"
+      "Example: gpusqueeze capture 4242 --seconds 10");
+  cmd->add_option("pid", o->pid, "Process id (the traced program, not the gpusqueeze launcher)")->required();
+  cmd->add_option("--seconds", o->seconds, "Window length")->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+  cmd->add_option("--grace", o->grace_s, "Extra seconds to wait for the tracer's reply")->capture_default_str();
+  cmd->add_option("--control-dir", o->control_dir, "Where control files live (GSQ_TRACE_CONTROL_DIR of the process)")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print gpusqueeze.analysis/1 JSON");
+  return [o]() {
+    const auto w = trace::request_capture(o->pid, o->seconds, o->control_dir, o->grace_s, note);
+    const auto file = trace::window_of(trace::read_trace(w.trace), w.start_ns, w.end_ns);
+    note(fmt::format("window of {:.3f} s: {} records in {}", static_cast<double>(w.end_ns - w.start_ns) / 1e9,
+                     file.records.size(), w.trace.string()));
+    const auto a = analyze::analyze(analyze::from_gsqt(file));
+    const std::string out = fmt::format("{}.capture{}.analysis.json", w.trace.string(), w.start_ns);
+    write_json_file(out, analyze::to_json(a));
+    note("findings kept in " + out);
+    if (o->json)
+      std::cout << analyze::to_json(a).dump(2) << '\n';
+    else
+      std::cout << analyze::render_markdown(a);
+    return 0;
   };
 }
 

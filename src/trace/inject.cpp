@@ -16,7 +16,8 @@
 // tracer turns itself off and says why on stderr.
 //
 // Configuration comes from the environment the launcher sets: GSQ_TRACE_FILE, GSQ_TRACE_ROOT_PID, GSQ_TRACE_DELAY,
-// GSQ_TRACE_DURATION, GSQ_TRACE_STRICT, GSQ_TRACE_CPU, GSQ_TRACE_BUFFER_MB, GSQ_TRACE_NVTX.
+// GSQ_TRACE_DURATION, GSQ_TRACE_STRICT, GSQ_TRACE_CPU, GSQ_TRACE_BUFFER_MB, GSQ_TRACE_NVTX, GSQ_TRACE_ON_DEMAND,
+// GSQ_TRACE_CONTROL_DIR.
 #include "trace/format.hpp"
 
 #include <cupti.h>
@@ -57,6 +58,8 @@ struct Config {
   std::string file;
   double delay_s = 0, duration_s = 0;  // duration 0 = until exit
   bool strict = false;
+  bool on_demand = false;     // idle until `gpusqueeze capture PID` asks for a window through the control file
+  std::string control, done;  // control file the capture command writes; reply the tracer writes when a window ends
   CpuMode cpu = CpuMode::callbacks;
   size_t max_buffers = 32;            // CUPTI activity buffers in flight (× 8 MiB)
   size_t max_cpu_records = 2u << 20;  // CPU records queued for the writer (× 96 B)
@@ -203,6 +206,7 @@ class Tracer {
   std::atomic<uint64_t> cupti_dropped{0}, cpu_dropped{0}, buffers_refused{0};
   uint64_t by_kind[8] = {};
   uint64_t overhead_ns = 0, overhead_records = 0;
+  nlohmann::json windows = nlohmann::json::array();  // on-demand captures: [{start_ns, end_ns}]
   std::thread writer_thread;
 
   uint8_t* take_buffer() {
@@ -384,6 +388,7 @@ class Tracer {
             {"file_bytes", writer ? writer->bytes_written() : 0},
             {"drop_policy", "newest records dropped when the writer is behind (buffer pool or CPU queue full)"},
             {"cupti_ns_now", cupti_now()},
+            {"capture_windows", windows},
             {"write_failed", writer && writer->failed()}};
   }
 
@@ -400,6 +405,10 @@ class Tracer {
     std::vector<Record> out;
     auto last_stats = std::chrono::steady_clock::now();
     auto last_sweep = last_stats;
+    // On-demand capture: the control file holds the window's length in seconds.
+    bool capturing = false, closing = false;
+    uint64_t window_start = 0;
+    auto window_end = last_stats;
     while (true) {
       std::deque<CompletedBuffer> bufs;
       std::vector<std::vector<Record>> blocks;
@@ -441,6 +450,45 @@ class Tracer {
       }
       write(out);
       if (stopping) break;
+      if (cfg.on_demand) {
+        if (closing) {  // the window's records were flushed and written above: say so to the capture command
+          closing = false;
+          windows.push_back({{"start_ns", window_start}, {"end_ns", cupti_now()}});
+          writer->write_stats(stats_json());
+          const std::string tmp = cfg.done + ".tmp";
+          if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+            std::fputs(
+                nlohmann::json{
+                    {"schema", "gpusqueeze.capture-window/1"}, {"trace", cfg.file}, {"window", windows.back()}}
+                    .dump()
+                    .c_str(),
+                f);
+            std::fclose(f);
+            std::rename(tmp.c_str(), cfg.done.c_str());
+          }
+        } else if (capturing && now >= window_end) {
+          capturing = false;
+          enable_activities(false);
+          cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+          last_sweep = now - std::chrono::seconds(1);  // sweep the CPU blocks on the next pass too
+          closing = true;
+          continue;
+        } else if (!capturing) {
+          if (FILE* f = std::fopen(cfg.control.c_str(), "r")) {  // one fopen per 200 ms while idle
+            double secs = 0;
+            const int got = std::fscanf(f, "%lf", &secs);
+            std::fclose(f);
+            std::remove(cfg.control.c_str());
+            if (got == 1 && secs > 0) {
+              window_start = cupti_now();
+              window_end = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(std::min(secs, 3600.0)));
+              capturing = true;
+              enable_activities(true);
+            }
+          }
+        }
+      }
       if (now - last_stats > std::chrono::seconds(1)) {
         last_stats = now;
         writer->write_stats(stats_json());
@@ -574,6 +622,12 @@ int initialize() {
   c.delay_s = env_double("GSQ_TRACE_DELAY", 0);
   c.duration_s = env_double("GSQ_TRACE_DURATION", 0);
   c.strict = env_int("GSQ_TRACE_STRICT", 0) != 0;
+  c.on_demand = env_int("GSQ_TRACE_ON_DEMAND", 0) != 0;
+  {
+    const std::string dir = env_string("GSQ_TRACE_CONTROL_DIR").empty() ? "/tmp" : env_string("GSQ_TRACE_CONTROL_DIR");
+    c.control = dir + "/gsqtrace-" + std::to_string(getpid()) + ".ctl";
+    c.done = dir + "/gsqtrace-" + std::to_string(getpid()) + ".done";
+  }
   const std::string cpu = env_string("GSQ_TRACE_CPU");
   c.cpu = cpu == "activity" ? CpuMode::activity : cpu == "none" ? CpuMode::none : CpuMode::callbacks;
   const int mb = env_int("GSQ_TRACE_BUFFER_MB", 256);
@@ -603,7 +657,9 @@ int initialize() {
       {"delay_s", c.delay_s},
       {"duration_s", c.duration_s},
       {"record_bytes", sizeof(Record)},
+      {"on_demand", c.on_demand},
   };
+  if (c.on_demand) header["control_file"] = c.control;
 
   CUpti_SubscriberParams params{};
   params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -666,8 +722,8 @@ int initialize() {
 
   cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   t->writer_thread = std::thread([t] { t->writer_loop(); });
-  if (c.delay_s <= 0) t->enable_activities(true);
-  if (c.delay_s > 0 || c.duration_s > 0) std::thread(window_thread, c.delay_s, c.duration_s).detach();
+  if (!c.on_demand && c.delay_s <= 0) t->enable_activities(true);
+  if (!c.on_demand && (c.delay_s > 0 || c.duration_s > 0)) std::thread(window_thread, c.delay_s, c.duration_s).detach();
 
   std::atexit(at_exit);
   pthread_atfork(nullptr, nullptr, on_fork_child);

@@ -89,9 +89,13 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
 
   std::vector<std::string> env_set;
   if (result.traced) {
-    env_set = {"CUDA_INJECTION64_PATH=" + library.string(),          "GSQ_TRACE_FILE=" + out.string(),
-               fmt::format("GSQ_TRACE_DELAY={}", o.delay_s),         fmt::format("GSQ_TRACE_DURATION={}", o.duration_s),
-               fmt::format("GSQ_TRACE_STRICT={}", o.strict ? 1 : 0), "GSQ_TRACE_CPU=" + o.cpu_api,
+    env_set = {"CUDA_INJECTION64_PATH=" + library.string(),
+               "GSQ_TRACE_FILE=" + out.string(),
+               fmt::format("GSQ_TRACE_DELAY={}", o.delay_s),
+               fmt::format("GSQ_TRACE_DURATION={}", o.duration_s),
+               fmt::format("GSQ_TRACE_STRICT={}", o.strict ? 1 : 0),
+               fmt::format("GSQ_TRACE_ON_DEMAND={}", o.on_demand ? 1 : 0),
+               "GSQ_TRACE_CPU=" + o.cpu_api,
                fmt::format("GSQ_TRACE_BUFFER_MB={}", o.buffer_mb)};
     // NVTX ranges reach CUPTI only through NVTX's own injection hook; leave a user's setting alone.
     // The tracer corrects the path to the libcupti the process really loaded (GSQ_TRACE_NVTX).

@@ -1,9 +1,11 @@
 // The gpusqueeze binary end to end: exit codes, messages, replayed snapshots, and the no-GPU fallback.
 #include "support/fixtures.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -236,6 +238,20 @@ TEST(CliTrace, UsageErrorsAndConflictingProfilers) {
   r = run("trace info /etc/hostname");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("not a gpusqueeze trace"), std::string::npos) << r.err;
+}
+
+TEST(CliTrace, CaptureOfAnUntracedProcessExplainsAndExits2) {
+  const pid_t child = fork();
+  if (child == 0) {
+    execlp("sleep", "sleep", "30", nullptr);
+    _exit(127);
+  }
+  const auto r = run(fmt::format("capture {} --seconds 0.2 --grace 0.5 --control-dir /tmp", child));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("does not run under `gpusqueeze trace --on-demand`"), std::string::npos) << r.err;
+  EXPECT_EQ(run("capture 999999999 --seconds 1").rc, 2);
 }
 
 }  // namespace

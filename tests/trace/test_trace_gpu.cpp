@@ -35,8 +35,10 @@ fs::path dir() {
 }
 
 // Starts `gpusqueeze trace -o OUT -- trace_target ARGS...`; returns the launcher's pid.
-pid_t start(const fs::path& out, std::vector<std::string> target_args) {
-  std::vector<std::string> args = {GSQ_BINARY, "trace", "-o", out.string(), "--", GSQ_TRACE_TARGET};
+pid_t start(const fs::path& out, std::vector<std::string> target_args, bool on_demand = false) {
+  std::vector<std::string> args = {GSQ_BINARY, "trace", "-o", out.string()};
+  if (on_demand) args.push_back("--on-demand");
+  args.insert(args.end(), {"--", GSQ_TRACE_TARGET});
   args.insert(args.end(), target_args.begin(), target_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -158,6 +160,33 @@ TEST(TraceGpu, KilledProgramLeavesTheFlushedPart) {
   const TraceFile t = read_trace(out);
   EXPECT_FALSE(t.complete);
   EXPECT_EQ(count(t).kernels, 10u) << "everything before the kill had been flushed";
+}
+
+TEST(TraceGpu, OnDemandRecordsOnlyTheCapturedWindow) {
+  std::string why;
+  if (!has_gpu(why)) GTEST_SKIP() << why;
+  const fs::path out = dir() / "ondemand.gsqt", pid_file = dir() / "loop.pid";
+  setenv("GSQ_TARGET_PID_FILE", pid_file.c_str(), 1);
+  const pid_t launcher = start(out, {"5", "0", "0", "0", "loop"}, /*on_demand=*/true);
+  pid_t target = 0;
+  for (int i = 0; i < 300 && !target; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::ifstream(pid_file) >> target;
+  }
+  unsetenv("GSQ_TARGET_PID_FILE");
+  ASSERT_GT(target, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // idle tracer: nothing may be recorded yet
+  EXPECT_EQ(summarize(read_trace(out)).kernels, 0u);
+  const std::string cmd = std::string(GSQ_BINARY) + " capture " + std::to_string(target) + " --seconds 1 --json > " +
+                          (dir() / "capture.json").string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  const auto analysis = nlohmann::json::parse(std::ifstream(dir() / "capture.json"));
+  EXPECT_GT(analysis.at("top_kernels").at(0).at("count").get<int>(), 50) << "about 5 kernels every 10 ms for 1 s";
+  kill(target, SIGTERM);
+  wait_status(launcher);
+  const TraceFile t = read_trace(out);
+  ASSERT_EQ(t.stats.at("capture_windows").size(), 1u);
+  EXPECT_GT(summarize(t).kernels, 50u);
 }
 
 }  // namespace

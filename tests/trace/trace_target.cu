@@ -2,7 +2,8 @@
 //   trace_target N M K S [abort|hang]
 // N kernels, M pageable and K pinned host-to-device copies of 1 MiB, S cudaStreamSynchronize calls, one NVTX range
 // ("gsq-test-range") around the kernels, and one CUDA graph launch of a one-kernel graph. `abort` calls abort()
-// after the work; `hang` writes its pid to $GSQ_TARGET_PID_FILE and sleeps, to be killed.
+// after the work; `hang` writes its pid to $GSQ_TARGET_PID_FILE and sleeps, to be killed; `loop` writes its pid and
+// then launches N kernels and a stream sync every 10 ms until killed (a stand-in for a server).
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
@@ -58,14 +59,20 @@ int main(int argc, char** argv) {
   CHECK(cudaGraphLaunch(exec, st));
   for (int i = 0; i < s; ++i) CHECK(cudaStreamSynchronize(st));
   if (std::strcmp(mode, "abort") == 0) std::abort();
-  if (std::strcmp(mode, "hang") == 0) {
+  if (std::strcmp(mode, "hang") == 0 || std::strcmp(mode, "loop") == 0) {
     if (const char* f = std::getenv("GSQ_TARGET_PID_FILE")) {
       if (FILE* out = std::fopen(f, "w")) {
         std::fprintf(out, "%d\n", getpid());
         std::fclose(out);
       }
     }
-    for (;;) pause();
+    if (std::strcmp(mode, "hang") == 0)
+      for (;;) pause();
+    for (;;) {
+      for (int i = 0; i < n; ++i) bump<<<(elems + 255) / 256, 256, 0, st>>>(d, elems);
+      CHECK(cudaStreamSynchronize(st));
+      usleep(10000);
+    }
   }
   CHECK(cudaGraphExecDestroy(exec));
   CHECK(cudaGraphDestroy(graph));
