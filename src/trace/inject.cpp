@@ -190,6 +190,9 @@ class Tracer {
 
   // Names of the runtime/driver functions, interned before the writer thread starts (read-only afterwards).
   std::vector<uint32_t> runtime_name, driver_name;
+  // The callbacks of the CPU side; enabled only while recording, so an idle (delayed, on-demand) tracer costs
+  // the traced program no callback dispatch.
+  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> wanted_callbacks;
 
   // Buffers and blocks on their way to the writer.
   std::mutex mu;
@@ -509,7 +512,10 @@ class Tracer {
       for (auto k : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
         on ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
     }
-    if (cfg.cpu == CpuMode::callbacks) cpu_on = on;
+    if (cfg.cpu == CpuMode::callbacks) {
+      for (const auto& [d, id] : wanted_callbacks) cuptiEnableCallback(on ? 1 : 0, subscriber, d, id);
+      cpu_on = on;
+    }
   }
 
   // Stops recording, flushes CUPTI and writes the end chunk. Safe to call more than once.
@@ -714,7 +720,7 @@ int initialize() {
       if (cuptiGetCallbackName(d, id, &raw) != CUPTI_SUCCESS || !raw) continue;
       const std::string clean = clean_api_name(raw);
       out[id] = t->writer->intern(clean);
-      if (c.cpu == CpuMode::callbacks && wanted_api(clean)) cuptiEnableCallback(1, t->subscriber, d, id);
+      if (c.cpu == CpuMode::callbacks && wanted_api(clean)) t->wanted_callbacks.emplace_back(d, id);
     }
   };
   names(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, t->runtime_name);
