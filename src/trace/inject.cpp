@@ -169,6 +169,18 @@ std::string demangle(const char* name) {
   return status == 0 && d ? d.get() : name;
 }
 
+// The fields CUPTI's memcpy and peer-to-peer memcpy records share.
+template <class Copy>
+void fill_copy(Record& r, const Copy& m) {
+  r.kind = static_cast<uint8_t>(RecordKind::memcpy);
+  r.copy_kind = m.copyKind, r.src_kind = m.srcKind, r.dst_kind = m.dstKind;
+  if (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r.flags |= kAsync;
+  r.bytes = m.bytes;
+  r.start_ns = static_cast<int64_t>(m.start), r.end_ns = static_cast<int64_t>(m.end);
+  r.device = m.deviceId, r.context = m.contextId, r.stream = m.streamId;
+  r.correlation = m.correlationId;
+}
+
 struct ThreadBlock {
   std::mutex mu;
   std::vector<Record> records;
@@ -284,28 +296,14 @@ class Tracer {
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
-        r.kind = static_cast<uint8_t>(RecordKind::memcpy);
-        r.copy_kind = m->copyKind, r.src_kind = m->srcKind, r.dst_kind = m->dstKind;
-        if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r.flags |= kAsync;
-        r.bytes = m->bytes;
-        r.start_ns = static_cast<int64_t>(m->start), r.end_ns = static_cast<int64_t>(m->end);
-        r.device = m->deviceId, r.context = m->contextId, r.stream = m->streamId;
-        r.correlation = m->correlationId;
+        fill_copy(r, *m);
         r.graph_id = m->graphId;
         if (m->graphId != 0) r.flags |= kFromGraph;
         break;
       }
-      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(a);
-        r.kind = static_cast<uint8_t>(RecordKind::memcpy);
-        r.copy_kind = m->copyKind, r.src_kind = m->srcKind, r.dst_kind = m->dstKind;
-        if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) r.flags |= kAsync;
-        r.bytes = m->bytes;
-        r.start_ns = static_cast<int64_t>(m->start), r.end_ns = static_cast<int64_t>(m->end);
-        r.device = m->deviceId, r.context = m->contextId, r.stream = m->streamId;
-        r.correlation = m->correlationId;
+      case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        fill_copy(r, *reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(a));
         break;
-      }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
         r.kind = static_cast<uint8_t>(RecordKind::memset);
