@@ -7,6 +7,7 @@
 
 #include <gpusqueeze/latency_histogram.hpp>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -149,6 +150,62 @@ TEST(LatencyHistogram, CumulativeBucketsSumAndCountFromManyThreads) {
     std::ofstream(out) << text;
     EXPECT_EQ(std::system(("promtool check metrics < " + out.string() + " >/dev/null 2>&1").c_str()), 0);
   }
+}
+
+pid_t spawn(std::vector<std::string> args, const fs::path& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+TEST(Exporter, RealPrometheusScrapesItAndAnswersQueries) {
+  if (std::system("command -v prometheus >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "prometheus not installed (Debian package prometheus; scripts/setup.sh installs it)";
+  const fs::path d = fs::temp_directory_path() / ("gsq-prom-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  const int exporter_port = 21000 + ::getpid() % 1000, prom_port = exporter_port + 1000;
+  std::ofstream(d / "prometheus.yml") << "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: gpusqueeze\n"
+                                      << "    static_configs:\n      - targets: ['127.0.0.1:" << exporter_port
+                                      << "']\n";
+  const pid_t exporter = spawn({GSQ_BINARY, "exporter", "--snapshot", test::fixture("h200-snapshot.json").string(),
+                                "--listen", "127.0.0.1:" + std::to_string(exporter_port), "--interval", "0.5"},
+                               d / "exporter.log");
+  const pid_t prom = spawn(
+      {"prometheus", "--config.file=" + (d / "prometheus.yml").string(), "--storage.tsdb.path=" + (d / "data").string(),
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+      d / "prometheus.log");
+  ASSERT_GT(exporter, 0);
+  ASSERT_GT(prom, 0);
+  httplib::Client cli("127.0.0.1", prom_port);
+  cli.set_connection_timeout(1, 0);
+  std::string body;
+  for (int i = 0; i < 60; ++i) {  // Prometheus starts, scrapes every second, then answers the query
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    auto r = cli.Get("/api/v1/query?query=gsq_gpu_memory_total_bytes");
+    if (r && r->status == 200 && r->body.find("\"result\":[{") != std::string::npos) {
+      body = r->body;
+      break;
+    }
+  }
+  auto up = cli.Get("/api/v1/query?query=up%7Bjob%3D%22gpusqueeze%22%7D");
+  kill(prom, SIGTERM);
+  kill(exporter, SIGTERM);
+  waitpid(prom, nullptr, 0);
+  waitpid(exporter, nullptr, 0);
+  ASSERT_FALSE(body.empty()) << "Prometheus never returned the series; its log:\n" << slurp(d / "prometheus.log");
+  EXPECT_NE(body.find("\"model\":\"NVIDIA H200\""), std::string::npos) << body;
+  EXPECT_NE(body.find("\"150754820096\""), std::string::npos) << body;
+  ASSERT_TRUE(up);
+  EXPECT_NE(up->body.find("\"1\"]"), std::string::npos) << up->body;
+  fs::remove_all(d);
 }
 
 }  // namespace
