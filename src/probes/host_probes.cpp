@@ -212,8 +212,8 @@ std::vector<std::pair<std::string, double>> overlap_speedups(const bench::Run& r
   std::map<std::string, std::map<std::string, double>> by_memory;  // memory → schedule → median ns
   for (const auto& r : run.results) {
     if (r.name != "overlap.copy_compute" || !r.skipped.empty()) continue;
-    const double ns = median_of(r, "batch") > 0 ? median_of(r, "batch") : median_of(r, "cold");
-    by_memory[r.axes.at("memory")][r.axes.at("schedule")] = ns;
+    const double batch = median_of(r, "batch");
+    by_memory[r.axes.at("memory")][r.axes.at("schedule")] = batch > 0 ? batch : median_of(r, "cold");
   }
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [memory, sched] : by_memory)

@@ -54,18 +54,9 @@ CaptureWindow request_capture(int pid, double seconds, const fs::path& control_d
   return w;
 }
 
-TraceFile window_of(const TraceFile& t, int64_t start_ns, int64_t end_ns) {
-  TraceFile w;
-  w.path = t.path;
-  w.header = t.header;
-  w.stats = t.stats;
-  w.strings = t.strings;
-  w.chunks = t.chunks;
-  w.complete = t.complete;
-  w.truncation = t.truncation;
-  for (const Record& r : t.records)
-    if (r.end_ns >= start_ns && r.start_ns <= end_ns) w.records.push_back(r);
-  return w;
+TraceFile window_of(TraceFile t, int64_t start_ns, int64_t end_ns) {
+  std::erase_if(t.records, [&](const Record& r) { return r.end_ns < start_ns || r.start_ns > end_ns; });
+  return t;
 }
 
 }  // namespace gsq::trace

@@ -20,7 +20,7 @@ struct CaptureWindow {
 [[nodiscard]] CaptureWindow request_capture(int pid, double seconds, const std::filesystem::path& control_dir,
                                             double grace_s, const std::function<void(const std::string&)>& note);
 
-// The records of `t` that overlap [start, end], the rest of the file left as it was.
-[[nodiscard]] TraceFile window_of(const TraceFile& t, int64_t start_ns, int64_t end_ns);
+// `t` keeping only the records that overlap [start, end].
+[[nodiscard]] TraceFile window_of(TraceFile t, int64_t start_ns, int64_t end_ns);
 
 }  // namespace gsq::trace

@@ -310,10 +310,7 @@ TraceFile parse_trace(std::string_view bytes, const std::filesystem::path& origi
 }
 
 TraceFile read_trace(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw_bad_input(fmt::format("cannot read trace {}: {}", file.string(), std::strerror(errno)));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_trace(bytes, file);
+  return parse_trace(read_text_file(file), file);
 }
 
 // ---- Summary ----

@@ -1,6 +1,7 @@
 // Exporter and rules: the exposition of the H200 snapshot, promtool's verdict on it and on the committed rules,
 // and the HTTP server end to end (replaying the snapshot, so no GPU is needed).
 #include "core/error.hpp"
+#include "core/json_io.hpp"
 #include "monitor/metrics.hpp"
 #include "monitor/rules.hpp"
 #include "support/fixtures.hpp"
@@ -25,11 +26,6 @@ namespace gsq::monitor {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 bool have_promtool() {
   return std::system("command -v promtool >/dev/null 2>&1") == 0;
@@ -66,15 +62,15 @@ TEST(Metrics, PromtoolAcceptsTheExposition) {
   const std::string cmd = std::string(GSQ_BINARY) + " exporter --once --snapshot " +
                           test::fixture("h200-snapshot.json").string() + " > " + out.string() +
                           " && promtool check metrics < " + out.string() + " > " + out.string() + ".lint 2>&1";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(out.string() + ".lint");
-  EXPECT_EQ(slurp(out.string() + ".lint"), "") << "promtool lint findings";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << read_text_file(out.string() + ".lint");
+  EXPECT_EQ(read_text_file(out.string() + ".lint"), "") << "promtool lint findings";
 }
 
 TEST(Rules, CommittedRuleFileIsWhatTheGeneratorWrites) {
   RulesOptions o;
   o.baseline_p99_s = 0.050;
   o.baseline_origin = "--baseline-p99 0.05";
-  EXPECT_EQ(generate_rules(o), slurp(fs::path(GSQ_SOURCE_DIR) / "deploy/prometheus/gpusqueeze-rules.yml"))
+  EXPECT_EQ(generate_rules(o), read_text_file(fs::path(GSQ_SOURCE_DIR) / "deploy/prometheus/gpusqueeze-rules.yml"))
       << "regenerate: gpusqueeze rules generate --baseline-p99 0.050 -o deploy/prometheus/gpusqueeze-rules.yml";
   o.baseline_p99_s = 0;
   EXPECT_THROW((void)generate_rules(o), Error);
@@ -89,7 +85,7 @@ TEST(Rules, PromtoolUnitTestsPass) {
                          " 2>&1 && promtool test rules gpusqueeze-rules.test.yml >> " + log + " 2>&1")
                             .c_str()),
             0)
-      << slurp(log);
+      << read_text_file(log);
 }
 
 TEST(Exporter, ServesMetricsAndHealthAndStopsOnSigterm) {
@@ -200,7 +196,8 @@ TEST(Exporter, RealPrometheusScrapesItAndAnswersQueries) {
   kill(exporter, SIGTERM);
   waitpid(prom, nullptr, 0);
   waitpid(exporter, nullptr, 0);
-  ASSERT_FALSE(body.empty()) << "Prometheus never returned the series; its log:\n" << slurp(d / "prometheus.log");
+  ASSERT_FALSE(body.empty()) << "Prometheus never returned the series; its log:\n"
+                             << read_text_file(d / "prometheus.log");
   EXPECT_NE(body.find("\"model\":\"NVIDIA H200\""), std::string::npos) << body;
   EXPECT_NE(body.find("\"150754820096\""), std::string::npos) << body;
   ASSERT_TRUE(up);

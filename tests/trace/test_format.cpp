@@ -3,6 +3,7 @@
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "core/error.hpp"
+#include "core/json_io.hpp"
 #include "trace/format.hpp"
 
 #include <gtest/gtest.h>
@@ -21,11 +22,6 @@ fs::path temp_file(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("gsq-trace-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir / name;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 nlohmann::json header() {
@@ -96,7 +92,7 @@ TEST(TraceFormat, RoundTripKeepsEveryRecordAndString) {
 }
 
 TEST(TraceFormat, EveryTruncationReadsUpToTheLastIntactChunk) {
-  const std::string full = slurp(write_sample("cut.gsqt", 4, true));
+  const std::string full = read_text_file(write_sample("cut.gsqt", 4, true));
   const TraceFile whole = parse_trace(full, "whole");
   size_t header_end = 0;  // the first offset at which the header chunk is complete
   for (size_t cut = 16; cut < full.size(); ++cut) {
@@ -119,7 +115,7 @@ TEST(TraceFormat, EveryTruncationReadsUpToTheLastIntactChunk) {
 }
 
 TEST(TraceFormat, DamagedChunkStopsReadingAndSaysWhere) {
-  std::string bytes = slurp(write_sample("flip.gsqt", 3, true));
+  std::string bytes = read_text_file(write_sample("flip.gsqt", 3, true));
   const TraceFile whole = parse_trace(bytes, "whole");
   bytes[bytes.size() / 2] ^= 0x5a;
   const TraceFile t = parse_trace(bytes, "flipped");
@@ -130,7 +126,7 @@ TEST(TraceFormat, DamagedChunkStopsReadingAndSaysWhere) {
 
 TEST(TraceFormat, RejectsOtherFilesAndVersionsClearly) {
   EXPECT_THROW((void)parse_trace("{\"traceEvents\": []}", "kineto.json"), Error);
-  std::string bytes = slurp(write_sample("v2.gsqt", 1, true));
+  std::string bytes = read_text_file(write_sample("v2.gsqt", 1, true));
   bytes[11] = 2;
   try {
     (void)parse_trace(bytes, "v2.gsqt");
