@@ -522,11 +522,15 @@ HostSnapshot collect_host() {
 }
 
 Snapshot collect_snapshot(const Nvml& nvml) {
+  return collect_snapshot(nvml, collect_host());
+}
+
+Snapshot collect_snapshot(const Nvml& nvml, HostSnapshot host) {
   const NvmlApi& api = nvml.api();
   Snapshot s;
   s.captured_at = utc_now_iso8601();
   s.source = "live";
-  s.host = collect_host();
+  s.host = std::move(host);
   s.host.driver_version = system_string(api, api.nvmlSystemGetDriverVersion);
   s.host.nvml_version = system_string(api, api.nvmlSystemGetNVMLVersion);
   s.host.cuda_driver_version = cuda_version_text(get<int>(api, api.nvmlSystemGetCudaDriverVersion));

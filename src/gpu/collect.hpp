@@ -13,6 +13,8 @@ namespace gsq::gpu {
 
 // Full snapshot. Throws Error(no_gpu) when NVML cannot be opened or sees no GPU.
 [[nodiscard]] Snapshot collect_snapshot(const Nvml& nvml);
+// The same with the host part taken earlier (the exporter reads procfs/sysfs once, NVML at every collection).
+[[nodiscard]] Snapshot collect_snapshot(const Nvml& nvml, HostSnapshot host);
 
 // Reads the per-GPU values that move under load (clocks, event reasons, PCIe gen, temperature, power, replays).
 struct LiveReading {

@@ -20,9 +20,10 @@ namespace gsq::monitor {
 
 Collector live_collector() {
   auto nvml = std::make_shared<gpu::Nvml>(gpu::Nvml::open());
-  return [nvml]() {
+  auto host = std::make_shared<gpu::HostSnapshot>(gpu::collect_host());  // hostname, kernel, ...: read once
+  return [nvml, host]() {
     Collection c;
-    c.snapshot = gpu::collect_snapshot(*nvml);
+    c.snapshot = gpu::collect_snapshot(*nvml, *host);
     for (uint32_t i = 0; i < c.snapshot.gpus.size(); ++i) c.counters.push_back(gpu::read_counters(*nvml, i));
     return c;
   };

@@ -25,7 +25,7 @@ struct Collection {
   std::vector<gpu::Counters> counters;
 };
 using Collector = std::function<Collection()>;
-[[nodiscard]] Collector live_collector();  // opens NVML once, then reads it at every call
+[[nodiscard]] Collector live_collector();  // opens NVML and reads the host once, then NVML at every call
 
 // Serves /metrics and /health until SIGINT/SIGTERM. `log` receives start/stop and collection-error lines.
 // Throws Error(bad_input) when it cannot bind (address in use, bad host).
