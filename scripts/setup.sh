@@ -27,3 +27,9 @@ if [ ! -f "$(dirname "$(command -v nvcc)")/../include/nvml.h" ] &&
   echo "setup: installing nvml.h from PyPI (nvidia-nvml-dev)" >&2
   python3 -m pip install -q --disable-pip-version-check 'nvidia-nvml-dev>=13.0,<14'
 fi
+# cuobjdump (resource usage for `occupancy` and the no-spill test): the toolkit's, else the PyPI wheel's.
+if ! command -v cuobjdump >/dev/null 2>&1 && [ ! -x "$(dirname "$(command -v nvcc)")/cuobjdump" ] &&
+   ! python3 -c "import importlib.util,os,sys; s=importlib.util.find_spec('nvidia'); sys.exit(0 if s and any(os.path.exists(os.path.join(d,'cu13','bin','cuobjdump')) for d in s.submodule_search_locations) else 1)" 2>/dev/null; then
+  echo "setup: installing cuobjdump from PyPI (nvidia-cuda-cuobjdump)" >&2
+  python3 -m pip install -q --disable-pip-version-check 'nvidia-cuda-cuobjdump>=13.0,<14'
+fi

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/table.hpp"
+#include "kernels/suite_support.hpp"
 #include "probes/host_probes.hpp"
 
 #include "core/cuda_check.hpp"
@@ -33,7 +34,8 @@ bench::Suite suite_named(const std::string& name) {
   if (name == "pcie") return bench::pcie_suite();
   if (name == "l2") return bench::l2_suite();
   if (name == "overlap") return bench::overlap_suite();
-  throw_bad_input(fmt::format("unknown suite '{}' (available: core, mem, pcie, l2, overlap)", name));
+  if (name == "kernels") return kernels::kernels_suite();
+  throw_bad_input(fmt::format("unknown suite '{}' (available: core, mem, pcie, l2, overlap, kernels)", name));
 }
 
 std::map<std::string, std::vector<std::string>> parse_overrides(const std::vector<std::string>& items) {
@@ -98,6 +100,9 @@ int run_bench(BenchOptions& o) {
         t->first_hbm_size ? fmt::format("from {} MiB", t->first_hbm_size >> 20) : std::string("at the largest size"),
         run.l2_cache_bytes >> 20);
   }
+  if (o.suite == "kernels")
+    say << "\nEach kernel against cudaMemcpy D2D and the naive version, same run (cold mode: L2 flushed):\n"
+        << kernels::copy_ratio_table(run).markdown();
   for (const auto& [memory, speedup] : probes::overlap_speedups(run))
     say << fmt::format(
         "overlap, {} host memory: serial / three streams = {:.2f}×{}\n", memory, speedup,
@@ -166,7 +171,7 @@ Action register_bench(CLI::App& app) {
       "  gpusqueeze bench core -o base.json\n"
       "  gpusqueeze bench core -b copy -a bytes=256Mi,2Gi --set stress\n"
       "  gpusqueeze compare base.json new.json");
-  cmd->add_option("suite", o->suite, "Suite to run: core, mem, pcie, l2, overlap")->capture_default_str();
+  cmd->add_option("suite", o->suite, "Suite to run: core, mem, pcie, l2, overlap, kernels")->capture_default_str();
   add_run_options(cmd, *o);
   cmd->add_flag("--list", o->list, "List the suite's benchmarks and axes, then exit");
   cmd->add_option("--set", o->run.set, "Sample set: default, stress, boundary, warmup")
@@ -244,6 +249,34 @@ Action register_probe(CLI::App& app) {
     if (o->suite == "launch" || o->suite == "alloc")
       return run_host_costs(o->suite, *o, *host_samples, o->format == "json");
     return run_bench(*o);
+  };
+}
+
+Action register_kernels(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto torch = std::make_shared<bool>(false);
+  o->suite = "kernels";
+  auto* cmd = app.add_subcommand(
+      "kernels", "Benchmark the tuned kernels against their naive versions and cudaMemcpy D2D (steps 3 and 4)");
+  cmd->footer(
+      "LayerNorm, RMSNorm, softmax, fused softmax + dropout over widths 256–65536 (bf16, 128 Mi elements = 256 MiB,\n"
+      "four times the L2), NCHW <-> NHWC on three shapes, and cudaMemcpy D2D of the same bytes, all in one run: the\n"
+      "last table gives each kernel's bandwidth as a fraction of this GPU's measured copy ceiling.\n"
+      "Other widths or dtypes: -a cols=8192 -a dtype=f16. Only one kernel: -b softmax.\n"
+      "--torch also runs PyTorch eager and torch.compile on the same shapes through the Python module\n"
+      "(python/gpusqueeze_kernels.py; needs torch with CUDA).\n"
+      "The kernels are a C library for your own code: include/gpusqueeze/kernels.h, build/lib/libgsqkernels.so.");
+  add_run_options(cmd, *o);
+  cmd->add_flag("--list", o->list, "List the suite's benchmarks and axes, then exit");
+  cmd->add_flag("--torch", *torch,
+                "Also compare with PyTorch eager and torch.compile (bench/kernels/torch_compare.py)");
+  return [o, torch]() {
+    const int rc = run_bench(*o);
+    if (rc != 0 || !*torch) return rc;
+    const std::string script = std::string(GSQ_BENCH_DIR) + "/kernels/torch_compare.py";
+    note("running " + script);
+    std::fflush(stdout);
+    return std::system(("python3 '" + script + "'").c_str()) == 0 ? 0 : 1;
   };
 }
 

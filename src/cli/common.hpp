@@ -26,6 +26,8 @@ Action register_trace(CLI::App& app);
 Action register_capture(CLI::App& app);
 Action register_exporter(CLI::App& app);
 Action register_rules(CLI::App& app);
+Action register_kernels(CLI::App& app);
+Action register_occupancy(CLI::App& app);
 
 struct SnapshotOptions {
   std::string snapshot_file;  // replay instead of reading the live machine

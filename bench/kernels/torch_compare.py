@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Side by side on one GPU, in one process: gpusqueeze's kernels (through python/gpusqueeze_kernels.py), PyTorch eager
+and torch.compile of the same functions, and a plain device-to-device copy of the same bytes (y.copy_(x), which is
+cudaMemcpyAsync D2D) as the ceiling. Inputs are 128 Mi elements (256 MiB of bf16, four times the H200's L2), so
+every call reads HBM. Timing: 5 warmup calls, then --reps samples of 10 calls between two CUDA events; medians.
+
+Prints a markdown table per kernel and writes --out JSON (gpusqueeze.torch_compare/1). Also checks each of our
+outputs against eager torch (max abs difference) before timing it.
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+import gpusqueeze_kernels as gk  # noqa: E402
+
+
+def time_ms(fn, reps, inner=10):
+    """Median over `reps` samples of the time per call, each sample `inner` calls queued back to back between two
+    events, so Python's per-call cost (ours and torch's alike) hides behind the GPU work instead of adding to it."""
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(inner):
+            fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / inner)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--widths", default="256,1024,4096,16384,65536")
+    ap.add_argument("--elements", type=int, default=128 * 2**20)
+    ap.add_argument("--dtype", default="bfloat16")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--compile-budget-s", type=float, default=300, help="stop compiling new shapes after this long")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    dt = getattr(torch, args.dtype)
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    t0 = time.time()
+    props = torch.cuda.get_device_properties(dev)
+    result = {"schema": "gpusqueeze.torch_compare/1", "gpu": props.name, "torch": torch.__version__,
+              "dtype": args.dtype, "elements": args.elements, "library": gk.library_path(), "rows": []}
+
+    def fns(op, x, w, b):
+        cols = x.shape[-1]
+        if op == "layer_norm":
+            return (lambda: gk.layer_norm(x, w, b, 1e-5)), (lambda t: F.layer_norm(t, (cols,), w, b, 1e-5))
+        if op == "rms_norm":
+            return (lambda: gk.rms_norm(x, w, 1e-5)), (lambda t: F.rms_norm(t, (cols,), w, 1e-5))
+        if op == "softmax":
+            return (lambda: gk.softmax(x)), (lambda t: torch.softmax(t, -1))
+        if op == "softmax_dropout":
+            return (lambda: gk.softmax_dropout(x, 0.1, seed=7)), (lambda t: F.dropout(torch.softmax(t, -1), 0.1, True))
+        raise ValueError(op)
+
+    rows_out = []
+    for op in ["layer_norm", "rms_norm", "softmax", "softmax_dropout"]:
+        for cols in [int(c) for c in args.widths.split(",")]:
+            rows = args.elements // cols
+            x = torch.randn(rows, cols, device=dev, dtype=dt)
+            w = torch.randn(cols, device=dev, dtype=dt) * 0.5 + 1
+            b = torch.randn(cols, device=dev, dtype=dt)
+            ours, ref = fns(op, x, w, b)
+            bytes_moved = 2 * x.numel() * x.element_size()
+            y_copy = torch.empty_like(x)
+            entry = {"op": op, "rows": rows, "cols": cols, "bytes": bytes_moved}
+            if op != "softmax_dropout":
+                diff = (ours().float() - ref(x).float()).abs().max().item()
+                entry["max_abs_diff_vs_eager"] = diff
+            else:  # masks differ (Philox vs torch's generator): compare where both kept, and the kept fraction
+                yo, yr = ours().float(), torch.softmax(x.float(), -1) / 0.9
+                kept = yo != 0
+                entry["kept_fraction"] = kept.float().mean().item()
+                entry["max_abs_diff_vs_eager"] = (yo[kept] - yr[kept]).abs().max().item()
+            entry["copy_ms"] = time_ms(lambda: y_copy.copy_(x), args.reps)
+            entry["ours_ms"] = time_ms(ours, args.reps)
+            entry["eager_ms"] = time_ms(lambda: ref(x), args.reps)
+            if not args.no_compile and time.time() - t0 < args.compile_budget_s:
+                torch._dynamo.reset()
+                comp = torch.compile(ref, dynamic=False)
+                try:
+                    entry["compile_ms"] = time_ms(lambda: comp(x), args.reps)
+                except Exception as e:  # noqa: BLE001 - a failed compile is a result, not a crash
+                    entry["compile_error"] = str(e)[:200]
+            for k in ["copy", "ours", "eager", "compile"]:
+                if k + "_ms" in entry:
+                    entry[k + "_gbps"] = bytes_moved / entry[k + "_ms"] / 1e6
+            rows_out.append(entry)
+            print(f"{op:16} {cols:>6}: ours {entry['ours_gbps']:.0f} GB/s, eager {entry['eager_gbps']:.0f}, "
+                  f"compile {entry.get('compile_gbps', float('nan')):.0f}, copy {entry['copy_gbps']:.0f}",
+                  file=sys.stderr, flush=True)
+            del x, y_copy
+            torch.cuda.empty_cache()
+
+    for shape in [(32, 256, 56, 56), (8, 64, 224, 224), (64, 512, 28, 28)]:
+        x = torch.randn(*shape, device=dev, dtype=dt)
+        y_copy = torch.empty_like(x)
+        bytes_moved = 2 * x.numel() * x.element_size()
+        assert torch.equal(gk.nchw_to_nhwc(x), x.contiguous(memory_format=torch.channels_last))
+        assert torch.equal(gk.nhwc_to_nchw(gk.nchw_to_nhwc(x)), x)
+        entry = {"op": "nchw_to_nhwc", "shape": list(shape), "bytes": bytes_moved}
+        entry["copy_ms"] = time_ms(lambda: y_copy.copy_(x), args.reps)
+        entry["ours_ms"] = time_ms(lambda: gk.nchw_to_nhwc(x), args.reps)
+        entry["eager_ms"] = time_ms(lambda: x.contiguous(memory_format=torch.channels_last), args.reps)
+        if not args.no_compile and time.time() - t0 < args.compile_budget_s:
+            torch._dynamo.reset()
+            comp = torch.compile(lambda t: t.contiguous(memory_format=torch.channels_last) + 0, dynamic=False)
+            entry["compile_note"] = "compiled function adds + 0 (a bare layout change compiles to the eager call)"
+            try:
+                entry["compile_ms"] = time_ms(lambda: comp(x), args.reps)
+            except Exception as e:  # noqa: BLE001
+                entry["compile_error"] = str(e)[:200]
+        for k in ["copy", "ours", "eager", "compile"]:
+            if k + "_ms" in entry:
+                entry[k + "_gbps"] = bytes_moved / entry[k + "_ms"] / 1e6
+        rows_out.append(entry)
+
+    result["rows"] = rows_out
+    result["wall_s"] = time.time() - t0
+    print(f"# gpusqueeze kernels vs PyTorch {torch.__version__} on {props.name} ({args.dtype}, medians of "
+          f"{args.reps} CUDA-event timings; GB/s = read + write bytes / time)\n")
+    print("| kernel | shape | ours GB/s | × copy | eager GB/s | compile GB/s | ours / eager | ours / compile | "
+          "copy GB/s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for e in rows_out:
+        shape = f"{e['rows']}×{e['cols']}" if "cols" in e else "×".join(map(str, e["shape"]))
+        comp = e.get("compile_gbps")
+        print(f"| {e['op']} | {shape} | {e['ours_gbps']:.0f} | {e['ours_gbps'] / e['copy_gbps']:.3f} | "
+              f"{e['eager_gbps']:.0f} | {comp:.0f} | {e['ours_gbps'] / e['eager_gbps']:.2f} | "
+              f"{e['ours_gbps'] / comp:.2f} | {e['copy_gbps']:.0f} |" if comp else
+              f"| {e['op']} | {shape} | {e['ours_gbps']:.0f} | {e['ours_gbps'] / e['copy_gbps']:.3f} | "
+              f"{e['eager_gbps']:.0f} | – | {e['ours_gbps'] / e['eager_gbps']:.2f} | – | {e['copy_gbps']:.0f} |")
+    if args.out:
+        pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

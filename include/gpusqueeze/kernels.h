@@ -1,0 +1,73 @@
+/* gpusqueeze kernels: memory-bound kernels behind a C ABI on raw device pointers and CUDA streams.
+ *
+ * Every function validates its arguments before touching the GPU: a bad shape, dtype, alignment or overlap returns an
+ * error status and launches nothing. Tensors are dense and row-major (C-contiguous); inputs, weights and outputs share
+ * one dtype; arithmetic is fp32. Calls are asynchronous on `stream` (NULL = the legacy default stream) and never
+ * synchronize. gsq_last_error() says why the last failing call on this thread failed.
+ *
+ * Library: libgsqkernels.so (build/lib). Python: python/gpusqueeze_kernels.py (torch tensors, current stream).
+ */
+#ifndef GPUSQUEEZE_KERNELS_H
+#define GPUSQUEEZE_KERNELS_H
+
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define GSQ_API __attribute__((visibility("default")))
+#else
+#define GSQ_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GSQ_KERNELS_ABI_VERSION 1
+
+typedef enum gsq_status {
+  GSQ_SUCCESS = 0,
+  GSQ_ERROR_INVALID_VALUE = 1, /* null pointer, bad shape, eps or probability out of range */
+  GSQ_ERROR_MISALIGNED = 2,    /* a pointer not aligned to its element size */
+  GSQ_ERROR_UNSUPPORTED = 3,   /* dtype unknown, shape beyond what the kernel handles */
+  GSQ_ERROR_CUDA = 4           /* the launch failed (no GPU, bad device pointer, ...) */
+} gsq_status;
+
+typedef enum gsq_dtype { GSQ_FLOAT32 = 0, GSQ_FLOAT16 = 1, GSQ_BFLOAT16 = 2 } gsq_dtype;
+
+typedef struct CUstream_st* gsq_stream; /* a cudaStream_t */
+
+GSQ_API int gsq_kernels_abi_version(void);
+GSQ_API const char* gsq_status_name(gsq_status status);
+GSQ_API const char* gsq_last_error(void); /* thread-local; "" after a successful call */
+
+/* y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * weight + bias over `cols` (biased variance, as torch).
+ * weight and bias may be NULL (1 and 0). x == y (in place) is allowed. */
+GSQ_API gsq_status gsq_layer_norm(void* y, const void* x, const void* weight, const void* bias, int64_t rows,
+                                  int64_t cols, float eps, gsq_dtype dtype, gsq_stream stream);
+
+/* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * weight; weight may be NULL. */
+GSQ_API gsq_status gsq_rms_norm(void* y, const void* x, const void* weight, int64_t rows, int64_t cols, float eps,
+                                gsq_dtype dtype, gsq_stream stream);
+
+/* y[r, :] = softmax(x[r, :]) over the last dimension. */
+GSQ_API gsq_status gsq_softmax(void* y, const void* x, int64_t rows, int64_t cols, gsq_dtype dtype, gsq_stream stream);
+
+/* y = dropout(softmax(x), p): element i (row-major linear index) is kept when
+ *   u(i) = ((philox4x32_10(counter = {g low, g high, offset low, offset high}, key = {seed low, seed high})
+ *            word (i % 8) / 2) >> 16 * (i % 2) & 0xffff) / 65536  >=  p,   with g = i / 8,
+ * and scaled by 1/(1-p); dropped elements are 0. One Philox call serves 8 elements; p acts on a 2^-16 grid.
+ * Deterministic for (seed, offset); 0 <= p < 1. */
+GSQ_API gsq_status gsq_softmax_dropout(void* y, const void* x, int64_t rows, int64_t cols, float p, uint64_t seed,
+                                       uint64_t offset, gsq_dtype dtype, gsq_stream stream);
+
+/* Layout conversion of a dense 4-D tensor: NCHW -> NHWC and back. y must not overlap x. */
+GSQ_API gsq_status gsq_nchw_to_nhwc(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w,
+                                    gsq_dtype dtype, gsq_stream stream);
+GSQ_API gsq_status gsq_nhwc_to_nchw(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w,
+                                    gsq_dtype dtype, gsq_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUSQUEEZE_KERNELS_H */

@@ -1,0 +1,191 @@
+// The C ABI of libgsqkernels: argument validation (nothing launches on bad input), the row plan, error reporting.
+#include "gpusqueeze/kernels.h"
+#include "kernels/launch.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <string>
+
+namespace gsq::kernels {
+
+std::string RowPlan::describe() const {
+  if (accesses_per_thread == 0)
+    return fmt::format("block of 1024 per row, two reads, {}-element accesses", elems_per_access);
+  return fmt::format("{} per row, {} × {}-element accesses per thread, held in registers",
+                     threads_per_row == 32 ? std::string("warp") : fmt::format("{} threads", threads_per_row),
+                     accesses_per_thread, elems_per_access);
+}
+
+RowPlan plan_row(DType dtype, int64_t cols, bool aligned16) {
+  RowPlan p;
+  const int per16 = 16 / dtype_size(dtype);
+  p.vector = aligned16 && cols % per16 == 0;
+  p.elems_per_access = p.vector ? per16 : 1;
+  const int64_t accesses = (cols + p.elems_per_access - 1) / p.elems_per_access;
+  if (accesses <= 1024 * 4) {
+    // About four accesses in flight per thread, from 4 lanes of a warp to a block of 1024 threads per row.
+    const auto want = std::bit_ceil(static_cast<uint64_t>((accesses + 3) / 4));
+    p.threads_per_row = static_cast<int>(std::clamp<uint64_t>(want, 4, 1024));
+  } else {
+    p.threads_per_row = p.block_threads = 1024;
+    p.accesses_per_thread = 0;
+    return p;
+  }
+  const int64_t per_thread = (accesses + p.threads_per_row - 1) / p.threads_per_row;
+  p.accesses_per_thread = static_cast<int>(std::bit_ceil(static_cast<uint64_t>(per_thread)));
+  p.block_threads = std::max(p.threads_per_row, 128);  // rows of ≥ 128 threads get a block each
+  return p;
+}
+
+namespace {
+
+thread_local std::string g_last_error;
+
+gsq_status fail(gsq_status s, std::string why) {
+  g_last_error = std::move(why);
+  return s;
+}
+
+gsq_status from_cuda(cudaError_t e) {
+  if (e == cudaSuccess) return GSQ_SUCCESS;
+  return fail(GSQ_ERROR_CUDA, fmt::format("CUDA: {} ({})", cudaGetErrorString(e), cudaGetErrorName(e)));
+}
+
+bool known_dtype(gsq_dtype d) {
+  return d == GSQ_FLOAT32 || d == GSQ_FLOAT16 || d == GSQ_BFLOAT16;
+}
+
+// Returns GSQ_SUCCESS or the first problem, with g_last_error saying what it is.
+gsq_status check_pointer(const void* p, const char* name, gsq_dtype d, bool optional) {
+  if (!p) return optional ? GSQ_SUCCESS : fail(GSQ_ERROR_INVALID_VALUE, fmt::format("{} is NULL", name));
+  const int size = dtype_size(static_cast<DType>(d));
+  if (reinterpret_cast<uintptr_t>(p) % size != 0)
+    return fail(GSQ_ERROR_MISALIGNED, fmt::format("{} = {} is not aligned to its {}-byte elements", name, p, size));
+  return GSQ_SUCCESS;
+}
+
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+gsq_status check_rows(void* y, const void* x, int64_t rows, int64_t cols, gsq_dtype d) {
+  g_last_error.clear();
+  if (!known_dtype(d)) return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("dtype {} is not f32, f16 or bf16", int(d)));
+  if (rows < 0 || cols < 1)
+    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("shape [{}, {}]: rows must be ≥ 0 and cols ≥ 1", rows, cols));
+  if (rows > (int64_t{1} << 31) - 1 || cols > (int64_t{1} << 30) || (rows > 0 && cols > kMaxElements / rows))
+    return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("shape [{}, {}] is beyond what the kernels index", rows, cols));
+  if (auto s = check_pointer(x, "x", d, false)) return s;
+  return check_pointer(y, "y", d, false);
+}
+
+gsq_status run_row(RowOp op, gsq_dtype d, const RowArgs& a, gsq_stream stream) {
+  if (a.rows == 0) return GSQ_SUCCESS;
+  return from_cuda(launch_row(op, static_cast<DType>(d), a, reinterpret_cast<cudaStream_t>(stream)));
+}
+
+gsq_status check_eps(float eps) {
+  if (!std::isfinite(eps) || eps < 0)
+    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("eps = {} must be finite and ≥ 0", eps));
+  return GSQ_SUCCESS;
+}
+
+gsq_status layout(bool to_nhwc, void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w, gsq_dtype d,
+                  gsq_stream stream) {
+  g_last_error.clear();
+  if (!known_dtype(d)) return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("dtype {} is not f32, f16 or bf16", int(d)));
+  if (n < 0 || c < 1 || h < 1 || w < 1)
+    return fail(GSQ_ERROR_INVALID_VALUE,
+                fmt::format("shape [{}, {}, {}, {}]: N must be ≥ 0 and C, H, W ≥ 1", n, c, h, w));
+  if (h > kMaxElements / w || c > kMaxElements / (h * w) || (n > 0 && n > kMaxElements / (c * h * w)))
+    return fail(GSQ_ERROR_UNSUPPORTED,
+                fmt::format("shape [{}, {}, {}, {}] is beyond what the kernel indexes", n, c, h, w));
+  if ((h * w + 63) / 64 * ((c + 63) / 64) > (int64_t{1} << 31) - 1)
+    return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("shape [{}, {}, {}, {}]: too many tiles per image", n, c, h, w));
+  if (auto s = check_pointer(x, "x", d, false)) return s;
+  if (auto s = check_pointer(y, "y", d, false)) return s;
+  const auto bytes = static_cast<uintptr_t>(n * c * h * w * dtype_size(static_cast<DType>(d)));
+  const auto xb = reinterpret_cast<uintptr_t>(x), yb = reinterpret_cast<uintptr_t>(y);
+  if (bytes > 0 && xb < yb + bytes && yb < xb + bytes)
+    return fail(GSQ_ERROR_INVALID_VALUE, "y overlaps x: the conversion cannot run in place");
+  if (n == 0) return GSQ_SUCCESS;
+  const int64_t hw = h * w;
+  return from_cuda(launch_transpose(static_cast<DType>(d), y, x, n, to_nhwc ? c : hw, to_nhwc ? hw : c,
+                                    reinterpret_cast<cudaStream_t>(stream)));
+}
+
+}  // namespace
+}  // namespace gsq::kernels
+
+using namespace gsq::kernels;
+
+extern "C" {
+
+int gsq_kernels_abi_version(void) {
+  return GSQ_KERNELS_ABI_VERSION;
+}
+
+const char* gsq_status_name(gsq_status s) {
+  switch (s) {
+    case GSQ_SUCCESS:
+      return "GSQ_SUCCESS";
+    case GSQ_ERROR_INVALID_VALUE:
+      return "GSQ_ERROR_INVALID_VALUE";
+    case GSQ_ERROR_MISALIGNED:
+      return "GSQ_ERROR_MISALIGNED";
+    case GSQ_ERROR_UNSUPPORTED:
+      return "GSQ_ERROR_UNSUPPORTED";
+    case GSQ_ERROR_CUDA:
+      return "GSQ_ERROR_CUDA";
+  }
+  return "GSQ_UNKNOWN_STATUS";
+}
+
+const char* gsq_last_error(void) {
+  return g_last_error.c_str();
+}
+
+gsq_status gsq_layer_norm(void* y, const void* x, const void* weight, const void* bias, int64_t rows, int64_t cols,
+                          float eps, gsq_dtype dtype, gsq_stream stream) {
+  if (auto s = check_rows(y, x, rows, cols, dtype)) return s;
+  if (auto s = check_pointer(weight, "weight", dtype, true)) return s;
+  if (auto s = check_pointer(bias, "bias", dtype, true)) return s;
+  if (auto s = check_eps(eps)) return s;
+  return run_row(RowOp::layer_norm, dtype, RowArgs{y, x, weight, bias, rows, cols, eps}, stream);
+}
+
+gsq_status gsq_rms_norm(void* y, const void* x, const void* weight, int64_t rows, int64_t cols, float eps,
+                        gsq_dtype dtype, gsq_stream stream) {
+  if (auto s = check_rows(y, x, rows, cols, dtype)) return s;
+  if (auto s = check_pointer(weight, "weight", dtype, true)) return s;
+  if (auto s = check_eps(eps)) return s;
+  return run_row(RowOp::rms_norm, dtype, RowArgs{y, x, weight, nullptr, rows, cols, eps}, stream);
+}
+
+gsq_status gsq_softmax(void* y, const void* x, int64_t rows, int64_t cols, gsq_dtype dtype, gsq_stream stream) {
+  if (auto s = check_rows(y, x, rows, cols, dtype)) return s;
+  return run_row(RowOp::softmax, dtype, RowArgs{y, x, nullptr, nullptr, rows, cols}, stream);
+}
+
+gsq_status gsq_softmax_dropout(void* y, const void* x, int64_t rows, int64_t cols, float p, uint64_t seed,
+                               uint64_t offset, gsq_dtype dtype, gsq_stream stream) {
+  if (auto s = check_rows(y, x, rows, cols, dtype)) return s;
+  if (!(p >= 0.0f && p < 1.0f))
+    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("dropout probability p = {} must be in [0, 1)", p));
+  RowArgs a{y, x, nullptr, nullptr, rows, cols};
+  a.p = p, a.seed = seed, a.offset = offset;
+  return run_row(RowOp::softmax_dropout, dtype, a, stream);
+}
+
+gsq_status gsq_nchw_to_nhwc(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w, gsq_dtype dtype,
+                            gsq_stream stream) {
+  return layout(true, y, x, n, c, h, w, dtype, stream);
+}
+
+gsq_status gsq_nhwc_to_nchw(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w, gsq_dtype dtype,
+                            gsq_stream stream) {
+  return layout(false, y, x, n, c, h, w, dtype, stream);
+}
+
+}  // extern "C"

@@ -1,0 +1,69 @@
+// Device helpers the kernels share: dtype conversion, 16-byte packs, row reductions.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "kernels/launch.hpp"
+
+namespace gsq::kernels {
+
+template <class T>
+struct Conv;
+template <>
+struct Conv<float> {
+  __device__ static float to(float v) { return v; }
+  __device__ static float from(float v) { return v; }
+};
+template <>
+struct Conv<__half> {
+  __device__ static float to(__half v) { return __half2float(v); }
+  __device__ static __half from(float v) { return __float2half_rn(v); }
+};
+template <>
+struct Conv<__nv_bfloat16> {
+  __device__ static float to(__nv_bfloat16 v) { return __bfloat162float(v); }
+  __device__ static __nv_bfloat16 from(float v) { return __float2bfloat16_rn(v); }
+};
+
+// N elements moved as one access (16 bytes when N = 16 / sizeof(T)).
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+struct SumOp {
+  __device__ static float identity() { return 0.0f; }
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct MaxOp {
+  __device__ static float identity() { return -__int_as_float(0x7f800000); }
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+// All-reduce over aligned groups of `width` lanes (a power of two up to 32).
+template <class Op>
+__device__ __forceinline__ float warp_allreduce(float v, Op op, int width = 32) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1)
+    if (m < width) v = op(v, __shfl_xor_sync(0xffffffffu, v, m));
+  return v;
+}
+
+// All-reduce over the `tpr` threads that share a row; tpr is a power of two from 4 to 1024, the same for the whole
+// block (so the __syncthreads are uniform), and a block holds blockDim.x / tpr rows. scratch: 32 floats.
+template <class Op>
+__device__ __forceinline__ float row_allreduce(float v, int tpr, float* scratch, Op op) {
+  v = warp_allreduce(v, op, tpr < 32 ? tpr : 32);
+  if (tpr <= 32) return v;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  const int warps_per_row = tpr / 32, first = (threadIdx.x / tpr) * warps_per_row;
+  v = warp_allreduce(lane < warps_per_row ? scratch[first + lane] : Op::identity(), op);
+  __syncthreads();  // scratch is reused by the next reduction
+  return v;
+}
+
+}  // namespace gsq::kernels

@@ -1,0 +1,58 @@
+// Internal launchers behind the C ABI (api.cpp validates, these only dispatch and launch). Host-only declarations.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gsq::kernels {
+
+enum class DType { f32 = 0, f16 = 1, bf16 = 2 };
+enum class RowOp { layer_norm, rms_norm, softmax, softmax_dropout };
+
+[[nodiscard]] constexpr int dtype_size(DType t) {
+  return t == DType::f32 ? 4 : 2;
+}
+
+struct RowArgs {
+  void* y = nullptr;
+  const void* x = nullptr;
+  const void* weight = nullptr;
+  const void* bias = nullptr;
+  int64_t rows = 0, cols = 0;
+  float eps = 0, p = 0;
+  uint64_t seed = 0, offset = 0;
+};
+
+// How a row operation is spread over the GPU for a given width (what dispatch_row picks; tests and `kernels` show it).
+struct RowPlan {
+  bool vector = false;          // 16-byte accesses (cols and pointers allow them), else one element per access
+  int elems_per_access = 1;     // 16 / sizeof(T) when vector
+  int threads_per_row = 32;     // a warp, or a whole block
+  int accesses_per_thread = 0;  // 1, 2 or 4; 0: the row does not fit in registers, a block reads it twice
+  int block_threads = 128;
+  [[nodiscard]] std::string describe() const;
+};
+[[nodiscard]] RowPlan plan_row(DType dtype, int64_t cols, bool aligned16);
+
+cudaError_t launch_row(RowOp op, DType dtype, const RowArgs& a, cudaStream_t stream);
+// y[b][s][r] = x[b][r][s] for b < batches, r < rows_, s < cols_.
+cudaError_t launch_transpose(DType dtype, void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
+                             cudaStream_t stream);
+
+// The simple versions `gpusqueeze kernels` compares against: a block per row reading the row once per pass with
+// scalar loads and a shared-memory tree reduction; a transpose with one thread per element and no tiling.
+cudaError_t launch_row_naive(RowOp op, DType dtype, const RowArgs& a, cudaStream_t stream);
+cudaError_t launch_transpose_naive(DType dtype, void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
+                                   cudaStream_t stream);
+
+// Normal(0, 1) values of the dtype from Philox (seeded), written on the device: benchmark inputs.
+cudaError_t fill_normal(DType dtype, void* y, int64_t n, uint64_t seed, cudaStream_t s);
+
+// Representative instantiations (name, kernel address) for checking the occupancy arithmetic against the runtime.
+[[nodiscard]] std::vector<std::pair<std::string, const void*>> sample_kernels();
+
+}  // namespace gsq::kernels

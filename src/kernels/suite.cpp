@@ -1,0 +1,211 @@
+// The `kernels` bench suite: each kernel, ours and the naive version, next to cudaMemcpy D2D of the same bytes, all
+// in one run so the ratios compare figures taken side by side. Inputs are normal(0, 1) values, 256 MiB by default
+// (four times the H200's L2), so every launch reads from HBM.
+#include "bench/cuda_raii.hpp"
+#include "core/error.hpp"
+#include "gpusqueeze/kernels.h"
+#include "kernels/suite_support.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <map>
+
+namespace gsq::kernels {
+
+std::optional<DType> parse_dtype(const std::string& s) {
+  if (s == "f32" || s == "fp32" || s == "float32" || s == "float") return DType::f32;
+  if (s == "f16" || s == "fp16" || s == "float16" || s == "half") return DType::f16;
+  if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  return std::nullopt;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f32:
+      return "f32";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+  }
+  return "?";
+}
+
+namespace {
+
+using bench::DeviceBuffer;
+using bench::State;
+
+DType dtype_axis(State& st) {
+  const auto d = parse_dtype(st.axis("dtype"));
+  if (!d) throw_bad_input("dtype=" + st.axis("dtype") + " (f32, f16 or bf16)");
+  return *d;
+}
+
+void check(gsq_status s) {
+  if (s != GSQ_SUCCESS) throw_bad_input(fmt::format("{}: {}", gsq_status_name(s), gsq_last_error()));
+}
+
+void check(cudaError_t e) {
+  GSQ_CUDA_CHECK(e);
+}
+
+bool naive_impl(State& st) {
+  const std::string& impl = st.axis("impl");
+  if (impl != "ours" && impl != "naive") throw_bad_input("impl=" + impl + " (ours or naive)");
+  return impl == "naive";
+}
+
+void row_benchmark(State& st, RowOp op) {
+  const DType dt = dtype_axis(st);
+  const int64_t cols = st.axis_int("cols"), elements = st.axis_int("elements");
+  if (cols < 1 || elements < cols) throw_bad_input(fmt::format("cols={} elements={}", cols, elements));
+  const int64_t rows = elements / cols, n = rows * cols;
+  const bool naive = naive_impl(st);
+  const auto bytes = static_cast<size_t>(n * dtype_size(dt));
+  DeviceBuffer x = DeviceBuffer::create(bytes), y = DeviceBuffer::create(bytes);
+  DeviceBuffer w = DeviceBuffer::create(static_cast<size_t>(cols * dtype_size(dt)));
+  DeviceBuffer b = DeviceBuffer::create(static_cast<size_t>(cols * dtype_size(dt)));
+  check(fill_normal(dt, x.get(), n, 1, st.stream()));
+  check(fill_normal(dt, w.get(), cols, 2, st.stream()));
+  check(fill_normal(dt, b.get(), cols, 3, st.stream()));
+  st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));  // the row is read once and written once
+  st.set_items_per_launch(static_cast<double>(n));
+  st.compare_to_dram_peak();
+  const auto gd = static_cast<gsq_dtype>(dt);
+  st.exec([&, op, naive, gd](cudaStream_t s) {
+    auto gs = reinterpret_cast<gsq_stream>(s);
+    if (naive) {
+      RowArgs a{y.get(), x.get(), w.get(), b.get(), rows, cols, 1e-5f, 0.1f, 7, 0};
+      check(launch_row_naive(op, static_cast<DType>(gd), a, s));
+      return;
+    }
+    switch (op) {
+      case RowOp::layer_norm:
+        check(gsq_layer_norm(y.get(), x.get(), w.get(), b.get(), rows, cols, 1e-5f, gd, gs));
+        break;
+      case RowOp::rms_norm:
+        check(gsq_rms_norm(y.get(), x.get(), w.get(), rows, cols, 1e-5f, gd, gs));
+        break;
+      case RowOp::softmax:
+        check(gsq_softmax(y.get(), x.get(), rows, cols, gd, gs));
+        break;
+      case RowOp::softmax_dropout:
+        check(gsq_softmax_dropout(y.get(), x.get(), rows, cols, 0.1f, 7, 0, gd, gs));
+        break;
+    }
+  });
+}
+
+// "NxCxHxW"
+std::array<int64_t, 4> parse_shape(const std::string& s) {
+  std::array<int64_t, 4> d{};
+  size_t pos = 0;
+  for (int i = 0; i < 4; ++i) {
+    const size_t x = s.find('x', pos);
+    const auto v = bench::parse_size(s.substr(pos, x == std::string::npos ? std::string::npos : x - pos));
+    if (!v || *v < 1 || (i < 3 && x == std::string::npos) || (i == 3 && x != std::string::npos))
+      throw_bad_input("shape=" + s + " (use NxCxHxW, e.g. 32x256x56x56)");
+    d[static_cast<size_t>(i)] = *v;
+    pos = x + 1;
+  }
+  return d;
+}
+
+void layout_benchmark(State& st, bool to_nhwc) {
+  const DType dt = dtype_axis(st);
+  const auto [n, c, h, w] = parse_shape(st.axis("shape"));
+  const bool naive = naive_impl(st);
+  const int64_t count = n * c * h * w;
+  const auto bytes = static_cast<size_t>(count * dtype_size(dt));
+  DeviceBuffer x = DeviceBuffer::create(bytes), y = DeviceBuffer::create(bytes);
+  check(fill_normal(dt, x.get(), count, 4, st.stream()));
+  st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
+  st.compare_to_dram_peak();
+  const int64_t rows = to_nhwc ? c : h * w, cols = to_nhwc ? h * w : c;
+  st.exec([&, naive, rows, cols](cudaStream_t s) {
+    if (naive) {
+      check(launch_transpose_naive(dt, y.get(), x.get(), n, rows, cols, s));
+    } else {
+      auto f = to_nhwc ? gsq_nchw_to_nhwc : gsq_nhwc_to_nchw;
+      check(f(y.get(), x.get(), n, c, h, w, static_cast<gsq_dtype>(dt), reinterpret_cast<gsq_stream>(s)));
+    }
+  });
+}
+
+void memcpy_reference(State& st) {
+  const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
+  DeviceBuffer x = DeviceBuffer::create(bytes), y = DeviceBuffer::create(bytes);
+  check(fill_normal(DType::f32, x.get(), static_cast<int64_t>(bytes / 4), 5, st.stream()));
+  st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
+  st.compare_to_dram_peak();
+  st.exec(
+      [&](cudaStream_t s) { GSQ_CUDA_CHECK(cudaMemcpyAsync(y.get(), x.get(), bytes, cudaMemcpyDeviceToDevice, s)); });
+}
+
+const std::vector<std::string> kWidths{"256", "1024", "4096", "16384", "65536"};
+
+bench::Benchmark row_entry(const char* name, const char* what, RowOp op) {
+  return {fmt::format("kernels.{}", name),
+          fmt::format("{} over the last dimension of elements/cols rows (read + write counted)", what),
+          {{"dtype", {"bf16"}}, {"cols", kWidths}, {"elements", {"128Mi"}}, {"impl", {"ours", "naive"}}},
+          [op](State& st) { row_benchmark(st, op); }};
+}
+
+}  // namespace
+
+bench::Suite kernels_suite() {
+  const std::vector<std::string> shapes{"32x256x56x56", "8x64x224x224", "64x512x28x28"};
+  return {
+      row_entry("layer_norm", "LayerNorm (weight and bias, eps 1e-5)", RowOp::layer_norm),
+      row_entry("rms_norm", "RMSNorm (weight, eps 1e-5)", RowOp::rms_norm),
+      row_entry("softmax", "softmax", RowOp::softmax),
+      row_entry("softmax_dropout", "softmax then dropout p = 0.1 (Philox), fused", RowOp::softmax_dropout),
+      {"kernels.nchw_to_nhwc",
+       "NCHW → NHWC (read + write counted)",
+       {{"dtype", {"bf16"}}, {"shape", shapes}, {"impl", {"ours", "naive"}}},
+       [](State& st) { layout_benchmark(st, true); }},
+      {"kernels.nhwc_to_nchw",
+       "NHWC → NCHW (read + write counted)",
+       {{"dtype", {"bf16"}}, {"shape", shapes}, {"impl", {"ours", "naive"}}},
+       [](State& st) { layout_benchmark(st, false); }},
+      {"kernels.memcpy_d2d",
+       "cudaMemcpyAsync D2D of the inputs' size: the copy ceiling",
+       {{"bytes", {"256Mi"}}},
+       memcpy_reference},
+  };
+}
+
+Table copy_ratio_table(const bench::Run& run) {
+  Table t{{"kernel", "configuration", "GB/s", "× cudaMemcpy D2D", "× naive"}, {}};
+  auto gbps = [](const bench::Result& r) {
+    return r.measurements.empty() ? 0.0 : bench::derive(r, r.measurements[0]).bytes_per_s;
+  };
+  double copy = 0;
+  for (const auto& r : run.results)
+    if (r.name == "kernels.memcpy_d2d") copy = std::max(copy, gbps(r));
+  std::map<std::string, double> naive;  // by configuration without the impl axis
+  auto key = [](const bench::Result& r) {
+    std::string k = r.name;
+    for (const auto& [a, v] : r.axes)
+      if (a != "impl") k += "," + a + "=" + v;
+    return k;
+  };
+  for (const auto& r : run.results)
+    if (r.axes.contains("impl") && r.axes.at("impl") == "naive") naive[key(r)] = gbps(r);
+  for (const auto& r : run.results) {
+    if (!r.axes.contains("impl") || r.axes.at("impl") != "ours" || r.measurements.empty()) continue;
+    std::string config;
+    for (const auto& [a, v] : r.axes)
+      if (a != "impl") config += (config.empty() ? "" : ", ") + a + "=" + v;
+    const double g = gbps(r);
+    const auto nv = naive.find(key(r));
+    t.rows.push_back({r.name, config, fmt::format("{:.0f}", g / 1e9), copy > 0 ? fmt::format("{:.3f}", g / copy) : "",
+                      nv != naive.end() && nv->second > 0 ? fmt::format("{:.2f}", g / nv->second) : ""});
+  }
+  if (copy > 0) t.rows.push_back({"kernels.memcpy_d2d", "bytes=256Mi", fmt::format("{:.0f}", copy / 1e9), "1.000", ""});
+  return t;
+}
+
+}  // namespace gsq::kernels

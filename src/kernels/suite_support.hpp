@@ -1,0 +1,24 @@
+// What the `kernels` bench suite and the tests need beyond the C ABI.
+#pragma once
+
+#include "bench/runner.hpp"
+#include "core/table.hpp"
+#include "kernels/launch.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gsq::kernels {
+
+// The `kernels` suite: ours and naive versions of each kernel, and cudaMemcpy D2D of the same bytes.
+[[nodiscard]] bench::Suite kernels_suite();
+
+[[nodiscard]] std::optional<DType> parse_dtype(const std::string& s);  // "f32"/"fp32"/"float32", "f16", "bf16"
+[[nodiscard]] const char* dtype_name(DType t);
+
+// Each kernel's bandwidth next to cudaMemcpy D2D measured in the same run: the "≥ 0.90 × copy" table.
+[[nodiscard]] Table copy_ratio_table(const bench::Run& run);
+
+}  // namespace gsq::kernels

@@ -1,0 +1,239 @@
+// CPU tests of the kernel library: the Philox generator and the dropout mask, the row plan, argument validation
+// through the C ABI (nothing launches on bad input, so no GPU is needed), the fp64 references, and the occupancy
+// arithmetic and resource-usage parser.
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+#include "gpusqueeze/kernels.h"
+#include "kernels/occupancy.hpp"
+#include "kernels/philox.hpp"
+#include "kernels/reference.hpp"
+#include "support/fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+namespace gsq::kernels {
+namespace {
+
+// Known-answer vectors of Philox4x32-10 from the Random123 distribution (kat_vectors).
+TEST(Philox, MatchesTheRandom123KnownAnswers) {
+  struct Kat {
+    Philox4 ctr;
+    uint32_t k0, k1;
+    Philox4 want;
+  };
+  const Kat kats[] = {
+      {{{0, 0, 0, 0}}, 0, 0, {{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}}},
+      {{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
+       0xffffffffu,
+       0xffffffffu,
+       {{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}}},
+      {{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}},
+       0xa4093822u,
+       0x299f31d0u,
+       {{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}}},
+  };
+  for (const auto& k : kats) {
+    const Philox4 got = philox4x32_10(k.ctr, k.k0, k.k1);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(got.v[i], k.want.v[i]) << "word " << i;
+  }
+}
+
+TEST(Dropout, KeepProbabilityIsStatisticallyRight) {
+  const uint64_t seed = std::random_device{}();
+  for (float p : {0.1f, 0.5f, 0.9f}) {
+    const int64_t n = 1 << 20;
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; ++i) kept += dropout_keep(static_cast<uint64_t>(i), p, seed, 3);
+    const auto nd = static_cast<double>(n);
+    const double mean = nd * (1.0 - p), sd = std::sqrt(nd * p * (1.0 - p));
+    EXPECT_LT(std::abs(static_cast<double>(kept) - mean), 5 * sd) << "p=" << p << " seed=" << seed;
+  }
+}
+
+TEST(Dropout, MaskDependsOnSeedAndOffsetOnly) {
+  int64_t same = 0, other_seed = 0, other_offset = 0;
+  for (uint64_t i = 0; i < 4096; ++i) {
+    same += dropout_keep(i, 0.5f, 42, 7) == dropout_keep(i, 0.5f, 42, 7);
+    other_seed += dropout_keep(i, 0.5f, 42, 7) == dropout_keep(i, 0.5f, 43, 7);
+    other_offset += dropout_keep(i, 0.5f, 42, 7) == dropout_keep(i, 0.5f, 42, 8);
+  }
+  EXPECT_EQ(same, 4096);
+  EXPECT_NEAR(static_cast<double>(other_seed), 2048, 5 * 32);  // independent masks agree about half the time
+  EXPECT_NEAR(static_cast<double>(other_offset), 2048, 5 * 32);
+  EXPECT_FALSE(dropout_keep(5, 0.0f, 1, 1) == false);  // p = 0 keeps everything
+}
+
+TEST(RowPlan, PicksWarpBlockOrTwoPassByWidth) {
+  RowPlan p = plan_row(DType::bf16, 256, true);  // 8 lanes a row, 16 rows a block
+  EXPECT_TRUE(p.vector);
+  EXPECT_EQ(p.elems_per_access, 8);
+  EXPECT_EQ(p.threads_per_row, 8);
+  EXPECT_EQ(p.accesses_per_thread, 4);
+  EXPECT_EQ(p.block_threads, 128);
+  p = plan_row(DType::bf16, 4096, true);
+  EXPECT_EQ(p.threads_per_row, 128);
+  EXPECT_EQ(p.accesses_per_thread, 4);
+  EXPECT_EQ(p.block_threads, 128);
+  p = plan_row(DType::bf16, 32768, true);  // the widest row held in registers: 1024 threads × 4 × 16 bytes
+  EXPECT_EQ(p.threads_per_row, 1024);
+  EXPECT_EQ(p.accesses_per_thread, 4);
+  EXPECT_EQ(plan_row(DType::bf16, 32776, true).accesses_per_thread, 0);
+  p = plan_row(DType::f32, 65536, true);
+  EXPECT_EQ(p.accesses_per_thread, 0);  // 256 KiB: two reads by a block of 1024
+  EXPECT_EQ(p.block_threads, 1024);
+  p = plan_row(DType::bf16, 4095, true);  // odd width: one element per access, still in registers
+  EXPECT_FALSE(p.vector);
+  EXPECT_EQ(p.elems_per_access, 1);
+  EXPECT_EQ(p.threads_per_row, 1024);
+  EXPECT_EQ(p.accesses_per_thread, 4);
+  EXPECT_EQ(plan_row(DType::bf16, 4097, true).accesses_per_thread, 0);
+  EXPECT_FALSE(plan_row(DType::f16, 4096, false).vector);  // unaligned pointers
+  for (int64_t cols = 1; cols <= 300000; cols = cols * 3 + 1) {
+    for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+      const RowPlan q = plan_row(t, cols, true);
+      if (q.accesses_per_thread == 0) continue;
+      EXPECT_GE(int64_t{q.threads_per_row} * q.accesses_per_thread * q.elems_per_access, cols) << cols;
+      EXPECT_EQ(q.block_threads % q.threads_per_row, 0);
+      EXPECT_LE(q.block_threads, 1024);
+      EXPECT_LE(q.accesses_per_thread, 4);
+    }
+  }
+}
+
+// Addresses that are never dereferenced: validation rejects the call before anything reaches the GPU.
+void* fake(uintptr_t a) {
+  return reinterpret_cast<void*>(a);
+}
+
+TEST(KernelsAbi, RejectsBadArgumentsWithoutLaunching) {
+  void* x = fake(0x100000);
+  void* y = fake(0x200000);
+  EXPECT_EQ(gsq_layer_norm(y, nullptr, nullptr, nullptr, 4, 64, 1e-5f, GSQ_BFLOAT16, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(gsq_last_error()).find("x is NULL"), std::string::npos);
+  EXPECT_EQ(gsq_layer_norm(y, x, nullptr, nullptr, 4, 0, 1e-5f, GSQ_BFLOAT16, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_EQ(gsq_layer_norm(y, x, nullptr, nullptr, -1, 64, 1e-5f, GSQ_BFLOAT16, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_EQ(gsq_layer_norm(y, x, nullptr, nullptr, 4, 64, NAN, GSQ_BFLOAT16, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_EQ(gsq_layer_norm(y, x, fake(0x300001), nullptr, 4, 64, 1e-5f, GSQ_FLOAT16, nullptr), GSQ_ERROR_MISALIGNED);
+  EXPECT_NE(std::string(gsq_last_error()).find("weight"), std::string::npos);
+  EXPECT_EQ(gsq_rms_norm(fake(0x200002), x, nullptr, 4, 64, 1e-5f, GSQ_FLOAT32, nullptr), GSQ_ERROR_MISALIGNED);
+  const auto bad_dtype = static_cast<gsq_dtype>(std::atoi("7"));  // outside the enum, as from a careless caller
+  EXPECT_EQ(gsq_softmax(y, x, 4, 64, bad_dtype, nullptr), GSQ_ERROR_UNSUPPORTED);
+  EXPECT_EQ(gsq_softmax(y, x, int64_t{1} << 40, 1 << 20, GSQ_FLOAT32, nullptr), GSQ_ERROR_UNSUPPORTED);
+  EXPECT_EQ(gsq_softmax_dropout(y, x, 4, 64, 1.0f, 1, 0, GSQ_FLOAT32, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_EQ(gsq_softmax_dropout(y, x, 4, 64, -0.1f, 1, 0, GSQ_FLOAT32, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_EQ(gsq_softmax_dropout(y, x, 4, 64, NAN, 1, 0, GSQ_FLOAT32, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_EQ(gsq_nchw_to_nhwc(y, x, 2, 0, 4, 4, GSQ_FLOAT32, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_EQ(gsq_nchw_to_nhwc(fake(0x100010), x, 2, 3, 4, 4, GSQ_FLOAT32, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(gsq_last_error()).find("overlaps"), std::string::npos);
+  EXPECT_EQ(gsq_nhwc_to_nchw(y, x, 2, 3, 4, 4, GSQ_BFLOAT16, nullptr) == GSQ_ERROR_MISALIGNED, false);
+  // Empty tensors are valid and launch nothing.
+  EXPECT_EQ(gsq_softmax(y, x, 0, 64, GSQ_FLOAT32, nullptr), GSQ_SUCCESS);
+  EXPECT_STREQ(gsq_last_error(), "");
+  EXPECT_EQ(gsq_nchw_to_nhwc(y, x, 0, 3, 4, 4, GSQ_FLOAT32, nullptr), GSQ_SUCCESS);
+  EXPECT_STREQ(gsq_status_name(GSQ_ERROR_MISALIGNED), "GSQ_ERROR_MISALIGNED");
+  EXPECT_EQ(gsq_kernels_abi_version(), GSQ_KERNELS_ABI_VERSION);
+}
+
+TEST(References, AgreeWithHandComputedValues) {
+  const std::vector<double> x{1, 2, 3, 4};
+  const auto ln = ref::layer_norm(x, {}, {}, 1, 4, 0);
+  const double sd = std::sqrt(1.25);
+  EXPECT_NEAR(ln[0], -1.5 / sd, 1e-12);
+  EXPECT_NEAR(ln[3], 1.5 / sd, 1e-12);
+  const auto rms = ref::rms_norm(x, {2, 2, 2, 2}, 1, 4, 0);
+  EXPECT_NEAR(rms[1], 2 * 2 / std::sqrt(7.5), 1e-12);
+  const auto sm = ref::softmax(x, 2, 2);
+  EXPECT_NEAR(sm[0] + sm[1], 1, 1e-12);
+  EXPECT_NEAR(sm[1] / sm[0], std::exp(1.0), 1e-12);
+  const auto t = ref::transpose({0, 1, 2, 3, 4, 5}, 1, 2, 3);  // [2][3] -> [3][2]
+  EXPECT_EQ(t, (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  const auto d = ref::softmax_dropout(x, 1, 4, 0.5f, 9, 0);
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_DOUBLE_EQ(d[i], dropout_keep(i, 0.5f, 9, 0) ? 2 * ref::softmax(x, 1, 4)[i] : 0.0);
+}
+
+TEST(References, DtypeConversionsRoundToNearestEven) {
+  // 1 + 2^-8 is halfway between two bf16 values: ties go to the even one (1.0); 1 + 3*2^-8 goes up.
+  EXPECT_EQ(ref::to_double(DType::bf16, ref::from_double(DType::bf16, {1 + std::ldexp(1, -8)}).data(), 1)[0], 1.0);
+  EXPECT_EQ(ref::to_double(DType::bf16, ref::from_double(DType::bf16, {1 + 3 * std::ldexp(1, -8)}).data(), 1)[0],
+            1 + std::ldexp(1, -6));
+  EXPECT_EQ(ref::to_double(DType::f16, ref::from_double(DType::f16, {1 + std::ldexp(1, -11)}).data(), 1)[0], 1.0);
+  EXPECT_EQ(ref::to_double(DType::f16, ref::from_double(DType::f16, {65504}).data(), 1)[0], 65504);
+  EXPECT_TRUE(std::isinf(ref::to_double(DType::f16, ref::from_double(DType::f16, {70000}).data(), 1)[0]));
+  EXPECT_EQ(ref::to_double(DType::f16, ref::from_double(DType::f16, {std::ldexp(1, -24)}).data(), 1)[0],
+            std::ldexp(1, -24));  // smallest subnormal
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> nd;
+  for (int i = 0; i < 1000; ++i) {
+    const double v = nd(rng);
+    for (DType t : {DType::f16, DType::bf16}) {
+      const double back = ref::to_double(t, ref::from_double(t, {v}).data(), 1)[0];
+      EXPECT_LE(std::abs(back - v), std::abs(v) * (t == DType::f16 ? std::ldexp(1, -11) : std::ldexp(1, -8)) + 1e-7);
+    }
+  }
+}
+
+TEST(Occupancy, FollowsTheOccupancyCalculator) {
+  const ArchLimits h = *arch_limits(90);
+  Occupancy o = theoretical_occupancy(h, 256, 32, 0);
+  EXPECT_EQ(o.blocks_per_sm, 8);
+  EXPECT_DOUBLE_EQ(o.ratio, 1.0);
+  EXPECT_EQ(o.limiter, "warps");
+  o = theoretical_occupancy(h, 256, 64, 0);  // 2048 registers a warp: 8 warps per sub-partition
+  EXPECT_EQ(o.blocks_per_sm, 4);
+  EXPECT_DOUBLE_EQ(o.ratio, 0.5);
+  EXPECT_EQ(o.limiter, "registers");
+  o = theoretical_occupancy(h, 128, 40, 0);  // 1280 registers a warp: 12 warps per sub-partition = 48
+  EXPECT_EQ(o.blocks_per_sm, 12);
+  o = theoretical_occupancy(h, 256, 32, 100 * 1024);  // 101 KiB with the reserved 1 KiB: two fit in 228 KiB
+  EXPECT_EQ(o.blocks_per_sm, 2);
+  EXPECT_EQ(o.limiter, "shared memory");
+  o = theoretical_occupancy(h, 32, 16, 0);  // 64 warps would fit, 32 blocks do
+  EXPECT_EQ(o.blocks_per_sm, 32);
+  EXPECT_EQ(o.limiter, "blocks per SM");
+  EXPECT_DOUBLE_EQ(o.ratio, 0.5);
+  o = theoretical_occupancy(h, 1024, 255, 0);
+  EXPECT_EQ(o.blocks_per_sm, 0);
+  EXPECT_NE(o.limiter.find("register"), std::string::npos);
+  o = theoretical_occupancy(h, 256, 32, 228 * 1024);
+  EXPECT_EQ(o.blocks_per_sm, 0);
+  const ArchLimits ampere = *arch_limits(86);  // 48 warps per SM: one block of 1024 leaves a third idle
+  o = theoretical_occupancy(ampere, 1024, 32, 0);
+  EXPECT_EQ(o.blocks_per_sm, 1);
+  EXPECT_NEAR(o.ratio, 2.0 / 3, 1e-12);
+  EXPECT_FALSE(arch_limits(91).has_value());
+}
+
+TEST(Occupancy, ParsesCuobjdumpResourceUsage) {
+  // cuobjdump 13 --dump-resource-usage of libgsqkernels.so, recorded by the tool.
+  const auto kernels = parse_resource_usage(read_text_file(test::fixture("cuobjdump-gsqkernels-sm90.txt")));
+  ASSERT_GT(kernels.size(), 50u);
+  bool saw_wide = false;
+  for (const auto& k : kernels) {
+    EXPECT_EQ(k.arch, 90);
+    EXPECT_GT(k.regs, 0) << k.name;
+    EXPECT_FALSE(k.mangled.empty());
+    saw_wide |= k.name.find("row_kernel_wide") != std::string::npos;
+  }
+  EXPECT_TRUE(saw_wide);
+  EXPECT_THROW((void)parse_resource_usage("not cuobjdump output\n"), Error);
+  EXPECT_TRUE(parse_resource_usage("Resource usage:\n Common:\n  GLOBAL:0\n").empty());
+}
+
+// Our own kernels, read from the library just built: no register spills, no stack (the compiler's report).
+TEST(Occupancy, OurKernelsDoNotSpill) {
+  if (find_cuobjdump().empty()) GTEST_SKIP() << "cuobjdump not found (pip install nvidia-cuda-cuobjdump)";
+  const auto kernels = read_resource_usage(GSQ_KERNELS_LIBRARY);
+  ASSERT_GT(kernels.size(), 50u);
+  for (const auto& k : kernels) {
+    EXPECT_EQ(k.local, 0) << k.name;
+    EXPECT_EQ(k.stack, 0) << k.name;
+  }
+}
+
+}  // namespace
+}  // namespace gsq::kernels
