@@ -75,51 +75,27 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
     if (row_ok && idx < nvec) p[j] = x[idx];
   }
   auto valid = [&](int j) { return row_ok && lane + static_cast<int64_t>(j) * tpr < nvec; };
+  // Folds f over every value of this thread's part of the row.
+  auto fold = [&](float acc, auto&& f) {
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+      if (valid(j))
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc = f(acc, Conv<T>::to(p[j].v[k]));
+    return acc;
+  };
   const float n = static_cast<float>(a.cols);
   float mean = 0, scale = 1;
-  if constexpr (OP == RowOp::layer_norm) {
-    float s = 0;
-#pragma unroll
-    for (int j = 0; j < VPT; ++j)
-      if (valid(j))
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) s += Conv<T>::to(p[j].v[k]);
-    mean = row_allreduce(s, tpr, scratch, SumOp{}) / n;
-    float q = 0;
-#pragma unroll
-    for (int j = 0; j < VPT; ++j)
-      if (valid(j))
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) {
-          const float d = Conv<T>::to(p[j].v[k]) - mean;
-          q += d * d;
-        }
-    scale = rsqrtf(row_allreduce(q, tpr, scratch, SumOp{}) / n + a.eps);
-  } else if constexpr (OP == RowOp::rms_norm) {
-    float q = 0;
-#pragma unroll
-    for (int j = 0; j < VPT; ++j)
-      if (valid(j))
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) {
-          const float v = Conv<T>::to(p[j].v[k]);
-          q += v * v;
-        }
+  if constexpr (OP == RowOp::layer_norm || OP == RowOp::rms_norm) {
+    // Two passes over the registers: the mean (LayerNorm only; RMSNorm centres on 0), then the squared deviations.
+    if constexpr (OP == RowOp::layer_norm)
+      mean = row_allreduce(fold(0.0f, [](float acc, float v) { return acc + v; }), tpr, scratch, SumOp{}) / n;
+    const float q = fold(0.0f, [mean](float acc, float v) { return acc + (v - mean) * (v - mean); });
     scale = rsqrtf(row_allreduce(q, tpr, scratch, SumOp{}) / n + a.eps);
   } else {
-    float m = MaxOp::identity();
-#pragma unroll
-    for (int j = 0; j < VPT; ++j)
-      if (valid(j))
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) m = fmaxf(m, Conv<T>::to(p[j].v[k]));
-    mean = row_allreduce(m, tpr, scratch, MaxOp{});
-    float s = 0;
-#pragma unroll
-    for (int j = 0; j < VPT; ++j)
-      if (valid(j))
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) s += __expf(Conv<T>::to(p[j].v[k]) - mean);
+    mean =
+        row_allreduce(fold(MaxOp::identity(), [](float acc, float v) { return fmaxf(acc, v); }), tpr, scratch, MaxOp{});
+    const float s = fold(0.0f, [mean](float acc, float v) { return acc + __expf(v - mean); });
     scale = 1.0f / row_allreduce(s, tpr, scratch, SumOp{});
   }
   P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + (row_ok ? row : 0) * a.cols);
