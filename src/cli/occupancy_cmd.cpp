@@ -23,6 +23,25 @@ struct OccupancyOptions {
   bool json = false;
 };
 
+// "void ns::(anonymous namespace)::kernel<float, 4>(Args, int)" -> "ns::kernel<float, 4>": the template arguments
+// are what tells one instantiation from the next; the table keeps them and drops the rest.
+std::string display_name(std::string n) {
+  for (const std::string_view junk : {std::string_view("(anonymous namespace)::")})
+    for (size_t at; (at = n.find(junk)) != std::string::npos;) n.erase(at, junk.size());
+  if (n.starts_with("void ")) n.erase(0, 5);
+  if (!n.empty() && n.back() == ')') {
+    int depth = 0;
+    for (size_t i = n.size(); i-- > 0;) {
+      if (n[i] == ')') ++depth;
+      if (n[i] == '(' && --depth == 0) {
+        n.erase(i);
+        break;
+      }
+    }
+  }
+  return n;
+}
+
 int parse_arch(const std::string& s) {
   std::smatch m;
   if (!std::regex_match(s, m, std::regex(R"((?:sm_|compute_)?(\d+))")))
@@ -60,8 +79,12 @@ int run_occupancy(const OccupancyOptions& o) {
                      {"local_bytes", k.local},
                      {"stack_bytes", k.stack},
                      {"constant0_bytes", k.constant0}};
-    std::vector<std::string> row{abbreviate(k.name, 70),   fmt::format("sm_{}", sm), std::to_string(k.regs),
-                                 std::to_string(k.shared), std::to_string(k.local),  std::to_string(k.stack)};
+    std::vector<std::string> row{abbreviate(display_name(k.name), 90),
+                                 fmt::format("sm_{}", sm),
+                                 std::to_string(k.regs),
+                                 std::to_string(k.shared),
+                                 std::to_string(k.local),
+                                 std::to_string(k.stack)};
     if (!limits) {
       j["occupancy"] = nullptr;
       j["note"] = fmt::format("no limits known for sm_{} (known: {}); pass --arch", sm, kernels::known_archs());
