@@ -12,6 +12,12 @@ replace:
     y = gk.nchw_to_nhwc(x)                            # x.contiguous(memory_format=torch.channels_last)
     y = gk.nhwc_to_nchw(y)                            # y.contiguous()
 
+Weight-only quantized linear layers for decoding (M = 1…16 rows):
+
+    qw = gk.quantize_w4(linear.weight, group=128, asymmetric=False)   # offline; qw.error = (max_rel, rms_rel)
+    y = gk.w4a16_linear(x, qw, linear.bias)                            # x [..., K] fp16/bf16 -> y [..., N]
+    qw8 = gk.quantize_w8(linear.weight); y = gk.w8a16_linear(x, qw8, linear.bias)
+
 The library is found through $GSQ_KERNELS_LIBRARY, then build/lib next to this file's parent, then the loader path.
 Errors from the library (bad shape, dtype, alignment) raise GsqKernelError with the library's message.
 Forward only: the outputs carry no autograd graph.
@@ -26,7 +32,7 @@ import pathlib
 import torch
 
 __all__ = ["GsqKernelError", "layer_norm", "rms_norm", "softmax", "softmax_dropout", "nchw_to_nhwc", "nhwc_to_nchw",
-           "library_path"]
+           "quantize_w4", "quantize_w8", "w4a16_linear", "w8a16_linear", "QuantizedWeight", "library_path"]
 
 _DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 _ABI_VERSION = 1
@@ -84,6 +90,10 @@ def _load():
         "gsq_softmax_dropout": [p, p, i64, i64, f32, u64, u64, i32, p],
         "gsq_nchw_to_nhwc": [p, p, i64, i64, i64, i64, i32, p],
         "gsq_nhwc_to_nchw": [p, p, i64, i64, i64, i64, i32, p],
+        "gsq_quantize_w8": [p, i64, i64, p, p, p, p],
+        "gsq_quantize_w4": [p, i64, i64, i64, i32, p, p, p, p],
+        "gsq_w8a16_gemm": [p, p, p, p, p, i64, i64, i64, i32, p],
+        "gsq_w4a16_gemm": [p, p, p, p, p, i64, i64, i64, i64, i32, p],
     }
     for name, args in sigs.items():
         fn = getattr(lib, name)
@@ -206,3 +216,77 @@ def nhwc_to_nchw(x: torch.Tensor) -> torch.Tensor:
     with torch.cuda.device(x.device):
         _check(_load().gsq_nhwc_to_nchw(_ptr(y), _ptr(x), n, c, h, w, dt, _stream(x)), "nhwc_to_nchw")
     return y
+
+
+class QuantizedWeight:
+    """A packed weight in layout gsq.w4/1 or gsq.w8/1 (kernels.h), on the device of the weight it came from."""
+
+    def __init__(self, layout, n, k, data, params, group, error):
+        self.layout, self.n, self.k, self.data, self.params, self.group = layout, n, k, data, params, group
+        self.error = error  # (max |w - ŵ| / max |w|, ‖w - ŵ‖ / ‖w‖)
+
+    def __repr__(self):
+        return (f"QuantizedWeight({self.layout}, N={self.n}, K={self.k}, group={self.group}, "
+                f"max_rel={self.error[0]:.4g}, rms_rel={self.error[1]:.4g})")
+
+
+def _host_weight(weight):
+    if weight.dim() != 2:
+        raise GsqKernelError(f"expected a 2-D weight [N, K], got {weight.dim()}-D")
+    return weight.detach().to("cpu", torch.float32).contiguous()
+
+
+def quantize_w8(weight: torch.Tensor) -> QuantizedWeight:
+    """INT8 per output channel (symmetric) of a [N, K] weight, quantized on the host."""
+    w = _host_weight(weight)
+    n, k = w.shape
+    q = torch.empty((n, k), dtype=torch.uint8)
+    s = torch.empty((n,), dtype=torch.float32)
+    mx, rms = ctypes.c_double(), ctypes.c_double()
+    _check(_load().gsq_quantize_w8(_ptr(w), n, k, _ptr(q), _ptr(s), ctypes.byref(mx), ctypes.byref(rms)),
+           "quantize_w8")
+    dev = weight.device
+    return QuantizedWeight("gsq.w8/1", n, k, q.to(dev), s.to(dev), 0, (mx.value, rms.value))
+
+
+def quantize_w4(weight: torch.Tensor, group: int = 128, asymmetric: bool = False) -> QuantizedWeight:
+    """INT4 group-wise along K (group 64 or 128; symmetric or with zero points) of a [N, K] weight."""
+    w = _host_weight(weight)
+    n, k = w.shape
+    words = torch.empty((n, k // 8), dtype=torch.int32)
+    params = torch.empty((n, max(k // group, 1), 2), dtype=torch.float16)
+    mx, rms = ctypes.c_double(), ctypes.c_double()
+    _check(_load().gsq_quantize_w4(_ptr(w), n, k, group, int(asymmetric), _ptr(words), _ptr(params), ctypes.byref(mx),
+                                   ctypes.byref(rms)), "quantize_w4")
+    dev = weight.device
+    return QuantizedWeight("gsq.w4/1", n, k, words.to(dev), params.to(dev), group, (mx.value, rms.value))
+
+
+def _linear(x, qw, bias, layout):
+    if qw.layout != layout:
+        raise GsqKernelError(f"expected a {layout} weight, got {qw.layout}")
+    dt = _dtype(x)
+    if x.shape[-1] != qw.k:
+        raise GsqKernelError(f"x has {x.shape[-1]} features, the weight expects K = {qw.k}")
+    x2 = x.reshape(-1, qw.k).contiguous()
+    m = x2.shape[0]
+    bias = _param(bias, x2, qw.n, "bias")
+    y = torch.empty((m, qw.n), dtype=x.dtype, device=x.device)
+    with torch.cuda.device(x.device):
+        if layout == "gsq.w4/1":
+            st = _load().gsq_w4a16_gemm(_ptr(y), _ptr(x2), _ptr(qw.data), _ptr(qw.params), _ptr(bias), m, qw.n, qw.k,
+                                        qw.group, dt, _stream(x))
+        else:
+            st = _load().gsq_w8a16_gemm(_ptr(y), _ptr(x2), _ptr(qw.data), _ptr(qw.params), _ptr(bias), m, qw.n, qw.k,
+                                        dt, _stream(x))
+    _check(st, layout)
+    return y.reshape(*x.shape[:-1], qw.n)
+
+
+def w4a16_linear(x: torch.Tensor, qw: QuantizedWeight, bias=None) -> torch.Tensor:
+    """y = x @ dequant(W).T + bias for up to 16 rows of x (fp16 or bf16)."""
+    return _linear(x, qw, bias, "gsq.w4/1")
+
+
+def w8a16_linear(x: torch.Tensor, qw: QuantizedWeight, bias=None) -> torch.Tensor:
+    return _linear(x, qw, bias, "gsq.w8/1")

@@ -66,6 +66,27 @@ GSQ_API gsq_status gsq_nchw_to_nhwc(void* y, const void* x, int64_t n, int64_t c
 GSQ_API gsq_status gsq_nhwc_to_nchw(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w,
                                     gsq_dtype dtype, gsq_stream stream);
 
+/* Weight-only quantization for decoding: Y[M][N] = X[M][K] · dequant(W)ᵀ (+ bias[N]) with W [N][K] as
+ * torch.nn.Linear.weight, X and Y fp16 or bf16 (fp32 accumulation), 1 <= M <= 16, N and K multiples of 64, x and w
+ * 16-byte aligned. Layouts (versioned; src/kernels/quant.hpp has the bit-level description):
+ *   gsq.w8/1: u8 [N][K] = q + 128, q = round(w / s) in [-127, 127]; fp32 scales [N], s = max|W[n]| / 127.
+ *   gsq.w4/1: u32 [N][K/8] of 4-bit u (k = 8j+2i in bits 4i.., k = 8j+2i+1 in bits 16+4i..); fp16 (scale, offset)
+ *             pairs [N][K/group], w = u * scale + offset; group 64 or 128; symmetric (offset = -8 scale) or
+ *             asymmetric (zero point z: offset = -z scale).
+ * The quantizers run on the host: w is fp32 host memory, outputs are host buffers of the sizes above; max_rel
+ * (max |w - ŵ| / max |w|) and rms_rel (‖w - ŵ‖ / ‖w‖) report the quantization error (either may be NULL). */
+#define GSQ_W8_LAYOUT "gsq.w8/1"
+#define GSQ_W4_LAYOUT "gsq.w4/1"
+GSQ_API gsq_status gsq_quantize_w8(const float* w, int64_t n, int64_t k, uint8_t* q, float* scales, double* max_rel,
+                                   double* rms_rel);
+GSQ_API gsq_status gsq_quantize_w4(const float* w, int64_t n, int64_t k, int64_t group, int asymmetric,
+                                   uint32_t* words, uint16_t* params, double* max_rel, double* rms_rel);
+GSQ_API gsq_status gsq_w8a16_gemm(void* y, const void* x, const uint8_t* w, const float* scales, const void* bias,
+                                  int64_t m, int64_t n, int64_t k, gsq_dtype dtype, gsq_stream stream);
+GSQ_API gsq_status gsq_w4a16_gemm(void* y, const void* x, const uint32_t* words, const void* params,
+                                  const void* bias, int64_t m, int64_t n, int64_t k, int64_t group, gsq_dtype dtype,
+                                  gsq_stream stream);
+
 #ifdef __cplusplus
 }
 #endif

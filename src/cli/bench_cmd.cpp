@@ -35,7 +35,8 @@ bench::Suite suite_named(const std::string& name) {
   if (name == "l2") return bench::l2_suite();
   if (name == "overlap") return bench::overlap_suite();
   if (name == "kernels") return kernels::kernels_suite();
-  throw_bad_input(fmt::format("unknown suite '{}' (available: core, mem, pcie, l2, overlap, kernels)", name));
+  if (name == "quant") return kernels::quant_suite();
+  throw_bad_input(fmt::format("unknown suite '{}' (available: core, mem, pcie, l2, overlap, kernels, quant)", name));
 }
 
 std::map<std::string, std::vector<std::string>> parse_overrides(const std::vector<std::string>& items) {
@@ -103,6 +104,10 @@ int run_bench(BenchOptions& o) {
   if (o.suite == "kernels")
     say << "\nEach kernel against cudaMemcpy D2D and the naive version, same run (cold mode: L2 flushed):\n"
         << kernels::copy_ratio_table(run).markdown();
+  if (o.suite == "quant")
+    say << "\nWeight-only GEMM against cuBLAS fp16, same run (cold: L2 flushed, weights rotated; × copy = bytes moved "
+           "per second / cudaMemcpy D2D):\n"
+        << kernels::quant_table(run).markdown();
   for (const auto& [memory, speedup] : probes::overlap_speedups(run))
     say << fmt::format(
         "overlap, {} host memory: serial / three streams = {:.2f}×{}\n", memory, speedup,
@@ -173,6 +178,9 @@ Action register_bench(CLI::App& app) {
       "  gpusqueeze compare base.json new.json");
   cmd->add_option("suite", o->suite, "Suite to run: core, mem, pcie, l2, overlap, kernels")->capture_default_str();
   add_run_options(cmd, *o);
+  cmd->add_option("--suite", o->suite, "kernels (norms, softmax, layout) or quant (W4A16/W8A16 vs cuBLAS fp16)")
+      ->check(CLI::IsMember({"kernels", "quant"}))
+      ->capture_default_str();
   cmd->add_flag("--list", o->list, "List the suite's benchmarks and axes, then exit");
   cmd->add_option("--set", o->run.set, "Sample set: default, stress, boundary, warmup")
       ->check(CLI::IsMember({"default", "stress", "boundary", "warmup"}))
@@ -265,8 +273,13 @@ Action register_kernels(CLI::App& app) {
       "Other widths or dtypes: -a cols=8192 -a dtype=f16. Only one kernel: -b softmax.\n"
       "--torch also runs PyTorch eager and torch.compile on the same shapes through the Python module\n"
       "(python/gpusqueeze_kernels.py; needs torch with CUDA).\n"
+      "--suite quant: W4A16 and W8A16 GEMM for M = 1…16 on 4096², 8192², 8192x28672, 28672x8192 against cuBLAS fp16,\n"
+      "weights rotated through ≥ 192 MiB of copies so the L2 never holds them.\n"
       "The kernels are a C library for your own code: include/gpusqueeze/kernels.h, build/lib/libgsqkernels.so.");
   add_run_options(cmd, *o);
+  cmd->add_option("--suite", o->suite, "kernels (norms, softmax, layout) or quant (W4A16/W8A16 vs cuBLAS fp16)")
+      ->check(CLI::IsMember({"kernels", "quant"}))
+      ->capture_default_str();
   cmd->add_flag("--list", o->list, "List the suite's benchmarks and axes, then exit");
   cmd->add_flag("--torch", *torch,
                 "Also compare with PyTorch eager and torch.compile (bench/kernels/torch_compare.py)");

@@ -1,6 +1,9 @@
 // The C ABI of libgsqkernels: argument validation (nothing launches on bad input), the row plan, error reporting.
 #include "gpusqueeze/kernels.h"
 #include "kernels/launch.hpp"
+#include "kernels/quant.hpp"
+
+#include "core/error.hpp"
 
 #include <fmt/format.h>
 
@@ -115,6 +118,44 @@ gsq_status layout(bool to_nhwc, void* y, const void* x, int64_t n, int64_t c, in
                                     reinterpret_cast<cudaStream_t>(stream)));
 }
 
+gsq_status check_quant(void* y, const void* x, const void* w, const void* params, const void* bias, int64_t m,
+                       int64_t n, int64_t k, int64_t group, gsq_dtype d) {
+  g_last_error.clear();
+  if (d != GSQ_FLOAT16 && d != GSQ_BFLOAT16)
+    return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("dtype {}: activations must be f16 or bf16", int(d)));
+  if (m < 1 || m > 16) return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("M = {}: the kernels take 1 to 16 rows", m));
+  if (n < 64 || k < 64 || n % 64 || k % 64 || n > (int64_t{1} << 31) || k > (int64_t{1} << 31))
+    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("N = {}, K = {}: both must be positive multiples of 64", n, k));
+  if (group != 0 && group != 64 && group != 128)
+    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("group = {}: use 64 or 128", group));
+  if (group && k % group)
+    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("K = {} is not a multiple of the group ({})", k, group));
+  if (!y || !x || !w || !params) return fail(GSQ_ERROR_INVALID_VALUE, "y, x, w and the scales must not be NULL");
+  for (auto [p, name] : {std::pair{x, "x"}, std::pair{static_cast<const void*>(w), "w"}})
+    if (reinterpret_cast<uintptr_t>(p) % 16)
+      return fail(GSQ_ERROR_MISALIGNED, fmt::format("{} = {} is not 16-byte aligned", name, p));
+  if (auto s = check_pointer(y, "y", d, false)) return s;
+  return check_pointer(bias, "bias", d, true);
+}
+
+template <class F>
+gsq_status quantize_guarded(F&& f) {
+  g_last_error.clear();
+  try {
+    f();
+    return GSQ_SUCCESS;
+  } catch (const gsq::Error& e) {
+    return fail(GSQ_ERROR_INVALID_VALUE, e.what());
+  }
+}
+
+void report(const float* w, const std::vector<float>& dq, double* max_rel, double* rms_rel) {
+  if (!max_rel && !rms_rel) return;
+  const QuantError e = quant_error(w, dq);
+  if (max_rel) *max_rel = e.max_rel;
+  if (rms_rel) *rms_rel = e.rms_rel;
+}
+
 }  // namespace
 }  // namespace gsq::kernels
 
@@ -186,6 +227,45 @@ gsq_status gsq_nchw_to_nhwc(void* y, const void* x, int64_t n, int64_t c, int64_
 gsq_status gsq_nhwc_to_nchw(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w, gsq_dtype dtype,
                             gsq_stream stream) {
   return layout(false, y, x, n, c, h, w, dtype, stream);
+}
+
+gsq_status gsq_quantize_w8(const float* w, int64_t n, int64_t k, uint8_t* q, float* scales, double* max_rel,
+                           double* rms_rel) {
+  if (!w || !q || !scales) return fail(GSQ_ERROR_INVALID_VALUE, "w, q and scales must not be NULL");
+  return quantize_guarded([&] {
+    const W8Weights r = quantize_w8(w, n, k);
+    std::copy(r.q.begin(), r.q.end(), q);
+    std::copy(r.scales.begin(), r.scales.end(), scales);
+    report(w, dequantize(r), max_rel, rms_rel);
+  });
+}
+
+gsq_status gsq_quantize_w4(const float* w, int64_t n, int64_t k, int64_t group, int asymmetric, uint32_t* words,
+                           uint16_t* params, double* max_rel, double* rms_rel) {
+  if (!w || !words || !params) return fail(GSQ_ERROR_INVALID_VALUE, "w, words and params must not be NULL");
+  return quantize_guarded([&] {
+    const W4Weights r = quantize_w4(w, n, k, group, asymmetric != 0);
+    std::copy(r.words.begin(), r.words.end(), words);
+    std::copy(r.params.begin(), r.params.end(), params);
+    report(w, dequantize(r), max_rel, rms_rel);
+  });
+}
+
+gsq_status gsq_w8a16_gemm(void* y, const void* x, const uint8_t* w, const float* scales, const void* bias, int64_t m,
+                          int64_t n, int64_t k, gsq_dtype dtype, gsq_stream stream) {
+  if (auto s = check_quant(y, x, w, scales, bias, m, n, k, 0, dtype)) return s;
+  return from_cuda(launch_quant_gemm(false, static_cast<DType>(dtype), QuantArgs{y, x, w, scales, bias, m, n, k, 0},
+                                     reinterpret_cast<cudaStream_t>(stream)));
+}
+
+gsq_status gsq_w4a16_gemm(void* y, const void* x, const uint32_t* words, const void* params, const void* bias,
+                          int64_t m, int64_t n, int64_t k, int64_t group, gsq_dtype dtype, gsq_stream stream) {
+  if (group != 64 && group != 128)
+    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("group = {}: use 64 or 128", group));
+  if (auto s = check_quant(y, x, words, params, bias, m, n, k, group, dtype)) return s;
+  return from_cuda(launch_quant_gemm(true, static_cast<DType>(dtype),
+                                     QuantArgs{y, x, words, params, bias, m, n, k, group},
+                                     reinterpret_cast<cudaStream_t>(stream)));
 }
 
 }  // extern "C"

@@ -49,6 +49,17 @@ cudaError_t launch_row_naive(RowOp op, DType dtype, const RowArgs& a, cudaStream
 cudaError_t launch_transpose_naive(DType dtype, void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
                                    cudaStream_t stream);
 
+// Weight-only quantized GEMM (quant.hpp has the layouts). params: INT4 fp16 (scale, offset) pairs; INT8 fp32 scales.
+struct QuantArgs {
+  void* y = nullptr;
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* params = nullptr;
+  const void* bias = nullptr;
+  int64_t m = 0, n = 0, k = 0, group = 0;
+};
+cudaError_t launch_quant_gemm(bool int4, DType dtype, const QuantArgs& a, cudaStream_t stream);
+
 // Normal(0, 1) values of the dtype from Philox (seeded), written on the device: benchmark inputs.
 cudaError_t fill_normal(DType dtype, void* y, int64_t n, uint64_t seed, cudaStream_t s);
 

@@ -15,6 +15,11 @@ namespace gsq::kernels {
 // The `kernels` suite: ours and naive versions of each kernel, and cudaMemcpy D2D of the same bytes.
 [[nodiscard]] bench::Suite kernels_suite();
 
+// The `quant` suite: W4A16 and W8A16 against cuBLAS fp16 over M = 1…16 and the decoding shapes.
+[[nodiscard]] bench::Suite quant_suite();
+// Per shape and M: times (cold), speedups over cuBLAS fp16, bytes moved per second against cudaMemcpy D2D.
+[[nodiscard]] Table quant_table(const bench::Run& run);
+
 [[nodiscard]] std::optional<DType> parse_dtype(const std::string& s);  // "f32"/"fp32"/"float32", "f16", "bf16"
 [[nodiscard]] const char* dtype_name(DType t);
 

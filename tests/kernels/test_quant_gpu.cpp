@@ -1,0 +1,94 @@
+// GPU tests of the weight-only GEMMs (label `gpu`): W4A16 (symmetric and asymmetric, groups 64 and 128) and W8A16
+// against an fp64 matmul on the dequantized weights, fresh random inputs, NaN-poisoned outputs, M = 1…16 (including
+// counts between the instantiated ones), with and without bias.
+#include "bench/cuda_raii.hpp"
+#include "gpusqueeze/kernels.h"
+#include "kernels/quant.hpp"
+#include "kernels/reference.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace gsq::kernels {
+namespace {
+
+using bench::DeviceBuffer;
+
+bool have_gpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+template <class V>
+DeviceBuffer to_device(const std::vector<V>& v) {
+  DeviceBuffer d = DeviceBuffer::create(v.size() * sizeof(V));
+  GSQ_CUDA_CHECK(cudaMemcpy(d.get(), v.data(), v.size() * sizeof(V), cudaMemcpyHostToDevice));
+  return d;
+}
+
+void check_gemm(bool int4, DType t, int64_t m, int64_t n, int64_t k, int64_t group, bool asym, bool with_bias,
+                std::mt19937_64& rng) {
+  std::normal_distribution<double> nd;
+  std::vector<float> w(static_cast<size_t>(n * k));
+  for (auto& v : w) v = static_cast<float>(0.05 * nd(rng));
+  std::vector<double> xv(static_cast<size_t>(m * k)), bv(static_cast<size_t>(n));
+  for (auto& v : xv) v = nd(rng);
+  for (auto& v : bv) v = nd(rng);
+  const auto xr = ref::from_double(t, xv), br = ref::from_double(t, bv);
+  const auto x = ref::to_double(t, xr.data(), xv.size()), b = ref::to_double(t, br.data(), bv.size());
+  std::vector<float> dq;
+  DeviceBuffer dw, dp;
+  if (int4) {
+    const W4Weights q = quantize_w4(w.data(), n, k, group, asym);
+    dq = dequantize(q), dw = to_device(q.words), dp = to_device(q.params);
+  } else {
+    const W8Weights q = quantize_w8(w.data(), n, k);
+    dq = dequantize(q), dw = to_device(q.q), dp = to_device(q.scales);
+  }
+  DeviceBuffer dx = to_device(xr), db = to_device(br), dy = DeviceBuffer::create(static_cast<size_t>(m * n * 2));
+  GSQ_CUDA_CHECK(cudaMemset(dy.get(), 0xFF, static_cast<size_t>(m * n * 2)));
+  const auto gt = static_cast<gsq_dtype>(t);
+  const void* bias = with_bias ? db.get() : nullptr;
+  const gsq_status s =
+      int4 ? gsq_w4a16_gemm(dy.get(), dx.get(), dw.as<uint32_t>(), dp.get(), bias, m, n, k, group, gt, nullptr)
+           : gsq_w8a16_gemm(dy.get(), dx.get(), dw.as<uint8_t>(), dp.as<float>(), bias, m, n, k, gt, nullptr);
+  ASSERT_EQ(s, GSQ_SUCCESS) << gsq_last_error();
+  std::vector<uint8_t> raw(static_cast<size_t>(m * n * 2));
+  GSQ_CUDA_CHECK(cudaMemcpy(raw.data(), dy.get(), raw.size(), cudaMemcpyDeviceToHost));
+  const auto got = ref::to_double(t, raw.data(), static_cast<size_t>(m * n));
+  std::vector<double> want(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = with_bias ? b[static_cast<size_t>(j)] : 0.0;
+      for (int64_t c = 0; c < k; ++c) acc += x[static_cast<size_t>(i * k + c)] * dq[static_cast<size_t>(j * k + c)];
+      want[static_cast<size_t>(i * n + j)] = acc;
+    }
+  // Products of 8 weights add up in fp16/bf16 pairs before fp32 (W4A16): a little more than the output's rounding.
+  const double tol = t == DType::f16 ? 4e-3 : 2.5e-2;
+  const auto e = ref::compare(got, want, tol);
+  EXPECT_EQ(e.bad, 0) << (int4 ? "W4A16 " : "W8A16 ") << (t == DType::f16 ? "f16" : "bf16") << " M=" << m << " N=" << n
+                      << " K=" << k << " group " << group << (asym ? " asym" : "") << (with_bias ? " bias" : "")
+                      << ": max rel " << e.max_rel << " at " << e.worst << " (got "
+                      << got[static_cast<size_t>(std::max<int64_t>(e.worst, 0))] << ", want "
+                      << want[static_cast<size_t>(std::max<int64_t>(e.worst, 0))] << ")";
+}
+
+TEST(QuantGpu, GemmsMatchTheDequantizedReference) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU: cudaGetDeviceCount found no device";
+  std::mt19937_64 rng(std::random_device{}());
+  for (DType t : {DType::f16, DType::bf16})
+    for (int64_t m : {1, 2, 3, 4, 7, 8, 13, 16})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{64, 64}, {192, 1024}, {320, 2112}}) {
+        check_gemm(false, t, m, n, k, 0, false, m % 2 == 1, rng);
+        for (int64_t group : {64, 128}) {
+          if (k % group) continue;
+          for (bool asym : {false, true}) check_gemm(true, t, m, n, k, group, asym, m % 2 == 0, rng);
+        }
+        if (HasFailure()) return;
+      }
+}
+
+}  // namespace
+}  // namespace gsq::kernels
