@@ -65,8 +65,9 @@ void check_gemm(bool int4, DType t, int64_t m, int64_t n, int64_t k, int64_t gro
       for (int64_t c = 0; c < k; ++c) acc += x[static_cast<size_t>(i * k + c)] * dq[static_cast<size_t>(j * k + c)];
       want[static_cast<size_t>(i * n + j)] = acc;
     }
-  // Products of 8 weights add up in fp16/bf16 pairs before fp32 (W4A16): a little more than the output's rounding.
-  const double tol = t == DType::f16 ? 4e-3 : 2.5e-2;
+  // W4A16 f16 sums 8 products in fp16 before fp32: errors reach ~1% of the output RMS (H200, asymmetric groups);
+  // bf16 rounds each product once (2^-9) and sums in fp32.
+  const double tol = t == DType::f16 ? 2e-2 : 2.5e-2;
   const auto e = ref::compare(got, want, tol);
   EXPECT_EQ(e.bad, 0) << (int4 ? "W4A16 " : "W8A16 ") << (t == DType::f16 ? "f16" : "bf16") << " M=" << m << " N=" << n
                       << " K=" << k << " group " << group << (asym ? " asym" : "") << (with_bias ? " bias" : "")
