@@ -5,29 +5,13 @@ torch on the dequantized weights. Prints a markdown table; --out writes gpusquee
 import argparse
 import json
 import pathlib
-import statistics
 import sys
 
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
 import gpusqueeze_kernels as gk  # noqa: E402
-
-
-def time_us(fns, reps=30, inner=10):
-    for f in fns[:3]:
-        f()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for i in range(inner):
-            fns[i % len(fns)]()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) * 1000 / inner)
-    return statistics.median(out)
+from timing import median_us as time_us  # noqa: E402
 
 
 def main():

@@ -10,7 +10,6 @@ outputs against eager torch (max abs difference) before timing it.
 import argparse
 import json
 import pathlib
-import statistics
 import sys
 import time
 
@@ -19,24 +18,11 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
 import gpusqueeze_kernels as gk  # noqa: E402
+from timing import median_us  # noqa: E402
 
 
-def time_ms(fn, reps, inner=10):
-    """Median over `reps` samples of the time per call, each sample `inner` calls queued back to back between two
-    events, so Python's per-call cost (ours and torch's alike) hides behind the GPU work instead of adding to it."""
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(inner):
-            fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / inner)
-    return statistics.median(times)
+def time_ms(fn, reps):
+    return median_us(fn, reps) / 1000
 
 
 def main():

@@ -92,16 +92,6 @@ void quant_benchmark(State& st, Impl impl) {
   });
 }
 
-void memcpy_ceiling(State& st) {
-  const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
-  DeviceBuffer a = DeviceBuffer::create(bytes), b = DeviceBuffer::create(bytes);
-  GSQ_CUDA_CHECK(fill_normal(DType::f32, a.get(), static_cast<int64_t>(bytes / 4), 5, st.stream()));
-  st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
-  st.compare_to_dram_peak();
-  st.exec(
-      [&](cudaStream_t s) { GSQ_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s)); });
-}
-
 const std::vector<std::string> kShapes{"4096x4096", "8192x8192", "8192x28672", "28672x8192"};
 const std::vector<std::string> kM{"1", "2", "4", "8", "16"};
 

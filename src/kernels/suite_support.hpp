@@ -15,6 +15,9 @@ namespace gsq::kernels {
 // The `kernels` suite: ours and naive versions of each kernel, and cudaMemcpy D2D of the same bytes.
 [[nodiscard]] bench::Suite kernels_suite();
 
+// cudaMemcpyAsync D2D of `bytes` (read + write counted): the copy ceiling both suites report against.
+void memcpy_ceiling(bench::State& st);
+
 // The `quant` suite: W4A16 and W8A16 against cuBLAS fp16 over M = 1…16 and the decoding shapes.
 [[nodiscard]] bench::Suite quant_suite();
 // Per shape and M: times (cold), speedups over cuBLAS fp16, bytes moved per second against cudaMemcpy D2D.

@@ -256,3 +256,44 @@ TEST(CliTrace, CaptureOfAnUntracedProcessExplainsAndExits2) {
 
 }  // namespace
 }  // namespace gsq
+
+namespace gsq {
+namespace {
+
+TEST(CliOccupancy, ReadsOurLibraryWithoutAGpuAndRejectsBadInput) {
+  EXPECT_EQ(run("occupancy /no/such/file").rc, 2);
+  const auto bad = run("occupancy " + temp_file("gsq-not-cuda.txt", "plain text") + " --json");
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_FALSE(bad.err.empty());
+  EXPECT_EQ(run("occupancy " + kFixture + " --block-size 2048").rc, 2);  // CLI11 range check
+  const std::string lib = (fs::path(GSQ_BINARY).parent_path() / "lib" / "libgsqkernels.so").string();
+  const auto r = run("occupancy " + lib + " row_kernel_wide --json");
+  if (r.rc == 3) GTEST_SKIP() << "cuobjdump not found: " << r.err;
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "gpusqueeze.occupancy/1");
+  ASSERT_FALSE(j["kernels"].empty());
+  for (const auto& k : j["kernels"]) {
+    EXPECT_NE(k["kernel"].get<std::string>().find("row_kernel_wide"), std::string::npos);
+    EXPECT_EQ(k["local_bytes"], 0);
+    EXPECT_GT(k["occupancy"]["blocks_per_sm"].get<int>(), 0);
+  }
+  EXPECT_EQ(run("occupancy " + lib + " 'no_kernel_by_this_name'").rc, 2);
+}
+
+TEST(CliKernels, ListsBothSuitesAndSaysWhenThereIsNoGpu) {
+  const auto list = run("kernels --list");
+  EXPECT_EQ(list.rc, 0);
+  EXPECT_NE(list.out.find("kernels.softmax_dropout"), std::string::npos);
+  const auto quant = run("kernels --suite quant --list");
+  EXPECT_NE(quant.out.find("quant.w4a16"), std::string::npos);
+  EXPECT_EQ(run("kernels --suite nope").rc, 2);
+  if (!has_nvidia_driver()) {
+    const auto r = run("kernels -b softmax");
+    EXPECT_EQ(r.rc, 3) << r.err;
+    EXPECT_NE(r.err.find("no NVIDIA GPU"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace gsq

@@ -7,6 +7,7 @@
 #include "kernels/occupancy.hpp"
 #include "kernels/philox.hpp"
 #include "kernels/reference.hpp"
+#include "support/gpu.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,10 +20,7 @@ namespace {
 
 using bench::DeviceBuffer;
 
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using test::have_gpu;
 
 std::mt19937_64& rng() {
   static std::mt19937_64 r(std::random_device{}());

@@ -5,6 +5,7 @@
 #include "gpusqueeze/kernels.h"
 #include "kernels/quant.hpp"
 #include "kernels/reference.hpp"
+#include "support/gpu.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,10 +17,7 @@ namespace {
 
 using bench::DeviceBuffer;
 
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using test::have_gpu;
 
 template <class V>
 DeviceBuffer to_device(const std::vector<V>& v) {
