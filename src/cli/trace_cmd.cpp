@@ -5,6 +5,7 @@
 #include "analyze/gsqt.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "gpu/counters.hpp"
 #include "trace/capture.hpp"
 #include "trace/format.hpp"
 #include "trace/launcher.hpp"
@@ -24,6 +25,8 @@ struct TraceOptions {
   bool json = false;
   std::string info_file, export_in, export_out;
   bool chrome = true;
+  int gpu_metrics_ms = 0;
+  uint32_t gpu_metrics_device = 0;
 };
 
 std::string human_summary(const trace::TraceFile& f) {
@@ -37,6 +40,9 @@ std::string human_summary(const trace::TraceFile& f) {
   const uint64_t dropped =
       f.stats.value("cupti_dropped_records", uint64_t{0}) + f.stats.value("cpu_dropped_records", uint64_t{0});
   if (dropped) line += fmt::format("; {} records DROPPED (raise --buffer-mb)", dropped);
+  if (!f.counters.empty())
+    line += fmt::format("; {} counter tracks ({}, {} samples each)", f.counters.size(), f.counters.front().source,
+                        f.counters.front().values.size());
   if (f.stats.contains("cupti_overhead_ns"))
     line += fmt::format("; CUPTI overhead {:.2f} ms", f.stats.value("cupti_overhead_ns", 0.0) / 1e6);
   if (!f.complete)
@@ -88,6 +94,14 @@ Action register_trace(CLI::App& app) {
                   "records of every call), none")
       ->check(CLI::IsMember({"callbacks", "activity", "none"}))
       ->capture_default_str();
+  cmd->add_option("--gpu-metrics", o->gpu_metrics_ms,
+                  "Also sample the GPU every MS milliseconds (≥ 100; 0 = off): NVML GPM on Hopper+ (SM activity and "
+                  "occupancy, DRAM bandwidth, tensor/FP activity, PCIe/NVLink), SM clock, power, temperature, "
+                  "clock-event reasons; appended to each trace as counter tracks")
+      ->check(CLI::Range(0, 60000))
+      ->capture_default_str();
+  cmd->add_option("--gpu-metrics-device", o->gpu_metrics_device, "NVML index of the GPU --gpu-metrics samples")
+      ->capture_default_str();
   cmd->add_option("--buffer-mb", l.buffer_mb,
                   "Memory cap for records in flight; past it records are dropped "
                   "and counted")
@@ -133,7 +147,26 @@ Action register_trace(CLI::App& app) {
       if (!f.truncation.empty()) note("the trace was cut short; exported up to the last intact chunk");
       return 0;
     }
+    std::unique_ptr<gpu::CounterSampler> sampler;
+    if (o->gpu_metrics_ms > 0) {
+      try {
+        sampler = std::make_unique<gpu::CounterSampler>(o->gpu_metrics_device, o->gpu_metrics_ms);
+        if (!sampler->gpm_supported()) note("--gpu-metrics: " + sampler->gpm_reason() + "; sampling NVML only");
+      } catch (const Error& e) {
+        note(std::string("--gpu-metrics: no counters (") + e.what() + ")");
+      }
+    }
     const auto r = trace::launch(o->launch, note);
+    if (sampler) {
+      const nlohmann::json counters = sampler->finish();
+      for (const auto& file : r.files) {
+        try {
+          trace::append_counters(file, counters);
+        } catch (const Error& e) {
+          note(e.what());
+        }
+      }
+    }
     if (!r.traced) note("NOT TRACED: " + r.untraced_reason);
     for (const auto& file : r.files) {
       try {

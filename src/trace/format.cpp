@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -188,7 +189,64 @@ void Writer::chunk(ChunkType type, std::string_view payload) {
   bytes_ += buf.size();
 }
 
+void append_counters(const std::filesystem::path& file, const nlohmann::json& payload) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) throw_bad_input(fmt::format("{}: cannot append counters: {}", file.string(), std::strerror(errno)));
+  const std::string body = payload.dump();
+  ChunkHeader h;
+  h.type = static_cast<uint32_t>(ChunkType::counters);
+  h.size = static_cast<uint32_t>(body.size());
+  h.crc = crc_of(body);
+  std::string buf;
+  append_pod(buf, h);
+  buf.append(body);
+  size_t done = 0;
+  while (done < buf.size()) {
+    const ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (done != buf.size()) throw_bad_input(fmt::format("{}: counters chunk not fully written", file.string()));
+}
+
 // ---- Reader ----
+
+namespace {
+
+// Counter tracks of one chunk; false when the chunk does not have the documented shape.
+bool parse_counters(const nlohmann::json& j, const nlohmann::json& header, std::vector<CounterTrack>& out) {
+  if (!j.is_object() || !j.contains("tracks") || !j["tracks"].is_array()) return false;
+  int64_t shift = 0;  // monotonic -> CUPTI
+  if (j.value("clock", "") == "monotonic") {
+    const auto& st = header.contains("start") ? header["start"] : nlohmann::json::object();
+    if (!st.is_object() || !st.contains("cupti_ns") || !st.contains("monotonic_ns")) return false;
+    if (!st["cupti_ns"].is_number_integer() || !st["monotonic_ns"].is_number_integer()) return false;
+    shift = diff_ns(st["cupti_ns"].get<int64_t>(), st["monotonic_ns"].get<int64_t>());
+  }
+  for (const auto& tr : j["tracks"]) {
+    if (!tr.is_object() || !tr.contains("t_ns") || !tr.contains("values") || !tr["t_ns"].is_array() ||
+        !tr["values"].is_array() || tr["t_ns"].size() != tr["values"].size() || !tr.contains("name") ||
+        !tr["name"].is_string())
+      return false;
+    CounterTrack c;
+    c.name = tr["name"].get<std::string>();
+    c.unit = tr.contains("unit") && tr["unit"].is_string() ? tr["unit"].get<std::string>() : "";
+    c.source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "";
+    c.device = j.contains("device") && j["device"].is_number_unsigned() ? j["device"].get<uint32_t>() : 0;
+    for (size_t i = 0; i < tr["t_ns"].size(); ++i) {
+      if (!tr["t_ns"][i].is_number_integer() || !tr["values"][i].is_number()) return false;
+      c.t_ns.push_back(
+          static_cast<int64_t>(static_cast<uint64_t>(tr["t_ns"][i].get<int64_t>()) + static_cast<uint64_t>(shift)));
+      c.values.push_back(tr["values"][i].get<double>());
+    }
+    out.push_back(std::move(c));
+  }
+  return true;
+}
+
+}  // namespace
 
 const std::string& TraceFile::name(const Record& r) const {
   static const std::string unknown = "(unnamed)";
@@ -294,6 +352,11 @@ TraceFile parse_trace(std::string_view bytes, const std::filesystem::path& origi
         std::memcpy(static_cast<void*>(t.records.data() + old), payload.data(), payload.size());
         break;
       }
+      case ChunkType::counters: {
+        const auto j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
+        bad = j.is_discarded() || !parse_counters(j, t.header, t.counters);
+        break;
+      }
       default:
         break;  // a chunk type from a later minor version: skipped
     }
@@ -373,7 +436,17 @@ nlohmann::json summary_json(const TraceFile& t) {
             {"api_calls", s.api_calls},
             {"ranges", s.ranges}}},
           {"copy_bytes", s.copy_bytes},
-          {"span_ns", s.span_ns}};
+          {"span_ns", s.span_ns},
+          {"counter_tracks", [&] {
+             nlohmann::json a = nlohmann::json::array();
+             for (const auto& c : t.counters)
+               a.push_back({{"name", c.name},
+                            {"unit", c.unit},
+                            {"source", c.source},
+                            {"device", c.device},
+                            {"samples", c.values.size()}});
+             return a;
+           }()}};
 }
 
 // ---- Chrome export ----
@@ -391,7 +464,9 @@ void write_chrome(const TraceFile& t, std::ostream& out) {
   const int64_t pid = t.header.value("pid", 0);
   int64_t base = std::numeric_limits<int64_t>::max();
   for (const Record& r : t.records) base = std::min(base, r.start_ns);
-  if (t.records.empty()) base = 0;
+  for (const auto& c : t.counters)
+    for (int64_t ts : c.t_ns) base = std::min(base, ts);
+  if (base == std::numeric_limits<int64_t>::max()) base = 0;
   // GPU tracks live in their own "process" per device (as Kineto lays them out), CPU threads in the traced pid.
   auto gpu_pid = [](const Record& r) { return static_cast<int64_t>(r.device); };
   std::unordered_map<uint64_t, const Record*> gpu_by_corr;
@@ -478,6 +553,16 @@ void write_chrome(const TraceFile& t, std::ostream& out) {
                          json_quote(t.name(r)), pid, r.tid, ts, d));
         break;
     }
+  }
+  // Hardware counters as counter tracks ("ph":"C") of the GPU's process: Perfetto draws one track per name.
+  for (const auto& c : t.counters) {
+    if (devices.insert(c.device).second)  // a GPU with counters but no records
+      emit(fmt::format(R"j({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"GPU {}"}}}})j", c.device,
+                       c.device));
+    const std::string name = json_quote(c.unit.empty() ? c.name : fmt::format("{} ({})", c.name, c.unit));
+    for (size_t i = 0; i < c.t_ns.size(); ++i)
+      emit(fmt::format(R"j({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"value":{}}}}})j", name, c.device,
+                       us(c.t_ns[i], base), std::isfinite(c.values[i]) ? c.values[i] : 0.0));
   }
   out << "\n]}\n";
 }

@@ -6,6 +6,9 @@
 //   records (binary)   an array of `Record` (96 bytes each, little-endian)
 //   stats   (JSON)     counters so far: records, CUPTI-dropped and tracer-dropped records, CUPTI overhead
 //   end     (JSON)     the final stats; present only when the process exited normally
+//   counters (JSON)    hardware counter tracks sampled beside the process (GPM, clocks, power), appended by the
+//                      launcher after the process ended: {"source", "device", "interval_ms", "clock": "monotonic",
+//                      "tracks": [{"name", "unit", "t_ns": [...], "values": [...]}]}
 // Every chunk carries a CRC-32 of its payload, so a reader stops at the first chunk that a killed process left cut
 // short or damaged and keeps everything before it. No library here touches CUPTI: the tracer translates CUPTI's
 // records into `Record` on its writer thread.
@@ -28,7 +31,7 @@ inline constexpr char kFileMagic[16] = {'G', 'S', 'Q', 'T', 'R', 'A', 'C', 'E', 
 inline constexpr uint32_t kChunkMagic = 0x43515347;  // "GSQC"
 inline constexpr uint32_t kMaxChunkBytes = 256u << 20;
 
-enum class ChunkType : uint32_t { header = 1, strings = 2, records = 3, stats = 4, end = 5 };
+enum class ChunkType : uint32_t { header = 1, strings = 2, records = 3, stats = 4, end = 5, counters = 6 };
 
 struct ChunkHeader {
   uint32_t magic = kChunkMagic;
@@ -114,6 +117,19 @@ class Writer {
   uint32_t next_id_ = 1;
 };
 
+// Appends one counters chunk (payload as described above) to an existing trace file. Throws Error(bad_input) if the
+// file cannot be opened for appending.
+void append_counters(const std::filesystem::path& file, const nlohmann::json& payload);
+
+// A counter sampled over time, its timestamps on the trace's CUPTI clock (converted from CLOCK_MONOTONIC with the
+// header's start pair).
+struct CounterTrack {
+  std::string name, unit, source;
+  uint32_t device = 0;
+  std::vector<int64_t> t_ns;
+  std::vector<double> values;
+};
+
 // Everything a reader gets from a file, up to the last intact chunk.
 struct TraceFile {
   std::filesystem::path path;
@@ -121,6 +137,7 @@ struct TraceFile {
   nlohmann::json stats;  // the last stats or end chunk; empty object if none
   std::vector<std::string> strings{""};
   std::vector<Record> records;
+  std::vector<CounterTrack> counters;
   size_t chunks = 0;
   bool complete = false;   // the end chunk was written (the process exited normally)
   std::string truncation;  // why reading stopped before the end of the file, "" if it did not

@@ -71,6 +71,65 @@ fs::path write_sample(const std::string& name, int batches, bool end) {
   return p;
 }
 
+// A counters chunk as the launcher appends it after the process ended, timestamps on CLOCK_MONOTONIC.
+nlohmann::json counters_payload(int64_t mono0) {
+  return {{"source", "nvml-gpm"},
+          {"device", 0},
+          {"interval_ms", 100},
+          {"clock", "monotonic"},
+          {"tracks",
+           {{{"name", "sm_active"}, {"unit", "ratio"}, {"t_ns", {mono0, mono0 + 100'000'000}}, {"values", {0.5, 0.9}}},
+            {{"name", "power"}, {"unit", "watts"}, {"t_ns", {mono0}}, {"values", {312.5}}}}}};
+}
+
+TEST(TraceFormat, CounterTracksAppendedAfterTheEndReadOnTheTraceClock) {
+  const fs::path p = temp_file("counters.gsqt");
+  {
+    nlohmann::json h = header();
+    h["start"] = {{"cupti_ns", 1'000'000}, {"monotonic_ns", 50'000'000}};  // CUPTI = monotonic - 49 ms
+    Writer w(p, h);
+    w.write_records(sample(w, 1'000'000, 10));
+    w.write_end({{"cupti_dropped_records", 0}});
+  }
+  append_counters(p, counters_payload(50'000'000));
+  const TraceFile t = read_trace(p);
+  EXPECT_TRUE(t.complete);
+  EXPECT_TRUE(t.truncation.empty()) << t.truncation;
+  EXPECT_EQ(t.records.size(), 4u);
+  ASSERT_EQ(t.counters.size(), 2u);
+  EXPECT_EQ(t.counters[0].name, "sm_active");
+  EXPECT_EQ(t.counters[0].source, "nvml-gpm");
+  EXPECT_EQ(t.counters[0].t_ns, (std::vector<int64_t>{1'000'000, 101'000'000}));
+  EXPECT_EQ(t.counters[0].values, (std::vector<double>{0.5, 0.9}));
+  EXPECT_EQ(t.counters[1].unit, "watts");
+  EXPECT_EQ(summary_json(t)["counter_tracks"].size(), 2u);
+  // Perfetto: counter events of the GPU process, one per sample, named with the unit.
+  std::ostringstream os;
+  write_chrome(t, os);
+  const auto j = nlohmann::json::parse(os.str());
+  std::vector<double> sm;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    EXPECT_TRUE(e.contains("ts"));
+    EXPECT_EQ(e["pid"], 0);
+    if (e["name"] == "sm_active (ratio)") sm.push_back(e["args"]["value"].get<double>());
+  }
+  EXPECT_EQ(sm, (std::vector<double>{0.5, 0.9}));
+  // A counters chunk cut short (process killed while appending) leaves everything before it readable.
+  const std::string bytes = read_text_file(p);
+  const TraceFile cut = parse_trace(std::string_view(bytes).substr(0, bytes.size() - 10), p);
+  EXPECT_TRUE(cut.complete);
+  EXPECT_EQ(cut.records.size(), 4u);
+  EXPECT_TRUE(cut.counters.empty());
+  EXPECT_FALSE(cut.truncation.empty());
+  // A well-formed chunk of the wrong shape is reported, not half-read.
+  append_counters(p, {{"clock", "monotonic"}, {"tracks", {{{"name", "x"}, {"t_ns", {1, 2}}, {"values", {1}}}}}});
+  const TraceFile bad = read_trace(p);
+  EXPECT_EQ(bad.counters.size(), 2u);
+  EXPECT_NE(bad.truncation.find("malformed"), std::string::npos);
+  EXPECT_THROW(append_counters(temp_file("missing/dir/x.gsqt"), counters_payload(0)), Error);
+}
+
 TEST(TraceFormat, RoundTripKeepsEveryRecordAndString) {
   const fs::path p = write_sample("round.gsqt", 3, true);
   const TraceFile t = read_trace(p);
