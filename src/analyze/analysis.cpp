@@ -351,10 +351,53 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   a.verdict.cls = top.first;
   a.verdict.share = top.second;
   a.verdict.subclass = a.verdict.cls == "gpu-bound" ? "unknown" : "";
-  if (a.verdict.cls == "gpu-bound") {
+  // Hardware layer: counter samples taken while a compute kernel ran.
+  auto busy_at = [&](int64_t ts) {
+    const auto it = std::upper_bound(compute_busy.begin(), compute_busy.end(), ts,
+                                     [](int64_t v, const Interval& iv) { return v < iv.lo; });
+    return it != compute_busy.begin() && ts < std::prev(it)->hi;
+  };
+  HardwareLayer& hw = a.hardware;
+  for (const auto& track : t.counters) {
+    double sum = 0;
+    size_t n = 0, throttled = 0;
+    for (size_t i = 0; i < track.t_ns.size() && i < track.values.size(); ++i) {
+      if (!busy_at(track.t_ns[i])) continue;
+      sum += track.values[i], ++n;
+      // NVML clock-event reasons that slow a busy GPU: SW power cap, HW slowdown, SW/HW thermal, power brake.
+      if (track.name == "clock_event_reasons" && (static_cast<uint64_t>(track.values[i]) & 0xECu)) ++throttled;
+    }
+    if (n == 0) continue;
+    hw.mean[track.name] = sum / static_cast<double>(n);
+    hw.busy_samples = std::max(hw.busy_samples, n);
+    if (track.name == "clock_event_reasons")
+      hw.throttled_share = static_cast<double>(throttled) / static_cast<double>(n);
+  }
+  auto hw_mean = [&](const char* name) { return hw.mean.contains(name) ? hw.mean.at(name) : -1.0; };
+  const double tensor = hw_mean("tensor_active"), dram = hw_mean("dram_bandwidth_utilization"),
+               sm_active = hw_mean("sm_active"), occupancy = hw_mean("sm_occupancy");
+  const double gemm_share = kernel_sum ? static_cast<double>(gemm_ns) / static_cast<double>(kernel_sum) : 0;
+  if (a.verdict.cls == "gpu-bound" && (tensor >= 0 || dram >= 0 || sm_active >= 0)) {
+    if (tensor >= th.tensor_active)
+      a.verdict.subclass = "matrix";
+    else if (dram >= th.dram_bound)
+      a.verdict.subclass = "memory";
+    else if (sm_active >= th.sm_active && occupancy >= 0 && occupancy < th.low_occupancy)
+      a.verdict.subclass = "latency/occupancy";
+    else
+      a.verdict.subclass = "other";
+  }
+  if (a.verdict.cls == "gpu-bound" && a.verdict.subclass != "unknown") {
+    a.verdict.summary = fmt::format(
+        "GPU-bound, {}: kernels keep the GPU busy {} of the time; while they run, tensor pipes are active {}, DRAM "
+        "bandwidth is at {} of peak, SMs are active {} with {} of warp slots occupied ({} counter samples).",
+        a.verdict.subclass, pct(a.verdict.share), tensor >= 0 ? pct(tensor) : "n/a", dram >= 0 ? pct(dram) : "n/a",
+        sm_active >= 0 ? pct(sm_active) : "n/a", occupancy >= 0 ? pct(occupancy) : "n/a", hw.busy_samples);
+  } else if (a.verdict.cls == "gpu-bound") {
     a.verdict.summary = fmt::format(
         "GPU-bound: kernels keep the GPU busy {} of the time; GEMM-type kernels are {} of kernel "
-        "time. Compute vs memory needs hardware counters, which this trace does not have.",
+        "time. Compute vs memory needs hardware counters, which this trace does not have (record it with "
+        "`gpusqueeze trace --gpu-metrics 100`).",
         pct(a.verdict.share), pct(kernel_sum ? static_cast<double>(gemm_ns) / static_cast<double>(kernel_sum) : 0));
   } else {
     a.verdict.summary = fmt::format("{}: {} of the wall time ({} of {}).", a.verdict.cls, pct(a.verdict.share),
@@ -364,6 +407,60 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   // Findings.
   auto& fs = a.findings;
   const double w = wall;
+  auto hw_evidence = [&](std::vector<Evidence> items) {
+    items.push_back({"busy_samples", std::to_string(hw.busy_samples)});
+    return items;
+  };
+  if (dram >= th.dram_bound)
+    fs.push_back(finding("dram-bound", gpu_share,
+                         fmt::format("Kernels run at {} of peak DRAM bandwidth: memory-bound", pct(dram)),
+                         hw_evidence({{"dram_bandwidth_utilization", fmt::format("{:.3f}", dram)}}), 0,
+                         "Move fewer bytes: fuse elementwise ops into their producers (torch.compile), keep "
+                         "activations in bf16/fp16, use weight-only INT8/INT4 for decoding (gpusqueeze kernels "
+                         "--suite quant); check the top kernels against `gpusqueeze probe mem`'s measured ceiling.",
+                         "NVML GPM DRAM bandwidth utilisation averaged over busy samples", b.wall_ns));
+  if (sm_active >= th.sm_active && occupancy >= 0 && occupancy < th.low_occupancy)
+    fs.push_back(finding(
+        "low-occupancy", gpu_share,
+        fmt::format("SMs active {} but only {} of warp slots occupied: too few blocks or too many resources per block",
+                    pct(sm_active), pct(occupancy)),
+        hw_evidence(
+            {{"sm_active", fmt::format("{:.3f}", sm_active)}, {"sm_occupancy", fmt::format("{:.3f}", occupancy)}}),
+        0,
+        "Launch more blocks (larger batch, split-K, smaller tiles), or cut registers/shared memory per block; "
+        "`gpusqueeze occupancy BINARY KERNEL` shows what limits each kernel.",
+        "NVML GPM SM activity and occupancy averaged over busy samples", b.wall_ns));
+  if (tensor >= 0 && gemm_share >= 0.3 && tensor < th.tensor_underused)
+    fs.push_back(finding(
+        "tensor-underused", gpu_share,
+        fmt::format("GEMM-type kernels take {} of kernel time but tensor pipes are active only {}", pct(gemm_share),
+                    pct(tensor)),
+        hw_evidence(
+            {{"tensor_active", fmt::format("{:.3f}", tensor)}, {"gemm_share", fmt::format("{:.3f}", gemm_share)}}),
+        0,
+        "Run matmuls in bf16/fp16 (torch.autocast) or enable TF32 (torch.backends.cuda.matmul.allow_tf32 = True); "
+        "pad dimensions to multiples of 16 so cuBLAS picks tensor-core kernels.",
+        "NVML GPM tensor activity averaged over busy samples", b.wall_ns));
+  for (const char* dir : {"pcie_rx", "pcie_tx"}) {
+    const double bps = hw_mean(dir);
+    if (bps >= th.pcie_saturated_bytes_per_s)
+      fs.push_back(finding("pcie-saturated", gpu_share,
+                           fmt::format("PCIe {} runs at {:.1f} GB/s while kernels run", dir + 5, bps / 1e9),
+                           hw_evidence({{std::string(dir) + "_bytes_per_s", fmt::format("{:.0f}", bps)}}), 0,
+                           "Keep data on the GPU between steps, use pinned memory and overlap copies with compute "
+                           "on a second stream; compare with `gpusqueeze probe pcie`.",
+                           "NVML GPM PCIe throughput averaged over busy samples", b.wall_ns));
+  }
+  if (hw.throttled_share >= th.throttled)
+    fs.push_back(
+        finding("clock-throttled", gpu_share * hw.throttled_share,
+                fmt::format("Clocks slowed by power or thermal limits in {} of busy samples", pct(hw.throttled_share)),
+                hw_evidence({{"throttled_share", fmt::format("{:.3f}", hw.throttled_share)},
+                             {"sm_clock_hz", fmt::format("{:.0f}", std::max(0.0, hw_mean("sm_clock")))}}),
+                0,
+                "Check cooling and the power limit (`gpusqueeze doctor` reports both); a power-capped GEMM "
+                "gains nothing from more work per launch.",
+                "NVML clock-event reasons sampled beside the trace", b.wall_ns));
   if (b.idle_host_ns > 0) {
     fs.push_back(finding(
         "host-idle", static_cast<double>(b.idle_host_ns) / w,
@@ -524,6 +621,10 @@ nlohmann::json to_json(const Analysis& a) {
       {"source", a.source},
       {"rank", a.rank},
       {"events", a.events},
+      {"hardware",
+       {{"busy_samples", a.hardware.busy_samples},
+        {"mean", a.hardware.mean},
+        {"throttled_share", a.hardware.throttled_share}}},
       {"verdict",
        {{"class", a.verdict.cls},
         {"subclass", a.verdict.subclass},

@@ -25,6 +25,14 @@ struct Thresholds {
   double layout_copy_share = 0.15;             // layout work above 15% of GPU time → layout advice
   double comm_min_share = 0.05;                // NCCL time above 5% of wall ...
   double comm_min_overlap = 0.5;               // ... less than half overlapped with compute → comm-overlap
+  // Hardware layer (NVML GPM ratios averaged while compute kernels run), the subclass and its findings:
+  double tensor_active = 0.5;     // tensor pipes active ≥ 50% → matrix
+  double dram_bound = 0.7;        // DRAM bandwidth ≥ 70% of peak → memory, dram-bound
+  double sm_active = 0.5;         // SMs busy ≥ 50% ...
+  double low_occupancy = 0.25;    // ... with < 25% of warp slots occupied → latency/occupancy, low-occupancy
+  double tensor_underused = 0.2;  // GEMM-type kernels ≥ 30% of kernel time but tensor pipes < 20% → tensor-underused
+  double pcie_saturated_bytes_per_s = 40e9;  // ≥ 40 GB/s in one direction (gen5 x16 carries ~55) → pcie-saturated
+  double throttled = 0.2;                    // a power/thermal clock-event reason in ≥ 20% of busy samples
 };
 
 struct KernelGroup {
@@ -60,9 +68,16 @@ struct Breakdown {
 
 struct Verdict {
   std::string cls;       // host-bound, launch-bound, sync-bound, transfer-bound, gpu-bound, communication-bound
-  std::string subclass;  // matrix, memory, other, unknown
+  std::string subclass;  // gpu-bound: matrix, memory, latency/occupancy, other; unknown without counters
   double share = 0;      // of wall time
   std::string summary;
+};
+
+// Hardware counters averaged over the samples taken while compute kernels ran (empty when the trace has none).
+struct HardwareLayer {
+  size_t busy_samples = 0;
+  std::map<std::string, double> mean;  // track name → mean over busy samples
+  double throttled_share = 0;          // busy samples with a power/thermal/HW clock-event reason set
 };
 
 struct Analysis {
@@ -79,6 +94,7 @@ struct Analysis {
   std::vector<int64_t> step_ns;                 // ProfilerStep#N durations
   size_t comm_kernels = 0;                      // NCCL kernels
   int64_t comm_ns = 0, comm_exposed_ns = 0;     // their busy time, and the part no compute kernel overlaps
+  HardwareLayer hardware;
   Verdict verdict;
   std::vector<Finding> findings;
 };

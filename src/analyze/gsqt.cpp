@@ -53,6 +53,11 @@ Trace from_gsqt(const trace::TraceFile& f) {
   int64_t base = std::numeric_limits<int64_t>::max();
   for (const auto& r : f.records) base = std::min(base, r.start_ns);
   t.base_ns = f.records.empty() ? 0 : base;
+  for (const auto& c : f.counters) {
+    CounterTrack ct{c.name, c.unit, {}, c.values};
+    for (int64_t ts : c.t_ns) ct.t_ns.push_back(trace::diff_ns(ts, t.base_ns));
+    t.counters.push_back(std::move(ct));
+  }
   t.events.reserve(f.records.size());
   bool any_gpu = false;
   for (const auto& r : f.records) {

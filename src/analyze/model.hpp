@@ -42,6 +42,13 @@ class StringTable {
   std::unordered_map<std::string, uint32_t> index_;
 };
 
+// A hardware counter sampled beside the trace (gpusqueeze traces recorded with --gpu-metrics), times like events'.
+struct CounterTrack {
+  std::string name, unit;  // "sm_active" / "ratio", "dram_bandwidth_utilization", "tensor_active", "power", ...
+  std::vector<int64_t> t_ns;
+  std::vector<double> values;
+};
+
 struct Trace {
   std::string origin;         // file it came from
   std::string source;         // "kineto"
@@ -50,6 +57,7 @@ struct Trace {
   std::vector<Event> events;  // sorted by start_ns after import
   StringTable names;
   size_t skipped_events = 0;  // events of kinds the analyses do not use (python_function, flows, metadata)
+  std::vector<CounterTrack> counters;
   [[nodiscard]] const std::string& name(const Event& e) const { return names[e.name]; }
 };
 

@@ -140,3 +140,68 @@ TEST(Stragglers, NoneInOneRankAndTheSlowRankIsNamed) {
 
 }  // namespace
 }  // namespace gsq::analyze
+
+namespace gsq::analyze {
+namespace {
+
+// The hardware layer on recorded GPU-bound traces. These traces carry no counters (torch.profiler records none), so
+// each test lays one synthetic track set over the recorded kernel timeline: the numbers test the classification
+// rules, not a measurement (the counters of real runs come from `trace --gpu-metrics`).
+Trace with_counters(const std::string& fixture, std::map<std::string, double> values) {
+  Trace t = load_kineto(test::fixture("torch-" + fixture + ".json.gz"));
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const auto& e : t.events)
+    if (e.kind == Kind::kernel) first = std::min(first, e.start_ns), last = std::max(last, e.end_ns());
+  for (const auto& [name, v] : values) {
+    CounterTrack c{name, "ratio", {}, {}};
+    for (int i = 0; i < 200; ++i) {
+      c.t_ns.push_back(first + (last - first) * i / 200);
+      c.values.push_back(v);
+    }
+    t.counters.push_back(std::move(c));
+  }
+  return t;
+}
+
+TEST(AnalyzeHardware, WithoutCountersTheSubclassIsUnknownAndSaysHowToGetThem) {
+  const auto& a = analysis_of("matmul");
+  ASSERT_EQ(a.verdict.cls, "gpu-bound");
+  EXPECT_EQ(a.verdict.subclass, "unknown");
+  EXPECT_NE(a.verdict.summary.find("--gpu-metrics"), std::string::npos);
+  EXPECT_EQ(a.hardware.busy_samples, 0u);
+}
+
+TEST(AnalyzeHardware, CountersNameMatrixMemoryAndOccupancyCases) {
+  auto a = analyze(with_counters(
+      "matmul",
+      {{"tensor_active", 0.85}, {"dram_bandwidth_utilization", 0.3}, {"sm_active", 0.95}, {"sm_occupancy", 0.4}}));
+  EXPECT_EQ(a.verdict.subclass, "matrix");
+  EXPECT_GT(a.hardware.busy_samples, 100u);
+  EXPECT_NEAR(a.hardware.mean.at("tensor_active"), 0.85, 1e-12);
+  EXPECT_FALSE(has_finding(a, "tensor-underused"));
+
+  a = analyze(with_counters(
+      "norm",
+      {{"tensor_active", 0.0}, {"dram_bandwidth_utilization", 0.82}, {"sm_active", 0.9}, {"sm_occupancy", 0.6}}));
+  EXPECT_EQ(a.verdict.subclass, "memory");
+  EXPECT_TRUE(has_finding(a, "dram-bound"));
+
+  a = analyze(with_counters("norm", {{"dram_bandwidth_utilization", 0.2}, {"sm_active", 0.8}, {"sm_occupancy", 0.1}}));
+  EXPECT_EQ(a.verdict.subclass, "latency/occupancy");
+  EXPECT_TRUE(has_finding(a, "low-occupancy"));
+
+  a = analyze(with_counters("matmul", {{"tensor_active", 0.05}, {"sm_active", 0.9}, {"sm_occupancy", 0.5}}));
+  EXPECT_EQ(a.verdict.subclass, "other");
+  EXPECT_TRUE(has_finding(a, "tensor-underused"));
+
+  Trace t = with_counters("matmul", {{"tensor_active", 0.9}});
+  t.counters.push_back({"clock_event_reasons", "bitmask", t.counters[0].t_ns,
+                        std::vector<double>(t.counters[0].t_ns.size(), 0x4 /* SW power cap */)});
+  a = analyze(t);
+  EXPECT_TRUE(has_finding(a, "clock-throttled"));
+  EXPECT_NEAR(a.hardware.throttled_share, 1.0, 1e-12);
+  EXPECT_NEAR(to_json(a)["hardware"]["mean"]["tensor_active"].get<double>(), 0.9, 1e-9);
+}
+
+}  // namespace
+}  // namespace gsq::analyze
