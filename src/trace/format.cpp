@@ -165,50 +165,46 @@ void Writer::write_end(const nlohmann::json& stats) {
   chunk(ChunkType::end, stats.dump());
 }
 
-void Writer::chunk(ChunkType type, std::string_view payload) {
-  if (failed_ || fd_ < 0) return;
+namespace {
+
+// Header + payload as one buffer, written with one loop of write(2): a chunk is either wholly in the file or
+// detectably cut short. Returns the bytes written, or -1 on failure.
+int64_t write_chunk(int fd, ChunkType type, std::string_view payload) {
   ChunkHeader h;
   h.type = static_cast<uint32_t>(type);
   h.size = static_cast<uint32_t>(payload.size());
   h.crc = crc_of(payload);
-  // One buffer, one write: a chunk is either wholly in the file or detectably cut short.
   std::string buf;
   buf.reserve(sizeof h + payload.size());
   append_pod(buf, h);
   buf.append(payload);
   size_t done = 0;
   while (done < buf.size()) {
-    const ssize_t n = ::write(fd_, buf.data() + done, buf.size() - done);
+    const ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      failed_ = true;
-      return;
-    }
+    if (n <= 0) return -1;
     done += static_cast<size_t>(n);
   }
-  bytes_ += buf.size();
+  return static_cast<int64_t>(buf.size());
+}
+
+}  // namespace
+
+void Writer::chunk(ChunkType type, std::string_view payload) {
+  if (failed_ || fd_ < 0) return;
+  const int64_t n = write_chunk(fd_, type, payload);
+  if (n < 0)
+    failed_ = true;
+  else
+    bytes_ += static_cast<uint64_t>(n);
 }
 
 void append_counters(const std::filesystem::path& file, const nlohmann::json& payload) {
   const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) throw_bad_input(fmt::format("{}: cannot append counters: {}", file.string(), std::strerror(errno)));
-  const std::string body = payload.dump();
-  ChunkHeader h;
-  h.type = static_cast<uint32_t>(ChunkType::counters);
-  h.size = static_cast<uint32_t>(body.size());
-  h.crc = crc_of(body);
-  std::string buf;
-  append_pod(buf, h);
-  buf.append(body);
-  size_t done = 0;
-  while (done < buf.size()) {
-    const ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
+  const int64_t n = write_chunk(fd, ChunkType::counters, payload.dump());
   ::close(fd);
-  if (done != buf.size()) throw_bad_input(fmt::format("{}: counters chunk not fully written", file.string()));
+  if (n < 0) throw_bad_input(fmt::format("{}: counters chunk not fully written", file.string()));
 }
 
 // ---- Reader ----
