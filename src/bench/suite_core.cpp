@@ -1,11 +1,11 @@
 // Suite `core`: proves the harness on launch latency (with and without CUDA graphs), D2D copies and a cuBLAS GEMM.
 #include "bench/benchmark.hpp"
 
+#include "bench/cublas_handle.hpp"
 #include "bench/cuda_raii.hpp"
 #include "bench/device_kernels.hpp"
 #include "core/error.hpp"
 
-#include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <fmt/format.h>
 
@@ -14,11 +14,6 @@
 namespace gsq::bench {
 
 namespace {
-
-void check_cublas(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw CudaError(fmt::format("{} failed: cuBLAS status {}", what, static_cast<int>(s)));
-}
 
 struct GraphExec {
   cudaGraphExec_t exec = nullptr;
@@ -95,10 +90,8 @@ void cublas_gemm(State& st) {
   // and 0.003): never zeros, which tensor cores and compressible memory could treat specially.
   GSQ_CUDA_CHECK(cudaMemsetAsync(a.get(), 0x3C, elems * 2, st.stream()));
   GSQ_CUDA_CHECK(cudaMemsetAsync(b.get(), 0x3B, elems * 2, st.stream()));
-  cublasHandle_t h = nullptr;
-  check_cublas(cublasCreate(&h), "cublasCreate");
-  std::unique_ptr<cublasContext, void (*)(cublasHandle_t)> owner(h, [](cublasHandle_t x) { cublasDestroy(x); });
-  check_cublas(cublasSetStream(h, st.stream()), "cublasSetStream");
+  const CublasHandle handle(st.stream());
+  cublasHandle_t h = handle.get();
   const float alpha = 1.0f, beta = 0.0f;
   st.set_flops_per_launch(2.0 * n * static_cast<double>(n) * n);
   st.exec([&](cudaStream_t) {

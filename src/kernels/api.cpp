@@ -57,8 +57,9 @@ gsq_status from_cuda(cudaError_t e) {
   return fail(GSQ_ERROR_CUDA, fmt::format("CUDA: {} ({})", cudaGetErrorString(e), cudaGetErrorName(e)));
 }
 
-bool known_dtype(gsq_dtype d) {
-  return d == GSQ_FLOAT32 || d == GSQ_FLOAT16 || d == GSQ_BFLOAT16;
+gsq_status check_dtype(gsq_dtype d) {
+  if (d == GSQ_FLOAT32 || d == GSQ_FLOAT16 || d == GSQ_BFLOAT16) return GSQ_SUCCESS;
+  return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("dtype {} is not f32, f16 or bf16", int(d)));
 }
 
 // Returns GSQ_SUCCESS or the first problem, with g_last_error saying what it is.
@@ -74,7 +75,7 @@ constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 gsq_status check_rows(void* y, const void* x, int64_t rows, int64_t cols, gsq_dtype d) {
   g_last_error.clear();
-  if (!known_dtype(d)) return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("dtype {} is not f32, f16 or bf16", int(d)));
+  if (auto s = check_dtype(d)) return s;
   if (rows < 0 || cols < 1)
     return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("shape [{}, {}]: rows must be ≥ 0 and cols ≥ 1", rows, cols));
   if (rows > (int64_t{1} << 31) - 1 || cols > (int64_t{1} << 30) || (rows > 0 && cols > kMaxElements / rows))
@@ -97,7 +98,7 @@ gsq_status check_eps(float eps) {
 gsq_status layout(bool to_nhwc, void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w, gsq_dtype d,
                   gsq_stream stream) {
   g_last_error.clear();
-  if (!known_dtype(d)) return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("dtype {} is not f32, f16 or bf16", int(d)));
+  if (auto s = check_dtype(d)) return s;
   if (n < 0 || c < 1 || h < 1 || w < 1)
     return fail(GSQ_ERROR_INVALID_VALUE,
                 fmt::format("shape [{}, {}, {}, {}]: N must be ≥ 0 and C, H, W ≥ 1", n, c, h, w));
@@ -121,13 +122,13 @@ gsq_status layout(bool to_nhwc, void* y, const void* x, int64_t n, int64_t c, in
 gsq_status check_quant(void* y, const void* x, const void* w, const void* params, const void* bias, int64_t m,
                        int64_t n, int64_t k, int64_t group, gsq_dtype d) {
   g_last_error.clear();
+  if (group != 0 && group != 64 && group != 128)
+    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("group = {}: use 64 or 128", group));
   if (d != GSQ_FLOAT16 && d != GSQ_BFLOAT16)
     return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("dtype {}: activations must be f16 or bf16", int(d)));
   if (m < 1 || m > 16) return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("M = {}: the kernels take 1 to 16 rows", m));
   if (n < 64 || k < 64 || n % 64 || k % 64 || n > (int64_t{1} << 31) || k > (int64_t{1} << 31))
     return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("N = {}, K = {}: both must be positive multiples of 64", n, k));
-  if (group != 0 && group != 64 && group != 128)
-    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("group = {}: use 64 or 128", group));
   if (group && k % group)
     return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("K = {} is not a multiple of the group ({})", k, group));
   if (!y || !x || !w || !params) return fail(GSQ_ERROR_INVALID_VALUE, "y, x, w and the scales must not be NULL");
@@ -260,8 +261,7 @@ gsq_status gsq_w8a16_gemm(void* y, const void* x, const uint8_t* w, const float*
 
 gsq_status gsq_w4a16_gemm(void* y, const void* x, const uint32_t* words, const void* params, const void* bias,
                           int64_t m, int64_t n, int64_t k, int64_t group, gsq_dtype dtype, gsq_stream stream) {
-  if (group != 64 && group != 128)
-    return fail(GSQ_ERROR_INVALID_VALUE, fmt::format("group = {}: use 64 or 128", group));
+  if (group == 0) return fail(GSQ_ERROR_INVALID_VALUE, "group = 0: use 64 or 128");  // 0 is W8A16's "no groups"
   if (auto s = check_quant(y, x, words, params, bias, m, n, k, group, dtype)) return s;
   return from_cuda(launch_quant_gemm(true, static_cast<DType>(dtype),
                                      QuantArgs{y, x, words, params, bias, m, n, k, group},

@@ -162,7 +162,16 @@ std::string find_cuobjdump() {
   }
   if (const char* home = std::getenv("CUDA_HOME")) candidates.push_back(fs::path(home) / "bin/cuobjdump");
   candidates.push_back("/usr/local/cuda/bin/cuobjdump");
-  // pip install nvidia-cuda-cuobjdump puts it under site-packages/nvidia/cu13/bin.
+  auto first_executable = [&]() -> std::string {
+    for (const auto& c : candidates) {
+      std::error_code ec;
+      if (fs::is_regular_file(c, ec) && access(c.c_str(), X_OK) == 0) return c.string();
+    }
+    return "";
+  };
+  if (auto found = first_executable(); !found.empty()) return found;
+  // pip install nvidia-cuda-cuobjdump puts it under site-packages/nvidia/cu13/bin: ask Python only when needed.
+  candidates.clear();
   const ProcessOutput py = run_process(
       {"python3", "-c",
        "import importlib.util as u; s = u.find_spec('nvidia'); print('\\n'.join(s.submodule_search_locations) if s "
@@ -175,11 +184,7 @@ std::string find_cuobjdump() {
       i = nl + 1;
     }
   }
-  for (const auto& c : candidates) {
-    std::error_code ec;
-    if (fs::is_regular_file(c, ec) && access(c.c_str(), X_OK) == 0) return c.string();
-  }
-  return "";
+  return first_executable();
 }
 
 std::vector<KernelResources> read_resource_usage(const std::string& file) {

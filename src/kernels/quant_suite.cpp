@@ -2,13 +2,13 @@
 // the decoding shapes, and cudaMemcpy D2D as the bandwidth ceiling, in one run. Each benchmark cycles through enough
 // copies of its weights (≥ 192 MiB together, three times the H200's L2) that no launch finds them cached, in batch
 // mode too; cold mode flushes the L2 besides.
+#include "bench/cublas_handle.hpp"
 #include "bench/cuda_raii.hpp"
 #include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "gpusqueeze/kernels.h"
 #include "kernels/suite_support.hpp"
 
-#include <cublas_v2.h>
 #include <fmt/format.h>
 
 #include <map>
@@ -24,12 +24,10 @@ using bench::State;
 enum class Impl { w4, w8, cublas };
 
 std::pair<int64_t, int64_t> parse_nk(const std::string& s) {
-  const auto x = s.find('x');
-  const auto n = x == std::string::npos ? std::nullopt : bench::parse_size(s.substr(0, x));
-  const auto k = x == std::string::npos ? std::nullopt : bench::parse_size(s.substr(x + 1));
-  if (!n || !k || *n < 64 || *k < 64 || *n % 64 || *k % 64)
+  const auto d = parse_dims(s, 2);
+  if (!d || (*d)[0] < 64 || (*d)[1] < 64 || (*d)[0] % 64 || (*d)[1] % 64)
     throw_bad_input("shape=" + s + " (NxK, multiples of 64, e.g. 8192x8192)");
-  return {*n, *k};
+  return {(*d)[0], (*d)[1]};
 }
 
 void quant_benchmark(State& st, Impl impl) {
@@ -62,13 +60,7 @@ void quant_benchmark(State& st, Impl impl) {
   st.set_bytes_per_launch(static_cast<double>(w_bytes + p_bytes) + 2.0 * static_cast<double>(m * (k + n)));
   st.set_flops_per_launch(2.0 * static_cast<double>(m * n * k));
   st.compare_to_dram_peak();
-  cublasHandle_t h = nullptr;
-  std::unique_ptr<cublasContext, void (*)(cublasHandle_t)> owner(nullptr, [](cublasHandle_t c) { cublasDestroy(c); });
-  if (impl == Impl::cublas) {
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw CudaError("cublasCreate failed");
-    owner.reset(h);
-    if (cublasSetStream(h, st.stream()) != CUBLAS_STATUS_SUCCESS) throw CudaError("cublasSetStream failed");
-  }
+  const auto handle = impl == Impl::cublas ? std::make_unique<bench::CublasHandle>(st.stream()) : nullptr;
   size_t next = 0;
   st.exec([&](cudaStream_t s) {
     const size_t c = next++ % copies;
@@ -82,13 +74,13 @@ void quant_benchmark(State& st, Impl impl) {
     } else {
       // Y[M][N] = X[M][K] · W[N][K]ᵀ in column-major terms: Yᵀ (N×M) = op_T(W as K×N) · Xᵀ (K×M).
       const float alpha = 1, beta = 0;
-      if (cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
-                       &alpha, w[c].get(), CUDA_R_16F, static_cast<int>(k), x.get(), CUDA_R_16F, static_cast<int>(k),
-                       &beta, y.get(), CUDA_R_16F, static_cast<int>(n), CUBLAS_COMPUTE_32F,
-                       CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
-        throw CudaError("cublasGemmEx failed");
+      bench::check_cublas(cublasGemmEx(handle->get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n),
+                                       static_cast<int>(m), static_cast<int>(k), &alpha, w[c].get(), CUDA_R_16F,
+                                       static_cast<int>(k), x.get(), CUDA_R_16F, static_cast<int>(k), &beta, y.get(),
+                                       CUDA_R_16F, static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                          "cublasGemmEx");
     }
-    if (r != GSQ_SUCCESS) throw_bad_input(fmt::format("{}: {}", gsq_status_name(r), gsq_last_error()));
+    check_status(r);
   });
 }
 
@@ -111,7 +103,7 @@ bench::Suite quant_suite() {
        "cublasGemmEx fp16 weights and activations, fp32 accumulation (torch's x @ w.T)",
        {{"shape", kShapes}, {"m", kM}},
        [](State& st) { quant_benchmark(st, Impl::cublas); }},
-      {"quant.memcpy_d2d", "cudaMemcpyAsync D2D: the bandwidth ceiling", {{"bytes", {"256Mi"}}}, memcpy_ceiling},
+      {"quant.memcpy_d2d", "cudaMemcpyAsync D2D: the bandwidth ceiling", {{"bytes", {"256Mi"}}}, bench::memcpy_d2d},
   };
 }
 

@@ -43,14 +43,6 @@ DType dtype_axis(State& st) {
   return *d;
 }
 
-void check(gsq_status s) {
-  if (s != GSQ_SUCCESS) throw_bad_input(fmt::format("{}: {}", gsq_status_name(s), gsq_last_error()));
-}
-
-void check(cudaError_t e) {
-  GSQ_CUDA_CHECK(e);
-}
-
 bool naive_impl(State& st) {
   const std::string& impl = st.axis("impl");
   if (impl != "ours" && impl != "naive") throw_bad_input("impl=" + impl + " (ours or naive)");
@@ -67,9 +59,9 @@ void row_benchmark(State& st, RowOp op) {
   DeviceBuffer x = DeviceBuffer::create(bytes), y = DeviceBuffer::create(bytes);
   DeviceBuffer w = DeviceBuffer::create(static_cast<size_t>(cols * dtype_size(dt)));
   DeviceBuffer b = DeviceBuffer::create(static_cast<size_t>(cols * dtype_size(dt)));
-  check(fill_normal(dt, x.get(), n, 1, st.stream()));
-  check(fill_normal(dt, w.get(), cols, 2, st.stream()));
-  check(fill_normal(dt, b.get(), cols, 3, st.stream()));
+  GSQ_CUDA_CHECK(fill_normal(dt, x.get(), n, 1, st.stream()));
+  GSQ_CUDA_CHECK(fill_normal(dt, w.get(), cols, 2, st.stream()));
+  GSQ_CUDA_CHECK(fill_normal(dt, b.get(), cols, 3, st.stream()));
   st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));  // the row is read once and written once
   st.set_items_per_launch(static_cast<double>(n));
   st.compare_to_dram_peak();
@@ -78,21 +70,21 @@ void row_benchmark(State& st, RowOp op) {
     auto gs = reinterpret_cast<gsq_stream>(s);
     if (naive) {
       RowArgs a{y.get(), x.get(), w.get(), b.get(), rows, cols, 1e-5f, 0.1f, 7, 0};
-      check(launch_row_naive(op, static_cast<DType>(gd), a, s));
+      GSQ_CUDA_CHECK(launch_row_naive(op, static_cast<DType>(gd), a, s));
       return;
     }
     switch (op) {
       case RowOp::layer_norm:
-        check(gsq_layer_norm(y.get(), x.get(), w.get(), b.get(), rows, cols, 1e-5f, gd, gs));
+        check_status(gsq_layer_norm(y.get(), x.get(), w.get(), b.get(), rows, cols, 1e-5f, gd, gs));
         break;
       case RowOp::rms_norm:
-        check(gsq_rms_norm(y.get(), x.get(), w.get(), rows, cols, 1e-5f, gd, gs));
+        check_status(gsq_rms_norm(y.get(), x.get(), w.get(), rows, cols, 1e-5f, gd, gs));
         break;
       case RowOp::softmax:
-        check(gsq_softmax(y.get(), x.get(), rows, cols, gd, gs));
+        check_status(gsq_softmax(y.get(), x.get(), rows, cols, gd, gs));
         break;
       case RowOp::softmax_dropout:
-        check(gsq_softmax_dropout(y.get(), x.get(), rows, cols, 0.1f, 7, 0, gd, gs));
+        check_status(gsq_softmax_dropout(y.get(), x.get(), rows, cols, 0.1f, 7, 0, gd, gs));
         break;
     }
   });
@@ -100,17 +92,9 @@ void row_benchmark(State& st, RowOp op) {
 
 // "NxCxHxW"
 std::array<int64_t, 4> parse_shape(const std::string& s) {
-  std::array<int64_t, 4> d{};
-  size_t pos = 0;
-  for (int i = 0; i < 4; ++i) {
-    const size_t x = s.find('x', pos);
-    const auto v = bench::parse_size(s.substr(pos, x == std::string::npos ? std::string::npos : x - pos));
-    if (!v || *v < 1 || (i < 3 && x == std::string::npos) || (i == 3 && x != std::string::npos))
-      throw_bad_input("shape=" + s + " (use NxCxHxW, e.g. 32x256x56x56)");
-    d[static_cast<size_t>(i)] = *v;
-    pos = x + 1;
-  }
-  return d;
+  const auto d = parse_dims(s, 4);
+  if (!d) throw_bad_input("shape=" + s + " (use NxCxHxW, e.g. 32x256x56x56)");
+  return {(*d)[0], (*d)[1], (*d)[2], (*d)[3]};
 }
 
 void layout_benchmark(State& st, bool to_nhwc) {
@@ -120,16 +104,16 @@ void layout_benchmark(State& st, bool to_nhwc) {
   const int64_t count = n * c * h * w;
   const auto bytes = static_cast<size_t>(count * dtype_size(dt));
   DeviceBuffer x = DeviceBuffer::create(bytes), y = DeviceBuffer::create(bytes);
-  check(fill_normal(dt, x.get(), count, 4, st.stream()));
+  GSQ_CUDA_CHECK(fill_normal(dt, x.get(), count, 4, st.stream()));
   st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
   st.compare_to_dram_peak();
   const int64_t rows = to_nhwc ? c : h * w, cols = to_nhwc ? h * w : c;
   st.exec([&, naive, rows, cols](cudaStream_t s) {
     if (naive) {
-      check(launch_transpose_naive(dt, y.get(), x.get(), n, rows, cols, s));
+      GSQ_CUDA_CHECK(launch_transpose_naive(dt, y.get(), x.get(), n, rows, cols, s));
     } else {
       auto f = to_nhwc ? gsq_nchw_to_nhwc : gsq_nhwc_to_nchw;
-      check(f(y.get(), x.get(), n, c, h, w, static_cast<gsq_dtype>(dt), reinterpret_cast<gsq_stream>(s)));
+      check_status(f(y.get(), x.get(), n, c, h, w, static_cast<gsq_dtype>(dt), reinterpret_cast<gsq_stream>(s)));
     }
   });
 }
@@ -163,18 +147,25 @@ bench::Suite kernels_suite() {
       {"kernels.memcpy_d2d",
        "cudaMemcpyAsync D2D of the inputs' size: the copy ceiling",
        {{"bytes", {"256Mi"}}},
-       memcpy_ceiling},
+       bench::memcpy_d2d},
   };
 }
 
-void memcpy_ceiling(bench::State& st) {
-  const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
-  DeviceBuffer x = DeviceBuffer::create(bytes), y = DeviceBuffer::create(bytes);
-  check(fill_normal(DType::f32, x.get(), static_cast<int64_t>(bytes / 4), 5, st.stream()));
-  st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
-  st.compare_to_dram_peak();
-  st.exec(
-      [&](cudaStream_t s) { GSQ_CUDA_CHECK(cudaMemcpyAsync(y.get(), x.get(), bytes, cudaMemcpyDeviceToDevice, s)); });
+void check_status(gsq_status s) {
+  if (s != GSQ_SUCCESS) throw_bad_input(fmt::format("{}: {}", gsq_status_name(s), gsq_last_error()));
+}
+
+std::optional<std::vector<int64_t>> parse_dims(const std::string& s, size_t count) {
+  std::vector<int64_t> d;
+  for (size_t pos = 0; pos <= s.size();) {
+    const size_t x = std::min(s.find('x', pos), s.size());
+    const auto v = bench::parse_size(s.substr(pos, x - pos));
+    if (!v || *v < 1) return std::nullopt;
+    d.push_back(*v);
+    pos = x + 1;
+  }
+  if (d.size() != count) return std::nullopt;
+  return d;
 }
 
 Table copy_ratio_table(const bench::Run& run) {

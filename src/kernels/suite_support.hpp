@@ -3,6 +3,7 @@
 
 #include "bench/runner.hpp"
 #include "core/table.hpp"
+#include "gpusqueeze/kernels.h"
 #include "kernels/launch.hpp"
 
 #include <optional>
@@ -15,8 +16,10 @@ namespace gsq::kernels {
 // The `kernels` suite: ours and naive versions of each kernel, and cudaMemcpy D2D of the same bytes.
 [[nodiscard]] bench::Suite kernels_suite();
 
-// cudaMemcpyAsync D2D of `bytes` (read + write counted): the copy ceiling both suites report against.
-void memcpy_ceiling(bench::State& st);
+// Throws bad_input with the library's message unless `s` is GSQ_SUCCESS.
+void check_status(gsq_status s);
+// "8192x8192" or "32x256x56x56": exactly `count` positive sizes (Ki/Mi suffixes allowed), else nullopt.
+[[nodiscard]] std::optional<std::vector<int64_t>> parse_dims(const std::string& s, size_t count);
 
 // The `quant` suite: W4A16 and W8A16 against cuBLAS fp16 over M = 1…16 and the decoding shapes.
 [[nodiscard]] bench::Suite quant_suite();

@@ -3,6 +3,8 @@
 #include "bench/device_kernels.hpp"
 #include "bench/runner.hpp"
 
+#include "support/gpu.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,10 +13,7 @@
 namespace gsq::bench {
 namespace {
 
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using test::have_gpu;
 
 TEST(HarnessGpu, CopyKernelCopiesEveryByteAtEveryGridFraction) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU: cudaGetDeviceCount found no device";

@@ -7,6 +7,7 @@
 #include "kernels/occupancy.hpp"
 #include "kernels/philox.hpp"
 #include "kernels/reference.hpp"
+#include "kernels/suite_support.hpp"
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
@@ -233,6 +234,23 @@ TEST(Occupancy, OurKernelsDoNotSpill) {
     EXPECT_EQ(k.local, 0) << k.name;
     EXPECT_EQ(k.stack, 0) << k.name;
   }
+}
+
+}  // namespace
+}  // namespace gsq::kernels
+
+namespace gsq::kernels {
+namespace {
+
+TEST(KernelsSuite, ShapeAxesParseExactlyTheirDimensions) {
+  EXPECT_EQ(parse_dims("8192x28672", 2), (std::vector<int64_t>{8192, 28672}));
+  EXPECT_EQ(parse_dims("32x256x56x56", 4), (std::vector<int64_t>{32, 256, 56, 56}));
+  EXPECT_EQ(parse_dims("4Kix4Ki", 2), (std::vector<int64_t>{4096, 4096}));
+  EXPECT_FALSE(parse_dims("8192x", 2).has_value());
+  EXPECT_FALSE(parse_dims("1x2x3", 4).has_value());
+  EXPECT_FALSE(parse_dims("8x8x8", 2).has_value());
+  EXPECT_FALSE(parse_dims("0x64", 2).has_value());
+  EXPECT_FALSE(parse_dims("", 1).has_value());
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include "probes/host_probes.hpp"
 #include "probes/probe_kernels.hpp"
 
+#include "support/gpu.hpp"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -12,10 +14,7 @@
 namespace gsq::bench {
 namespace {
 
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using test::have_gpu;
 
 TEST(ProbesGpu, CopyAndTriadKernelsAreExactAtEveryWidth) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU: cudaGetDeviceCount found no device";
