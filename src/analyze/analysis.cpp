@@ -419,7 +419,9 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
                          "activations in bf16/fp16, use weight-only INT8/INT4 for decoding (gpusqueeze kernels "
                          "--suite quant); check the top kernels against `gpusqueeze probe mem`'s measured ceiling.",
                          "NVML GPM DRAM bandwidth utilisation averaged over busy samples", b.wall_ns));
-  if (sm_active >= th.sm_active && occupancy >= 0 && occupancy < th.low_occupancy)
+  // Low occupancy matters only when nothing else is saturated: a Hopper GEMM keeps its tensor pipes busy with one
+  // warp-specialised block per SM, a bandwidth-bound kernel is limited by DRAM whatever its occupancy.
+  if (a.verdict.subclass == "latency/occupancy")
     fs.push_back(finding(
         "low-occupancy", gpu_share,
         fmt::format("SMs active {} but only {} of warp slots occupied: too few blocks or too many resources per block",

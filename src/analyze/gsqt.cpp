@@ -50,17 +50,27 @@ Trace from_gsqt(const trace::TraceFile& f) {
   t.source = "gpusqueeze";
   t.rank = f.header.value("rank", -1);
   const int32_t pid = f.header.value("pid", 0);
+  // A record without a start time (an API exit whose entry the tracer never saw, from older tracers) has no place on
+  // the timeline: skipped and counted, so it cannot drag t = 0 back to the clock's epoch.
+  auto timeless = [](const trace::Record& r) { return r.start_ns <= 0 || r.end_ns < r.start_ns; };
   int64_t base = std::numeric_limits<int64_t>::max();
-  for (const auto& r : f.records) base = std::min(base, r.start_ns);
-  t.base_ns = f.records.empty() ? 0 : base;
+  for (const auto& r : f.records)
+    if (!timeless(r)) base = std::min(base, r.start_ns);
+  t.base_ns = base == std::numeric_limits<int64_t>::max() ? 0 : base;
   for (const auto& c : f.counters) {
     CounterTrack ct{c.name, c.unit, {}, c.values};
     for (int64_t ts : c.t_ns) ct.t_ns.push_back(trace::diff_ns(ts, t.base_ns));
+    if (t.gpu_name.empty()) t.gpu_name = c.device_name;
+    if (t.dram_peak_bytes_per_s <= 0) t.dram_peak_bytes_per_s = c.dram_peak_bytes_per_s;
     t.counters.push_back(std::move(ct));
   }
   t.events.reserve(f.records.size());
   bool any_gpu = false;
   for (const auto& r : f.records) {
+    if (timeless(r)) {
+      ++t.skipped_events;
+      continue;
+    }
     Event e;
     e.start_ns = trace::diff_ns(r.start_ns, t.base_ns);
     e.dur_ns = std::max<int64_t>(0, trace::diff_ns(r.end_ns, r.start_ns));

@@ -58,6 +58,8 @@ struct Trace {
   StringTable names;
   size_t skipped_events = 0;  // events of kinds the analyses do not use (python_function, flows, metadata)
   std::vector<CounterTrack> counters;
+  std::string gpu_name;              // the sampled GPU, when the counters say
+  double dram_peak_bytes_per_s = 0;  // its DRAM peak from NVML (max memory clock × bus width), 0 if unknown
   [[nodiscard]] const std::string& name(const Event& e) const { return names[e.name]; }
 };
 

@@ -3,22 +3,51 @@
 
 #include "analyze/diff.hpp"
 #include "analyze/gsqt.hpp"
+#include "analyze/roofline.hpp"
 #include "report/report.hpp"
 
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 
 namespace gsq::cli {
 
 namespace {
 struct AnalyzeOptions {
   std::vector<std::string> files;
-  bool json = false, md = false;
+  bool json = false, md = false, roofline = false;
+  double roofline_fill = 0.8;
 };
 
-analyze::Analysis analyze_file(const std::string& f) {
-  return analyze::analyze(analyze::load_trace(f));
+struct Analysed {
+  analyze::Analysis analysis;
+  std::optional<analyze::Roofline> roofline;
+};
+
+Analysed analyze_file(const std::string& f, const AnalyzeOptions& o) {
+  const auto trace = analyze::load_trace(f);
+  Analysed a{analyze::analyze(trace), std::nullopt};
+  if (o.roofline) a.roofline = analyze::roofline(trace, a.analysis, o.roofline_fill);
+  return a;
+}
+
+nlohmann::json analysed_json(const Analysed& a) {
+  nlohmann::json j = analyze::to_json(a.analysis);
+  if (a.roofline) j["roofline"] = analyze::to_json(*a.roofline);
+  return j;
+}
+
+std::string roofline_markdown(const analyze::Roofline& r) {
+  if (!r.note.empty()) return "### Roofline\n\n" + r.note + "\n";
+  return fmt::format(
+      "### Roofline ({}{})\n\nEach kernel's position against the two roofs from NVML GPM: DRAM bandwidth as a "
+      "fraction of peak, and the busiest pipe's activity as a fraction of its peak, over the counter intervals the "
+      "kernel filled (≥ {:.0f}%). Below 60% of both roofs a kernel is latency-limited (occupancy, dependencies, "
+      "launch shape).\n\n{}",
+      r.device.empty() ? "GPU" : r.device,
+      r.dram_peak_bytes_per_s > 0 ? fmt::format(", DRAM peak {:.0f} GB/s", r.dram_peak_bytes_per_s / 1e9) : "",
+      r.min_fill * 100, analyze::roofline_table(r).markdown());
 }
 }  // namespace
 
@@ -32,26 +61,36 @@ Action register_analyze(CLI::App& app) {
       "files\n"
       "are ranks of one job: each is analysed, then ranks are compared for stragglers.\n"
       "Verdict classes: host-bound, launch-bound, sync-bound, transfer-bound, gpu-bound (subclass unknown without\n"
-      "hardware counters), communication-bound. --json prints gpusqueeze.analysis/1 (README: \"Analysis JSON\").\n"
+      "hardware counters: trace --gpu-metrics 100), communication-bound. --roofline adds each top kernel's DRAM and\n"
+      "compute fractions of peak. --json prints gpusqueeze.analysis/1 (README: \"Analysis JSON\").\n"
       "Examples:\n"
       "  gpusqueeze analyze trace.json.gz\n"
       "  gpusqueeze analyze --json rank0.json rank1.json > analysis.json");
   cmd->add_option("traces", o->files, "Trace files (one per rank)")->required()->check(CLI::ExistingFile);
   auto* json_flag = cmd->add_flag("--json", o->json, "Print gpusqueeze.analysis/1 JSON");
   cmd->add_flag("--md", o->md, "Print markdown (the default)")->excludes(json_flag);
+  cmd->add_flag("--roofline", o->roofline,
+                "Place each top kernel against the DRAM and compute roofs from the trace's GPM counters (record "
+                "with `trace --gpu-metrics 100`); JSON gets a \"roofline\" object");
+  cmd->add_option("--roofline-fill", o->roofline_fill,
+                  "Share of a counter interval one kernel must fill for the interval to count as that kernel's")
+      ->check(CLI::Range(0.5, 1.0))
+      ->capture_default_str();
   return [o]() {
+    std::vector<Analysed> done;
     std::vector<analyze::Analysis> all;
     for (const auto& f : o->files) {
       if (o->files.size() > 1) note("analysing " + f);
-      all.push_back(analyze_file(f));
+      done.push_back(analyze_file(f, *o));
+      all.push_back(done.back().analysis);
     }
     const auto stragglers = analyze::rank_stragglers(all);
     if (o->json) {
       if (all.size() == 1) {
-        std::cout << analyze::to_json(all[0]).dump(2) << '\n';
+        std::cout << analysed_json(done[0]).dump(2) << '\n';
       } else {
         nlohmann::json ranks = nlohmann::json::array();
-        for (const auto& a : all) ranks.push_back(analyze::to_json(a));
+        for (const auto& a : done) ranks.push_back(analysed_json(a));
         std::cout << nlohmann::json{{"schema", "gpusqueeze.analysis-ranks/1"},
                                     {"ranks", ranks},
                                     {"rank_findings", stragglers}}
@@ -64,6 +103,7 @@ Action register_analyze(CLI::App& app) {
       std::cout << fmt::format("## {}{}\n\n{}\n", o->files[i],
                                all[i].rank >= 0 ? fmt::format(" (rank {})", all[i].rank) : "",
                                analyze::render_markdown(all[i]));
+      if (done[i].roofline) std::cout << roofline_markdown(*done[i].roofline) << '\n';
     }
     if (!stragglers.empty()) std::cout << report::findings_table(stragglers).markdown();
     return 0;
@@ -86,7 +126,8 @@ Action register_diff(CLI::App& app) {
   cmd->add_option("after", o->after, "Trace after the change")->required()->check(CLI::ExistingFile);
   cmd->add_flag("--json", o->json, "Print gpusqueeze.diff/1 JSON");
   return [o]() {
-    const auto a = analyze_file(o->before), b = analyze_file(o->after);
+    const AnalyzeOptions plain;
+    const auto a = analyze_file(o->before, plain).analysis, b = analyze_file(o->after, plain).analysis;
     if (o->json)
       std::cout << analyze::diff_json(a, b).dump(2) << '\n';
     else

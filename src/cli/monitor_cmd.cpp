@@ -7,10 +7,15 @@
 #include "core/stats.hpp"
 #include "monitor/exporter.hpp"
 #include "monitor/rules.hpp"
+#include "monitor/watch.hpp"
 
 #include <fmt/format.h>
 
+#include <signal.h>
+
+#include <cerrno>
 #include <iostream>
+#include <optional>
 #include <regex>
 
 namespace gsq::cli {
@@ -21,6 +26,7 @@ struct ExporterCliOptions {
   std::string listen = "127.0.0.1:9835";
   std::string snapshot_file;
   bool once = false;
+  monitor::WatchOptions watch;
 };
 
 monitor::Collector replay_collector(const std::string& file) {
@@ -36,12 +42,17 @@ Action register_exporter(CLI::App& app) {
       "Collects every --interval seconds on a thread of its own; scrapes read the latest collection. Metrics: "
       "utilisation,\n"
       "memory, clocks, one series per clock-event reason, temperature and slowdown margin, power, energy, PCIe link,\n"
-      "throughput and replays, ECC, remapped rows, NVLink errors, per-process memory, and the exporter's own health\n"
-      "(gsq_exporter_*). What the GPU cannot report is absent, never a sentinel. Binds 127.0.0.1 unless --listen says\n"
-      "otherwise. Deploy: deploy/systemd/gpusqueeze-exporter.service, deploy/kubernetes/gpusqueeze-exporter.yaml.\n"
+      "throughput and replays, ECC, remapped rows, NVLink errors, XID events, per-process memory, GPM on Hopper+ (SM\n"
+      "activity and occupancy, DRAM bandwidth, tensor/FP pipes: NVML utilization only says *a* kernel ran, SM "
+      "activity\n"
+      "says how much of the GPU it used), and the exporter's own health (gsq_exporter_*). What the GPU cannot report\n"
+      "is absent, never a sentinel. Binds 127.0.0.1 unless --listen says otherwise. Deploy:\n"
+      "deploy/systemd/gpusqueeze-exporter.service, deploy/kubernetes/gpusqueeze-exporter.yaml.\n"
       "Examples:\n"
       "  gpusqueeze exporter                                  (http://127.0.0.1:9835/metrics)\n"
       "  gpusqueeze exporter --listen 0.0.0.0:9835 --interval 10\n"
+      "  gpusqueeze exporter --watch-pid 4242 --watch-for 60 --capture-seconds 10\n"
+      "                      (4242 runs under `gpusqueeze trace --on-demand`: findings land beside its trace)\n"
       "  gpusqueeze exporter --once | promtool check metrics  (one collection on stdout)");
   cmd->add_option("--listen", o->listen, "HOST:PORT to serve on")->capture_default_str();
   cmd->add_option("--interval", o->server.interval_s, "Seconds between NVML collections")
@@ -56,6 +67,36 @@ Action register_exporter(CLI::App& app) {
   cmd->add_flag("--once", o->once, "Print one collection in the exposition format and exit");
   cmd->add_option("--snapshot", o->snapshot_file, "Serve a recorded snapshot instead of the live GPUs")
       ->check(CLI::ExistingFile);
+  auto* watch_pid = cmd->add_option("--watch-pid", o->watch.pid,
+                                    "Watch this process (started with `gpusqueeze trace --on-demand`): when its GPUs "
+                                    "stay under-used, capture and analyse a trace window")
+                        ->check(CLI::PositiveNumber)
+                        ->group("Watcher");
+  cmd->add_option("--watch-below", o->watch.below,
+                  "Under-used: SM activity (GPM; NVML utilization on older GPUs) below this fraction")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str()
+      ->group("Watcher")
+      ->needs(watch_pid);
+  cmd->add_option("--watch-for", o->watch.for_s, "... for this many seconds")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str()
+      ->group("Watcher")
+      ->needs(watch_pid);
+  cmd->add_option("--capture-seconds", o->watch.capture_s, "Length of the captured window")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str()
+      ->group("Watcher")
+      ->needs(watch_pid);
+  cmd->add_option("--capture-cooldown", o->watch.cooldown_s, "Seconds after a capture before the next one")
+      ->check(CLI::Range(0.0, 604800.0))
+      ->capture_default_str()
+      ->group("Watcher")
+      ->needs(watch_pid);
+  cmd->add_option("--control-dir", o->watch.control_dir, "Where the traced process's control file lives")
+      ->capture_default_str()
+      ->group("Watcher")
+      ->needs(watch_pid);
   return [o]() {
     o->server.version = GSQ_VERSION;
     const auto colon = o->listen.rfind(':');
@@ -67,8 +108,10 @@ Action register_exporter(CLI::App& app) {
       throw_bad_input("--listen: bad port in " + o->listen);
     }
     if (o->server.port <= 0 || o->server.port > 65535) throw_bad_input("--listen: port out of range in " + o->listen);
-    const monitor::Collector collect =
-        o->snapshot_file.empty() ? monitor::live_collector() : replay_collector(o->snapshot_file);
+    const monitor::Collector collect = o->snapshot_file.empty()
+                                           ? monitor::live_collector([](const std::string& m) { note(m); })
+                                           : replay_collector(o->snapshot_file);
+    if (o->once && o->watch.pid > 0) throw_bad_input("--watch-pid needs the daemon, not --once");
     if (o->once) {
       const auto c = collect();
       monitor::SelfStats s;
@@ -77,7 +120,16 @@ Action register_exporter(CLI::App& app) {
       std::cout << monitor::render_metrics(c.snapshot, c.counters, s);
       return 0;
     }
-    monitor::serve(o->server, collect, [](const std::string& m) { note(m); });
+    std::optional<monitor::Watcher> watcher;
+    if (o->watch.pid > 0) {
+      if (::kill(o->watch.pid, 0) != 0 && errno == ESRCH)
+        throw_bad_input(fmt::format("--watch-pid {}: no such process", o->watch.pid));
+      watcher.emplace(o->watch);
+      note(fmt::format("watching pid {}: capture {:.0f} s when busy < {:.0f}% for {:.0f} s (cooldown {:.0f} s)",
+                       o->watch.pid, o->watch.capture_s, o->watch.below * 100, o->watch.for_s, o->watch.cooldown_s));
+    }
+    monitor::serve(
+        o->server, collect, [](const std::string& m) { note(m); }, watcher ? &*watcher : nullptr);
     return 0;
   };
 }

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "gpu/counters.hpp"
+#include "monitor/watch.hpp"
 #include "trace/capture.hpp"
 #include "trace/format.hpp"
 #include "trace/launcher.hpp"
@@ -217,13 +218,11 @@ Action register_capture(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print gpusqueeze.analysis/1 JSON");
   return [o]() {
-    const auto w = trace::request_capture(o->pid, o->seconds, o->control_dir, o->grace_s, note);
-    const auto file = trace::window_of(trace::read_trace(w.trace), w.start_ns, w.end_ns);
-    note(fmt::format("window of {:.3f} s: {} records in {}", static_cast<double>(w.end_ns - w.start_ns) / 1e9,
-                     file.records.size(), w.trace.string()));
-    const auto a = analyze::analyze(analyze::from_gsqt(file));
-    const std::string out = fmt::format("{}.capture{}.analysis.json", w.trace.string(), w.start_ns);
-    write_json_file(out, analyze::to_json(a));
+    const auto r = monitor::capture_and_analyze(o->pid, o->seconds, o->control_dir, o->grace_s, note);
+    const auto& a = r.analysis;
+    note(fmt::format("window of {:.3f} s: {} records in {}", static_cast<double>(r.end_ns - r.start_ns) / 1e9,
+                     r.records, r.trace.string()));
+    const std::string out = r.analysis_file.string();
     note("findings kept in " + out);
     if (o->json)
       std::cout << analyze::to_json(a).dump(2) << '\n';

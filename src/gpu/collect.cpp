@@ -1,6 +1,8 @@
 // Live collection of snapshots through NVML and the host's procfs/sysfs.
 #include "gpu/collect.hpp"
 
+#include "gpu/cost.hpp"
+
 #include "core/error.hpp"
 #include "gpu/cuda_device.hpp"
 
@@ -231,7 +233,91 @@ void collect_nvlink(const NvmlApi& api, nvmlDevice_t dev, GpuSnapshot& g) {
   }
 }
 
+// The fields that change while the GPU runs: counters, clocks, power, temperature, link state, memory, processes.
+void refresh_gpu(const NvmlApi& api, nvmlDevice_t dev, GpuSnapshot& g) {
+  {
+    CostScope c("ecc, remapped rows, pages");
+    g.ecc_volatile_corrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC);
+    g.ecc_volatile_uncorrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC);
+    g.ecc_aggregate_corrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC);
+    g.ecc_aggregate_uncorrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC);
+    if (api.nvmlDeviceGetRemappedRows) {
+      unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+      if (const auto rc = api.nvmlDeviceGetRemappedRows(dev, &corr, &unc, &pending, &failure); rc == NVML_SUCCESS) {
+        g.remapped_rows_correctable = corr;
+        g.remapped_rows_uncorrectable = unc;
+        g.remap_pending = pending != 0;
+        g.remap_failure = failure != 0;
+      } else {
+        g.remapped_rows_correctable = g.remapped_rows_uncorrectable = Field<uint32_t>::none(nvml_why(api, rc));
+        g.remap_pending = g.remap_failure = Field<bool>::none(nvml_why(api, rc));
+      }
+    }
+    auto retired = [&](nvmlPageRetirementCause_t cause) -> Field<uint32_t> {
+      if (!api.nvmlDeviceGetRetiredPages) return Field<uint32_t>::none("symbol missing in this driver's NVML");
+      unsigned count = 0;  // count 0 asks only for the number of pages
+      const auto rc = api.nvmlDeviceGetRetiredPages(dev, cause, &count, nullptr);
+      if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) return Field<uint32_t>::none(nvml_why(api, rc));
+      return count;
+    };
+    g.retired_pages_single_bit = retired(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS);
+    g.retired_pages_double_bit = retired(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
+  }
+  {
+    CostScope c("clocks, reasons, power, temp");
+    g.sm_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_SM);
+    g.mem_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_MEM);
+    if (auto r = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); r.ok())
+      g.clock_event_reasons_mask = *r;
+    else
+      g.clock_event_reasons_mask = Field<uint64_t>::none(r.unsupported);
+    g.power_draw_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerUsage, dev));
+    g.temperature_c = temperature_now(api, dev);
+  }
+  {
+    CostScope c("pcie link, replays, bar1");
+    g.pcie_gen_current = get<unsigned>(api, api.nvmlDeviceGetCurrPcieLinkGeneration, dev);
+    g.pcie_width_current = get<unsigned>(api, api.nvmlDeviceGetCurrPcieLinkWidth, dev);
+    g.pcie_replay_counter = get<unsigned>(api, api.nvmlDeviceGetPcieReplayCounter, dev);
+    if (auto bar1 = get<nvmlBAR1Memory_t>(api, api.nvmlDeviceGetBAR1MemoryInfo, dev); bar1.ok()) {
+      g.bar1_total_bytes = static_cast<uint64_t>(bar1->bar1Total);
+      g.bar1_used_bytes = static_cast<uint64_t>(bar1->bar1Used);
+    } else {
+      g.bar1_total_bytes = g.bar1_used_bytes = Field<uint64_t>::none(bar1.unsupported);
+    }
+  }
+  {
+    CostScope c("memory, utilization");
+    if (api.nvmlDeviceGetMemoryInfo_v2) {
+      nvmlMemory_v2_t mem{};
+      mem.version = nvmlMemory_v2;
+      if (const auto rc = api.nvmlDeviceGetMemoryInfo_v2(dev, &mem); rc == NVML_SUCCESS) {
+        g.memory_total_bytes = static_cast<uint64_t>(mem.total);
+        g.memory_used_bytes = static_cast<uint64_t>(mem.used);
+        g.memory_reserved_bytes = static_cast<uint64_t>(mem.reserved);
+      } else {
+        g.memory_total_bytes = g.memory_used_bytes = g.memory_reserved_bytes = Field<uint64_t>::none(nvml_why(api, rc));
+      }
+    }
+    if (auto u = get<nvmlUtilization_t>(api, api.nvmlDeviceGetUtilizationRates, dev); u.ok()) {
+      g.utilization_gpu_pct = u->gpu;
+      g.utilization_memory_pct = u->memory;
+    } else {
+      g.utilization_gpu_pct = g.utilization_memory_pct = Field<uint32_t>::none(u.unsupported);
+    }
+  }
+  {
+    CostScope c("processes");
+    collect_processes(api, dev, g);
+  }
+  {
+    CostScope c("nvlink");
+    collect_nvlink(api, dev, g);
+  }
+}
+
 GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
+  CostScope cost("full GPU collection");
   GpuSnapshot g;
   g.index = index;
   g.name = get_string(api, api.nvmlDeviceGetName, dev);
@@ -273,84 +359,23 @@ GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
       g.ecc_mode_current = g.ecc_mode_pending = Field<bool>::none(nvml_why(api, rc));
     }
   }
-  g.ecc_volatile_corrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC);
-  g.ecc_volatile_uncorrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC);
-  g.ecc_aggregate_corrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC);
-  g.ecc_aggregate_uncorrected = ecc_count(api, dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC);
-  if (api.nvmlDeviceGetRemappedRows) {
-    unsigned corr = 0, unc = 0, pending = 0, failure = 0;
-    if (const auto rc = api.nvmlDeviceGetRemappedRows(dev, &corr, &unc, &pending, &failure); rc == NVML_SUCCESS) {
-      g.remapped_rows_correctable = corr;
-      g.remapped_rows_uncorrectable = unc;
-      g.remap_pending = pending != 0;
-      g.remap_failure = failure != 0;
-    } else {
-      g.remapped_rows_correctable = g.remapped_rows_uncorrectable = Field<uint32_t>::none(nvml_why(api, rc));
-      g.remap_pending = g.remap_failure = Field<bool>::none(nvml_why(api, rc));
-    }
-  }
-  auto retired = [&](nvmlPageRetirementCause_t cause) -> Field<uint32_t> {
-    if (!api.nvmlDeviceGetRetiredPages) return Field<uint32_t>::none("symbol missing in this driver's NVML");
-    unsigned count = 0;  // count 0 asks only for the number of pages
-    const auto rc = api.nvmlDeviceGetRetiredPages(dev, cause, &count, nullptr);
-    if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) return Field<uint32_t>::none(nvml_why(api, rc));
-    return count;
-  };
-  g.retired_pages_single_bit = retired(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS);
-  g.retired_pages_double_bit = retired(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR);
-  g.sm_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_SM);
-  g.mem_clock_mhz = get<unsigned>(api, api.nvmlDeviceGetClockInfo, dev, NVML_CLOCK_MEM);
   g.sm_clock_max_mhz = get<unsigned>(api, api.nvmlDeviceGetMaxClockInfo, dev, NVML_CLOCK_SM);
   g.mem_clock_max_mhz = get<unsigned>(api, api.nvmlDeviceGetMaxClockInfo, dev, NVML_CLOCK_MEM);
   g.sm_clock_app_mhz = app_clock(api, dev, NVML_CLOCK_SM, NVML_CLOCK_ID_APP_CLOCK_TARGET);
   g.mem_clock_app_mhz = app_clock(api, dev, NVML_CLOCK_MEM, NVML_CLOCK_ID_APP_CLOCK_TARGET);
   g.sm_clock_app_default_mhz = app_clock(api, dev, NVML_CLOCK_SM, NVML_CLOCK_ID_APP_CLOCK_DEFAULT);
   g.mem_clock_app_default_mhz = app_clock(api, dev, NVML_CLOCK_MEM, NVML_CLOCK_ID_APP_CLOCK_DEFAULT);
-  if (auto r = get<unsigned long long>(api, api.nvmlDeviceGetCurrentClocksEventReasons, dev); r.ok())
-    g.clock_event_reasons_mask = *r;
-  else
-    g.clock_event_reasons_mask = Field<uint64_t>::none(r.unsupported);
-  g.power_draw_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerUsage, dev));
   g.power_limit_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerManagementLimit, dev));
   g.power_default_limit_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetPowerManagementDefaultLimit, dev));
   g.power_enforced_limit_w = milliwatts_to_w(get<unsigned>(api, api.nvmlDeviceGetEnforcedPowerLimit, dev));
-  g.temperature_c = temperature_now(api, dev);
   g.temperature_slowdown_c = temperature_threshold(api, dev, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
   g.temperature_shutdown_c = temperature_threshold(api, dev, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
   g.temperature_gpu_max_c = temperature_threshold(api, dev, NVML_TEMPERATURE_THRESHOLD_GPU_MAX);
   g.temperature_mem_max_c = temperature_threshold(api, dev, NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
-  g.pcie_gen_current = get<unsigned>(api, api.nvmlDeviceGetCurrPcieLinkGeneration, dev);
   g.pcie_gen_max = get<unsigned>(api, api.nvmlDeviceGetMaxPcieLinkGeneration, dev);
   g.pcie_gen_gpu_max = get<unsigned>(api, api.nvmlDeviceGetGpuMaxPcieLinkGeneration, dev);
-  g.pcie_width_current = get<unsigned>(api, api.nvmlDeviceGetCurrPcieLinkWidth, dev);
   g.pcie_width_max = get<unsigned>(api, api.nvmlDeviceGetMaxPcieLinkWidth, dev);
-  g.pcie_replay_counter = get<unsigned>(api, api.nvmlDeviceGetPcieReplayCounter, dev);
-  if (auto bar1 = get<nvmlBAR1Memory_t>(api, api.nvmlDeviceGetBAR1MemoryInfo, dev); bar1.ok()) {
-    g.bar1_total_bytes = static_cast<uint64_t>(bar1->bar1Total);
-    g.bar1_used_bytes = static_cast<uint64_t>(bar1->bar1Used);
-  } else {
-    g.bar1_total_bytes = g.bar1_used_bytes = Field<uint64_t>::none(bar1.unsupported);
-  }
-  if (api.nvmlDeviceGetMemoryInfo_v2) {
-    nvmlMemory_v2_t mem{};
-    mem.version = nvmlMemory_v2;
-    if (const auto rc = api.nvmlDeviceGetMemoryInfo_v2(dev, &mem); rc == NVML_SUCCESS) {
-      g.memory_total_bytes = static_cast<uint64_t>(mem.total);
-      g.memory_used_bytes = static_cast<uint64_t>(mem.used);
-      g.memory_reserved_bytes = static_cast<uint64_t>(mem.reserved);
-    } else {
-      g.memory_total_bytes = g.memory_used_bytes = g.memory_reserved_bytes = Field<uint64_t>::none(nvml_why(api, rc));
-    }
-  }
   g.memory_bus_width_bits = get<unsigned>(api, api.nvmlDeviceGetMemoryBusWidth, dev);
-  if (auto u = get<nvmlUtilization_t>(api, api.nvmlDeviceGetUtilizationRates, dev); u.ok()) {
-    g.utilization_gpu_pct = u->gpu;
-    g.utilization_memory_pct = u->memory;
-  } else {
-    g.utilization_gpu_pct = g.utilization_memory_pct = Field<uint32_t>::none(u.unsupported);
-  }
-  collect_processes(api, dev, g);
-  collect_nvlink(api, dev, g);
   if (api.nvmlDeviceGetCpuAffinity) {
     std::array<unsigned long, 16> set{};  // 1024 CPUs
     if (const auto rc = api.nvmlDeviceGetCpuAffinity(dev, static_cast<unsigned>(set.size()), set.data());
@@ -376,6 +401,7 @@ GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
     else
       g.gpm_supported = Field<bool>::none(nvml_why(api, rc));
   }
+  refresh_gpu(api, dev, g);
   g.under_load = Field<LoadSample>::none("no load run (doctor --no-load, or env)");
   return g;
 }
@@ -550,6 +576,17 @@ Snapshot collect_snapshot(const Nvml& nvml, HostSnapshot host) {
   return s;
 }
 
+void refresh_snapshot(const Nvml& nvml, Snapshot& s) {
+  const NvmlApi& api = nvml.api();
+  s.captured_at = utc_now_iso8601();
+  for (auto& g : s.gpus) {
+    nvmlDevice_t dev{};
+    if (api.nvmlDeviceGetHandleByIndex_v2(g.index, &dev) != NVML_SUCCESS)
+      throw_no_gpu(fmt::format("GPU {}: NVML no longer has it", g.index));
+    refresh_gpu(api, dev, g);
+  }
+}
+
 ClockReading read_clock(const Nvml& nvml, uint32_t gpu_index) {
   const NvmlApi& api = nvml.api();
   ClockReading r;
@@ -583,8 +620,12 @@ Counters read_counters(const Nvml& nvml, uint32_t gpu_index) {
   Counters c;
   nvmlDevice_t dev{};
   if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) != NVML_SUCCESS) return c;
-  const auto energy = get<unsigned long long>(api, api.nvmlDeviceGetTotalEnergyConsumption, dev);
-  c.energy_mj = energy.ok() ? Field<uint64_t>(*energy) : Field<uint64_t>::none(energy.unsupported);
+  {
+    CostScope cost("energy");
+    const auto energy = get<unsigned long long>(api, api.nvmlDeviceGetTotalEnergyConsumption, dev);
+    c.energy_mj = energy.ok() ? Field<uint64_t>(*energy) : Field<uint64_t>::none(energy.unsupported);
+  }
+  CostScope cost("pcie throughput");  // NVML samples each direction over 20 ms
   c.pcie_tx_kb_per_s = get<unsigned>(api, api.nvmlDeviceGetPcieThroughput, dev, NVML_PCIE_UTIL_TX_BYTES);
   c.pcie_rx_kb_per_s = get<unsigned>(api, api.nvmlDeviceGetPcieThroughput, dev, NVML_PCIE_UTIL_RX_BYTES);
   return c;

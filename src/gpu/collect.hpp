@@ -5,6 +5,9 @@
 #include "gpu/snapshot.hpp"
 
 #include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace gsq::gpu {
 
@@ -28,9 +31,18 @@ struct LiveReading {
 
 // Counters the exporter reads with every collection (not part of a snapshot): energy since the driver loaded and
 // PCIe throughput over NVML's 20 ms window.
+// Re-reads, in a snapshot collect_snapshot() took, only the fields that change while a GPU runs (clocks, power,
+// temperature, throttle reasons, memory, utilization, processes, ECC/remap/NVLink counters, PCIe link state): what
+// the exporter reads at every collection. Throws Error(no_gpu) when a GPU is gone.
+void refresh_snapshot(const Nvml& nvml, Snapshot& s);
+
 struct Counters {
   Field<uint64_t> energy_mj;
   Field<uint32_t> pcie_tx_kb_per_s, pcie_rx_kb_per_s;
+  // Filled by readers that keep state between calls (the exporter's): GPM metrics over the last collection interval
+  // (name as in gpu_metrics(), ratio or bytes/s) and the XID events seen since start.
+  std::vector<std::pair<std::string, double>> gpm;
+  Field<uint64_t> xid_events, last_xid;
 };
 [[nodiscard]] Counters read_counters(const Nvml& nvml, uint32_t gpu_index);
 

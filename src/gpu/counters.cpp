@@ -1,10 +1,13 @@
 #include "gpu/counters.hpp"
 
 #include "gpu/collect.hpp"
+#include "gpu/cost.hpp"
+#include "gpu/peaks.hpp"
 
 #include <time.h>
 
 #include <chrono>
+#include <cmath>
 
 namespace gsq::gpu {
 
@@ -16,12 +19,6 @@ int64_t monotonic_ns() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-struct GpmMetric {
-  unsigned id;
-  const char* name;
-  const char* unit;
-  double scale;  // NVML value -> stored value
-};
 // GPM percentages become ratios (Prometheus-style base units); MiB/s become bytes/s.
 constexpr GpmMetric kGpm[] = {
     {NVML_GPM_METRIC_SM_UTIL, "sm_active", "ratio", 0.01},
@@ -42,22 +39,80 @@ enum Basic : size_t { sm_clock = kGpmCount, power, temperature, clock_events, ba
 
 }  // namespace
 
+std::span<const GpmMetric> gpm_metrics() {
+  return kGpm;
+}
+
+GpmReader::GpmReader(const Nvml& nvml, uint32_t gpu_index) : api_(nvml.api()) {
+  if (api_.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev_) != NVML_SUCCESS) {
+    reason_ = "no NVML device " + std::to_string(gpu_index);
+    return;
+  }
+  if (!api_.nvmlGpmQueryDeviceSupport || !api_.nvmlGpmSampleAlloc || !api_.nvmlGpmSampleGet ||
+      !api_.nvmlGpmMetricsGet || !api_.nvmlGpmSampleFree) {
+    reason_ = "this NVML has no GPM entry points";
+    return;
+  }
+  nvmlGpmSupport_t s{};
+  s.version = NVML_GPM_SUPPORT_VERSION;
+  const nvmlReturn_t rc = api_.nvmlGpmQueryDeviceSupport(dev_, &s);
+  if (rc != NVML_SUCCESS || !s.isSupportedDevice) {
+    reason_ = rc == NVML_SUCCESS ? "GPM not supported on this GPU (Hopper or later)" : nvml_error_name(rc);
+    return;
+  }
+  if (api_.nvmlGpmSampleAlloc(&samples_[0]) != NVML_SUCCESS || api_.nvmlGpmSampleAlloc(&samples_[1]) != NVML_SUCCESS) {
+    reason_ = "nvmlGpmSampleAlloc failed";
+    return;
+  }
+  const nvmlReturn_t first = api_.nvmlGpmSampleGet(dev_, samples_[0]);
+  if (first != NVML_SUCCESS) {
+    reason_ = std::string("nvmlGpmSampleGet: ") + nvml_error_name(first);
+    return;
+  }
+  request_ = std::make_unique<nvmlGpmMetricsGet_t>();
+  ok_ = true;
+}
+
+GpmReader::~GpmReader() {
+  for (auto* s : samples_)
+    if (s) api_.nvmlGpmSampleFree(s);
+}
+
+std::vector<std::optional<double>> GpmReader::read() {
+  CostScope cost("gpm sample + metrics");
+  std::vector<std::optional<double>> out;
+  if (!ok_ || api_.nvmlGpmSampleGet(dev_, samples_[cur_]) != NVML_SUCCESS) return out;
+  *request_ = nvmlGpmMetricsGet_t{};
+  request_->version = NVML_GPM_METRICS_GET_VERSION;
+  request_->numMetrics = kGpmCount;
+  request_->sample1 = samples_[1 - cur_];
+  request_->sample2 = samples_[cur_];
+  cur_ = 1 - cur_;  // this sample starts the next interval
+  for (size_t i = 0; i < kGpmCount; ++i) request_->metrics[i].metricId = kGpm[i].id;
+  if (api_.nvmlGpmMetricsGet(request_.get()) != NVML_SUCCESS) return out;
+  out.resize(kGpmCount);
+  for (size_t i = 0; i < kGpmCount; ++i)
+    if (request_->metrics[i].nvmlReturn == NVML_SUCCESS && std::isfinite(request_->metrics[i].value))
+      out[i] = request_->metrics[i].value * kGpm[i].scale;  // NVML has returned NaN for an interval
+  return out;
+}
+
 CounterSampler::CounterSampler(uint32_t gpu_index, int interval_ms)
-    : nvml_(Nvml::open()), index_(gpu_index), interval_ms_(interval_ms < 100 ? 100 : interval_ms) {
+    : nvml_(Nvml::open()),
+      index_(gpu_index),
+      interval_ms_(interval_ms < 100 ? 100 : interval_ms),
+      gpm_(nvml_, gpu_index) {
   const NvmlApi& api = nvml_.api();
   nvmlDevice_t dev{};
-  if (api.nvmlDeviceGetHandleByIndex_v2(index_, &dev) != NVML_SUCCESS) {
-    gpm_reason_ = "no NVML device " + std::to_string(index_);
-  } else if (!api.nvmlGpmQueryDeviceSupport || !api.nvmlGpmSampleAlloc || !api.nvmlGpmSampleGet ||
-             !api.nvmlGpmMetricsGet || !api.nvmlGpmSampleFree) {
-    gpm_reason_ = "this NVML has no GPM entry points";
-  } else {
-    nvmlGpmSupport_t s{};
-    s.version = NVML_GPM_SUPPORT_VERSION;
-    const nvmlReturn_t rc = api.nvmlGpmQueryDeviceSupport(dev, &s);
-    gpm_ = rc == NVML_SUCCESS && s.isSupportedDevice;
-    if (!gpm_)
-      gpm_reason_ = rc == NVML_SUCCESS ? "GPM not supported on this GPU (Hopper or later)" : nvml_error_name(rc);
+  device_ = {{"index", gpu_index}};
+  if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) == NVML_SUCCESS) {
+    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+    if (api.nvmlDeviceGetName && api.nvmlDeviceGetName(dev, name, sizeof name) == NVML_SUCCESS) device_["name"] = name;
+    unsigned mem_mhz = 0, bus_bits = 0;
+    if (api.nvmlDeviceGetMaxClockInfo && api.nvmlDeviceGetMemoryBusWidth &&
+        api.nvmlDeviceGetMaxClockInfo(dev, NVML_CLOCK_MEM, &mem_mhz) == NVML_SUCCESS &&
+        api.nvmlDeviceGetMemoryBusWidth(dev, &bus_bits) == NVML_SUCCESS)
+      device_["dram_peak_bytes_per_s"] = dram_peak_bytes_per_s(mem_mhz, bus_bits);
   }
   series_.resize(basic_end);
   for (size_t i = 0; i < kGpmCount; ++i) series_[i] = {kGpm[i].name, kGpm[i].unit, {}, {}};
@@ -74,37 +129,18 @@ CounterSampler::~CounterSampler() {
 }
 
 void CounterSampler::run() {
-  const NvmlApi& api = nvml_.api();
-  nvmlDevice_t dev{};
-  if (api.nvmlDeviceGetHandleByIndex_v2(index_, &dev) != NVML_SUCCESS) return;
-  nvmlGpmSample_t samples[2] = {nullptr, nullptr};
-  bool gpm = gpm_ && api.nvmlGpmSampleAlloc(&samples[0]) == NVML_SUCCESS &&
-             api.nvmlGpmSampleAlloc(&samples[1]) == NVML_SUCCESS &&
-             api.nvmlGpmSampleGet(dev, samples[0]) == NVML_SUCCESS;
-  auto request = std::make_unique<nvmlGpmMetricsGet_t>();  // ~20 kB: not on this thread's stack
   int64_t previous = monotonic_ns();
-  int cur = 1;
   auto next = std::chrono::steady_clock::now();
   while (!stop_) {
     next += std::chrono::milliseconds(interval_ms_);
     while (!stop_ && std::chrono::steady_clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const int64_t now = monotonic_ns();
     const int64_t mid = previous + (now - previous) / 2;  // a GPM value is the average over the interval
-    if (gpm && api.nvmlGpmSampleGet(dev, samples[cur]) == NVML_SUCCESS) {
-      *request = nvmlGpmMetricsGet_t{};
-      request->version = NVML_GPM_METRICS_GET_VERSION;
-      request->numMetrics = kGpmCount;
-      request->sample1 = samples[1 - cur];
-      request->sample2 = samples[cur];
-      for (size_t i = 0; i < kGpmCount; ++i) request->metrics[i].metricId = kGpm[i].id;
-      if (api.nvmlGpmMetricsGet(request.get()) == NVML_SUCCESS) {
-        for (size_t i = 0; i < kGpmCount; ++i) {
-          if (request->metrics[i].nvmlReturn != NVML_SUCCESS) continue;
-          series_[i].t_ns.push_back(mid);
-          series_[i].values.push_back(request->metrics[i].value * kGpm[i].scale);
-        }
-      }
-      cur = 1 - cur;
+    const auto values = gpm_.read();
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!values[i]) continue;
+      series_[i].t_ns.push_back(mid);
+      series_[i].values.push_back(*values[i]);
     }
     const LiveReading live = read_live(nvml_, index_);
     auto put = [&](size_t s, bool ok, double v) {
@@ -119,8 +155,6 @@ void CounterSampler::run() {
         live.clock_event_reasons_mask.ok() ? static_cast<double>(*live.clock_event_reasons_mask) : 0);
     previous = now;
   }
-  for (auto* s : samples)
-    if (s) api.nvmlGpmSampleFree(s);
 }
 
 nlohmann::json CounterSampler::finish() {
@@ -129,11 +163,12 @@ nlohmann::json CounterSampler::finish() {
   nlohmann::json tracks = nlohmann::json::array();
   for (const auto& s : series_)
     if (!s.t_ns.empty()) tracks.push_back({{"name", s.name}, {"unit", s.unit}, {"t_ns", s.t_ns}, {"values", s.values}});
-  return {{"source", gpm_ ? "nvml-gpm" : "nvml"},
+  return {{"source", gpm_.supported() ? "nvml-gpm" : "nvml"},
           {"device", index_},
+          {"device_info", device_},
           {"interval_ms", interval_ms_},
           {"clock", "monotonic"},
-          {"gpm", gpm_ ? "supported" : gpm_reason_},
+          {"gpm", gpm_.supported() ? "supported" : gpm_.reason()},
           {"tracks", std::move(tracks)}};
 }
 

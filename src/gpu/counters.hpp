@@ -11,11 +11,45 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace gsq::gpu {
+
+// One NVML GPM metric as gpusqueeze names and stores it (ratios 0–1, bytes per second).
+struct GpmMetric {
+  unsigned id;
+  const char* name;
+  const char* unit;
+  double scale;  // NVML value -> stored value
+};
+[[nodiscard]] std::span<const GpmMetric> gpm_metrics();
+
+// Reads the GPM metrics of one GPU over the interval between two calls of read() (the first interval starts at
+// construction). Not thread-safe; one reader per GPU and thread.
+class GpmReader {
+ public:
+  GpmReader(const Nvml& nvml, uint32_t gpu_index);
+  ~GpmReader();
+  GpmReader(const GpmReader&) = delete;
+  GpmReader& operator=(const GpmReader&) = delete;
+  [[nodiscard]] bool supported() const noexcept { return ok_; }
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+  // One value per gpm_metrics() entry, nullopt where NVML gave none; empty when unsupported or the read failed.
+  [[nodiscard]] std::vector<std::optional<double>> read();
+
+ private:
+  const NvmlApi& api_;
+  nvmlDevice_t dev_{};
+  bool ok_ = false;
+  std::string reason_;
+  nvmlGpmSample_t samples_[2] = {nullptr, nullptr};
+  int cur_ = 1;
+  std::unique_ptr<nvmlGpmMetricsGet_t> request_;  // ~20 kB: not on the caller's stack
+};
 
 struct CounterSeries {
   std::string name, unit;
@@ -33,16 +67,16 @@ class CounterSampler {
 
   // Stops sampling and returns the counters chunk payload of the trace format ("clock": "monotonic").
   [[nodiscard]] nlohmann::json finish();
-  [[nodiscard]] bool gpm_supported() const noexcept { return gpm_; }
-  [[nodiscard]] const std::string& gpm_reason() const noexcept { return gpm_reason_; }
+  [[nodiscard]] bool gpm_supported() const noexcept { return gpm_.supported(); }
+  [[nodiscard]] const std::string& gpm_reason() const noexcept { return gpm_.reason(); }
 
  private:
   void run();
   Nvml nvml_;
   uint32_t index_;
   int interval_ms_;
-  bool gpm_ = false;
-  std::string gpm_reason_;
+  GpmReader gpm_;
+  nlohmann::json device_;  // name and DRAM peak, for the analyzer's roofline
   std::vector<CounterSeries> series_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -1,7 +1,10 @@
 #include "monitor/exporter.hpp"
 
 #include "core/error.hpp"
+#include "gpu/counters.hpp"
 #include "gpu/nvml.hpp"
+#include "gpu/xid.hpp"
+#include "monitor/watch.hpp"
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -14,17 +17,63 @@
 #include <csignal>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace gsq::monitor {
 
-Collector live_collector() {
-  auto nvml = std::make_shared<gpu::Nvml>(gpu::Nvml::open());
-  auto host = std::make_shared<gpu::HostSnapshot>(gpu::collect_host());  // hostname, kernel, ...: read once
-  return [nvml, host]() {
+Collector live_collector(const std::function<void(const std::string&)>& log) {
+  // State kept between collections: NVML, the host part (hostname, kernel, ...: read once), one GPM reader per GPU
+  // (a GPM metric is the difference of two samples: the first collection has none) and the XID watcher.
+  struct State {
+    gpu::Nvml nvml = gpu::Nvml::open();
+    gpu::HostSnapshot host = gpu::collect_host();
+    std::optional<gpu::Snapshot> full;  // the last full read; refreshed in place in between
+    unsigned since_full = 0;
+    std::vector<std::unique_ptr<gpu::GpmReader>> gpm;
+    std::unique_ptr<gpu::XidWatcher> xid;
+  };
+  auto st = std::make_shared<State>();
+  return [st, log]() {
+    // Names, limits, modes and thresholds are read in full every kFullEvery collections (an admin may change a
+    // power limit or persistence mode); the fields that move are re-read every time.
+    constexpr unsigned kFullEvery = 60;
+    if (!st->full || ++st->since_full >= kFullEvery) {
+      st->full = gpu::collect_snapshot(st->nvml, st->host);
+      st->since_full = 0;
+    } else {
+      try {
+        gpu::refresh_snapshot(st->nvml, *st->full);
+      } catch (...) {
+        st->full.reset();  // a GPU went away: read everything again next time
+        throw;
+      }
+    }
     Collection c;
-    c.snapshot = gpu::collect_snapshot(*nvml, *host);
-    for (uint32_t i = 0; i < c.snapshot.gpus.size(); ++i) c.counters.push_back(gpu::read_counters(*nvml, i));
+    c.snapshot = *st->full;
+    const auto n = static_cast<uint32_t>(c.snapshot.gpus.size());
+    if (st->gpm.size() != n) {
+      st->gpm.clear();
+      for (uint32_t i = 0; i < n; ++i) st->gpm.push_back(std::make_unique<gpu::GpmReader>(st->nvml, i));
+      st->xid = std::make_unique<gpu::XidWatcher>(st->nvml, n);
+      for (uint32_t i = 0; i < n && log; ++i) {
+        if (!st->gpm[i]->supported()) log(fmt::format("GPU {}: no GPM metrics ({})", i, st->gpm[i]->reason()));
+        if (const auto x = st->xid->events(i).events; !x.ok())
+          log(fmt::format("GPU {}: no XID events ({})", i, x.unsupported));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the first GPM interval (NVML wants ≥ 100 ms)
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      gpu::Counters k = gpu::read_counters(st->nvml, i);
+      const auto values = st->gpm[i]->read();
+      const auto metrics = gpu::gpm_metrics();
+      for (size_t m = 0; m < values.size(); ++m)
+        if (values[m]) k.gpm.emplace_back(metrics[m].name, *values[m]);
+      const auto seen = st->xid->events(i);
+      k.xid_events = seen.events;
+      k.last_xid = seen.last_xid;
+      c.counters.push_back(std::move(k));
+    }
     return c;
   };
 }
@@ -35,7 +84,8 @@ double unix_now() {
 }
 }  // namespace
 
-void serve(const ExporterOptions& o, const Collector& collect, const std::function<void(const std::string&)>& log) {
+void serve(const ExporterOptions& o, const Collector& collect, const std::function<void(const std::string&)>& log,
+           Watcher* watch) {
   // SIGINT/SIGTERM are taken by one thread with sigwait (blocked everywhere else), which stops the server cleanly.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -48,12 +98,44 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
   Collection latest;
   SelfStats self;
   self.version = o.version;
+  self.watching = watch != nullptr;
   std::atomic<uint64_t> scrapes{0};
+  std::atomic<bool> capturing{false};
+  std::thread capture_thread;
+  const auto steady_s = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  // Runs on the collector thread after each good collection.
+  auto maybe_capture = [&](const Collection& c) {
+    if (!watch || capturing) return;
+    if (!watch->observe(c, steady_s())) return;
+    const WatchOptions& w = watch->options();
+    log(fmt::format("watch: pid {} under {:.0f}% busy for {:.0f} s ({}): capturing {:.0f} s", w.pid, w.below * 100,
+                    w.for_s, watch->last_reading(), w.capture_s));
+    watch->captured(steady_s());
+    if (capture_thread.joinable()) capture_thread.join();
+    capturing = true;
+    capture_thread = std::thread([&, w] {
+      try {
+        const auto r = capture_and_analyze(w.pid, w.capture_s, w.control_dir, w.grace_s, log);
+        log(fmt::format("watch: {} records; verdict {} — findings in {}", r.records, r.analysis.verdict.cls,
+                        r.analysis_file.string()));
+        std::lock_guard lk(mu);
+        ++self.captures;
+      } catch (const std::exception& e) {
+        log(fmt::format("watch: capture of pid {} failed: {}", w.pid, e.what()));
+        std::lock_guard lk(mu);
+        ++self.capture_errors;
+      }
+      capturing = false;
+    });
+  };
 
   auto collect_once = [&] {
     const auto t0 = std::chrono::steady_clock::now();
     try {
       Collection c = collect();
+      maybe_capture(c);
       std::lock_guard lk(mu);
       latest = std::move(c);
       ++self.collections;
@@ -116,6 +198,7 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
     }
     cv.notify_all();
     collector.join();
+    if (capture_thread.joinable()) capture_thread.join();
     throw_bad_input(
         fmt::format("cannot listen on {}:{} (address in use, or not an address of this host)", o.host, o.port));
   }
@@ -136,6 +219,7 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
   }
   cv.notify_all();
   collector.join();
+  if (capture_thread.joinable()) capture_thread.join();
   log("stopped");
 }
 

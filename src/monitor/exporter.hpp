@@ -25,10 +25,16 @@ struct Collection {
   std::vector<gpu::Counters> counters;
 };
 using Collector = std::function<Collection()>;
-[[nodiscard]] Collector live_collector();  // opens NVML and reads the host once, then NVML at every call
+// Opens NVML and reads the host once, then NVML at every call; `log` hears once per GPU what it cannot read (GPM
+// before Hopper, XID events where the driver refuses them).
+[[nodiscard]] Collector live_collector(const std::function<void(const std::string&)>& log = {});
 
-// Serves /metrics and /health until SIGINT/SIGTERM. `log` receives start/stop and collection-error lines.
+class Watcher;
+
+// Serves /metrics and /health until SIGINT/SIGTERM. `log` receives start/stop and collection-error lines. With a
+// watcher, every collection is fed to it and a capture (one at a time, on its own thread) starts when it says so.
 // Throws Error(bad_input) when it cannot bind (address in use, bad host).
-void serve(const ExporterOptions& o, const Collector& collect, const std::function<void(const std::string&)>& log);
+void serve(const ExporterOptions& o, const Collector& collect, const std::function<void(const std::string&)>& log,
+           Watcher* watch = nullptr);
 
 }  // namespace gsq::monitor

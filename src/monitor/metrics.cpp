@@ -164,6 +164,35 @@ std::string render_metrics(const gpu::Snapshot& snap, const std::vector<gpu::Cou
       if (c.pcie_rx_kb_per_s.ok())
         x.add("gsq_gpu_pcie_rx_bytes_per_second", "gauge", "PCIe bytes received by the GPU per second (20 ms window)",
               L, static_cast<double>(*c.pcie_rx_kb_per_s) * 1024);
+      // NVML GPM (Hopper+): averages over the last collection interval. PCIe from GPM is left out: the NVML
+      // throughput above is the same quantity.
+      for (const auto& [name, v] : c.gpm) {
+        if (name == "sm_active")
+          x.add("gsq_gpu_sm_active_ratio", "gauge",
+                "Fraction of SMs with at least one warp resident, over the last collection interval (GPM)", L, v);
+        else if (name == "sm_occupancy")
+          x.add("gsq_gpu_sm_occupancy_ratio", "gauge",
+                "Resident warps as a fraction of the SMs' warp slots, over the last collection interval (GPM)", L, v);
+        else if (name == "dram_bandwidth_utilization")
+          x.add("gsq_gpu_dram_bandwidth_utilization_ratio", "gauge",
+                "DRAM bandwidth used as a fraction of peak, over the last collection interval (GPM)", L, v);
+        else if (name.ends_with("_active"))  // tensor_active, fp16_active, fp32_active, fp64_active
+          x.add("gsq_gpu_pipe_active_ratio", "gauge",
+                "Activity of a math pipe as a fraction of its peak, over the last collection interval (GPM)",
+                L + fmt::format(R"(,pipe="{}")", name.substr(0, name.find('_'))), v);
+        else if (name == "nvlink_tx" || name == "nvlink_rx")
+          x.add(name == "nvlink_tx" ? "gsq_gpu_nvlink_tx_bytes_per_second" : "gsq_gpu_nvlink_rx_bytes_per_second",
+                "gauge", "NVLink bytes per second over all links, over the last collection interval (GPM)", L, v);
+      }
+      if (c.xid_events.ok())
+        x.add("gsq_gpu_xid_events_total", "counter",
+              "Critical XID events the driver reported since the exporter started", L,
+              static_cast<double>(*c.xid_events));
+      if (c.last_xid.ok())
+        x.add("gsq_gpu_last_xid", "gauge",
+              "Code of the newest XID event (79: fell off the bus, 48: DBE, 94/95: "
+              "contained/uncontained ECC, 13/31/43: application faults)",
+              L, static_cast<double>(*c.last_xid));
     }
   }
   const std::string H = fmt::format(R"(hostname="{}")", escape_label(host));
@@ -180,6 +209,12 @@ std::string render_metrics(const gpu::Snapshot& snap, const std::vector<gpu::Cou
         static_cast<double>(self.collection_errors));
   x.add("gsq_exporter_scrapes_total", "counter", "Scrapes of /metrics since start", H,
         static_cast<double>(self.scrapes));
+  if (self.watching) {
+    x.add("gsq_exporter_captures_total", "counter", "Trace windows the watcher captured and analysed", H,
+          static_cast<double>(self.captures));
+    x.add("gsq_exporter_capture_errors_total", "counter", "Captures the watcher asked for that failed", H,
+          static_cast<double>(self.capture_errors));
+  }
   return x.text();
 }
 

@@ -30,14 +30,16 @@ groups:
           runbook: "gpusqueeze trace --delay 10 --duration 10 -o now.gsqt -- <server>, then gpusqueeze analyze now.gsqt"
   - name: gpusqueeze-gpu
     rules:
+      # SM activity (GPM, Hopper+) where the exporter has it: NVML's utilization only says a kernel was running,
+      # so one small kernel at a time reads 100%. Older GPUs fall back to utilization.
       - alert: GsqGpuUnderused
-        expr: avg_over_time(gsq_gpu_utilization_ratio[5m]) < 0.5 and on (instance, gpu) gsq_gpu_memory_used_bytes > 1073741824
+        expr: (avg_over_time(gsq_gpu_sm_active_ratio[5m]) < 0.5 or (avg_over_time(gsq_gpu_utilization_ratio[5m]) < 0.5 unless on (instance, gpu) gsq_gpu_sm_active_ratio)) and on (instance, gpu) gsq_gpu_memory_used_bytes > 1073741824
         for: 5m
         labels:
           severity: info
         annotations:
-          summary: "GPU {{{{ $labels.gpu }}}} on {{{{ $labels.hostname }}}} holds memory but ran kernels under 50% of the last 5 min"
-          runbook: "the work is host-, sync- or launch-bound: gpusqueeze trace + analyze names which"
+          summary: "GPU {{{{ $labels.gpu }}}} on {{{{ $labels.hostname }}}} holds memory but was busy {{{{ $value | humanizePercentage }}}} of the last 5 min"
+          runbook: "the work is host-, sync- or launch-bound: gpusqueeze trace + analyze names which; gpusqueeze exporter --watch-pid captures it"
       - alert: GsqTorchAllocatorFragmented
         expr: gsq_torch_memory_fragmentation_ratio > 0.3
         for: 10m
@@ -62,6 +64,13 @@ groups:
         annotations:
           summary: "GPU {{{{ $labels.gpu }}}} on {{{{ $labels.hostname }}}} runs its PCIe link at x{{{{ $value }}}}, narrower than it supports"
           runbook: "reseat the card or riser; the generation drops at idle by design, the width does not"
+      - alert: GsqXidError
+        expr: increase(gsq_gpu_xid_events_total[10m]) > 0
+        labels:
+          severity: critical
+        annotations:
+          summary: "GPU {{{{ $labels.gpu }}}} on {{{{ $labels.hostname }}}} reported a critical XID (code in gsq_gpu_last_xid)"
+          runbook: "79 (off the bus), 48/94/95 (ECC), 119/120 (GSP): drain and reset the GPU; 13/31/43: a process faulted, read its own error; dmesg | grep -i xid"
       - alert: GsqEccUncorrectedErrors
         expr: increase(gsq_gpu_ecc_errors_total{{type="uncorrected",scope="volatile"}}[10m]) > 0
         labels:

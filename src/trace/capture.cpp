@@ -55,7 +55,9 @@ CaptureWindow request_capture(int pid, double seconds, const fs::path& control_d
 }
 
 TraceFile window_of(TraceFile t, int64_t start_ns, int64_t end_ns) {
-  std::erase_if(t.records, [&](const Record& r) { return r.end_ns < start_ns || r.start_ns > end_ns; });
+  std::erase_if(t.records, [&](const Record& r) {
+    return r.start_ns <= 0 || r.end_ns < r.start_ns || r.end_ns < start_ns || r.start_ns > end_ns;
+  });
   return t;
 }
 

@@ -221,6 +221,7 @@ bool parse_counters(const nlohmann::json& j, const nlohmann::json& header, std::
     if (!st["cupti_ns"].is_number_integer() || !st["monotonic_ns"].is_number_integer()) return false;
     shift = diff_ns(st["cupti_ns"].get<int64_t>(), st["monotonic_ns"].get<int64_t>());
   }
+  std::vector<CounterTrack> parsed;  // all of the chunk or nothing
   for (const auto& tr : j["tracks"]) {
     if (!tr.is_object() || !tr.contains("t_ns") || !tr.contains("values") || !tr["t_ns"].is_array() ||
         !tr["values"].is_array() || tr["t_ns"].size() != tr["values"].size() || !tr.contains("name") ||
@@ -231,14 +232,22 @@ bool parse_counters(const nlohmann::json& j, const nlohmann::json& header, std::
     c.unit = tr.contains("unit") && tr["unit"].is_string() ? tr["unit"].get<std::string>() : "";
     c.source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "";
     c.device = j.contains("device") && j["device"].is_number_unsigned() ? j["device"].get<uint32_t>() : 0;
+    if (j.contains("device_info") && j["device_info"].is_object()) {
+      const auto& d = j["device_info"];
+      if (d.contains("name") && d["name"].is_string()) c.device_name = d["name"].get<std::string>();
+      if (d.contains("dram_peak_bytes_per_s") && d["dram_peak_bytes_per_s"].is_number())
+        c.dram_peak_bytes_per_s = d["dram_peak_bytes_per_s"].get<double>();
+    }
     for (size_t i = 0; i < tr["t_ns"].size(); ++i) {
+      if (tr["values"][i].is_null()) continue;  // a non-finite reading (JSON has no NaN): no sample
       if (!tr["t_ns"][i].is_number_integer() || !tr["values"][i].is_number()) return false;
       c.t_ns.push_back(
           static_cast<int64_t>(static_cast<uint64_t>(tr["t_ns"][i].get<int64_t>()) + static_cast<uint64_t>(shift)));
       c.values.push_back(tr["values"][i].get<double>());
     }
-    out.push_back(std::move(c));
+    parsed.push_back(std::move(c));
   }
+  out.insert(out.end(), std::make_move_iterator(parsed.begin()), std::make_move_iterator(parsed.end()));
   return true;
 }
 

@@ -126,6 +126,8 @@ void append_counters(const std::filesystem::path& file, const nlohmann::json& pa
 struct CounterTrack {
   std::string name, unit, source;
   uint32_t device = 0;
+  std::string device_name;           // from the chunk's device_info, "" if absent
+  double dram_peak_bytes_per_s = 0;  // likewise, 0 if absent
   std::vector<int64_t> t_ns;
   std::vector<double> values;
 };

@@ -566,10 +566,14 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     *cb->correlationData = cupti_now();
     return;
   }
-  if (!driver)
-    --in_runtime;
-  else if (in_runtime > 0)
+  // An exit whose entry came before recording was switched on (on-demand windows, --delay) has no start: skip it.
+  const bool entered = *cb->correlationData != 0;
+  if (!driver) {
+    if (entered) --in_runtime;
+  } else if (in_runtime > 0) {
     return;
+  }
+  if (!entered) return;
   Record r;
   r.kind = static_cast<uint8_t>(RecordKind::api);
   const auto& names = driver ? t.driver_name : t.runtime_name;

@@ -171,36 +171,17 @@ TEST(AnalyzeHardware, WithoutCountersTheSubclassIsUnknownAndSaysHowToGetThem) {
   EXPECT_EQ(a.hardware.busy_samples, 0u);
 }
 
-TEST(AnalyzeHardware, CountersNameMatrixMemoryAndOccupancyCases) {
-  auto a = analyze(with_counters(
-      "matmul",
-      {{"tensor_active", 0.85}, {"dram_bandwidth_utilization", 0.3}, {"sm_active", 0.95}, {"sm_occupancy", 0.4}}));
-  EXPECT_EQ(a.verdict.subclass, "matrix");
-  EXPECT_GT(a.hardware.busy_samples, 100u);
-  EXPECT_NEAR(a.hardware.mean.at("tensor_active"), 0.85, 1e-12);
-  EXPECT_FALSE(has_finding(a, "tensor-underused"));
-
-  a = analyze(with_counters(
-      "norm",
-      {{"tensor_active", 0.0}, {"dram_bandwidth_utilization", 0.82}, {"sm_active", 0.9}, {"sm_occupancy", 0.6}}));
-  EXPECT_EQ(a.verdict.subclass, "memory");
-  EXPECT_TRUE(has_finding(a, "dram-bound"));
-
-  a = analyze(with_counters("norm", {{"dram_bandwidth_utilization", 0.2}, {"sm_active", 0.8}, {"sm_occupancy", 0.1}}));
-  EXPECT_EQ(a.verdict.subclass, "latency/occupancy");
-  EXPECT_TRUE(has_finding(a, "low-occupancy"));
-
-  a = analyze(with_counters("matmul", {{"tensor_active", 0.05}, {"sm_active", 0.9}, {"sm_occupancy", 0.5}}));
+TEST(AnalyzeHardware, TensorUnderusedFollowsItsThresholds) {
+  // Real matrix/memory/occupancy cases are in test_hardware.cpp (traces recorded with counters). This checks the
+  // one finding no recorded run shows: GEMM kernels with idle tensor pipes (synthetic track, see with_counters).
+  auto a = analyze(with_counters("matmul", {{"tensor_active", 0.05}, {"sm_active", 0.9}, {"sm_occupancy", 0.5}}));
   EXPECT_EQ(a.verdict.subclass, "other");
   EXPECT_TRUE(has_finding(a, "tensor-underused"));
-
-  Trace t = with_counters("matmul", {{"tensor_active", 0.9}});
-  t.counters.push_back({"clock_event_reasons", "bitmask", t.counters[0].t_ns,
-                        std::vector<double>(t.counters[0].t_ns.size(), 0x4 /* SW power cap */)});
-  a = analyze(t);
-  EXPECT_TRUE(has_finding(a, "clock-throttled"));
-  EXPECT_NEAR(a.hardware.throttled_share, 1.0, 1e-12);
-  EXPECT_NEAR(to_json(a)["hardware"]["mean"]["tensor_active"].get<double>(), 0.9, 1e-9);
+  EXPECT_GT(a.hardware.busy_samples, 100u);
+  a = analyze(with_counters("matmul", {{"tensor_active", 0.85}, {"sm_active", 0.95}, {"sm_occupancy", 0.4}}));
+  EXPECT_EQ(a.verdict.subclass, "matrix");
+  EXPECT_FALSE(has_finding(a, "tensor-underused"));
+  EXPECT_NEAR(to_json(a)["hardware"]["mean"]["tensor_active"].get<double>(), 0.85, 1e-9);
 }
 
 }  // namespace

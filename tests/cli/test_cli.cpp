@@ -193,6 +193,29 @@ TEST(CliAnalyze, VerdictAndDiffFromRecordedTraces) {
   EXPECT_NE(d.out.find("findings gone: pageable-copy, sync-copy"), std::string::npos) << d.out;
 }
 
+TEST(CliAnalyze, RooflineFromATraceRecordedWithGpuMetrics) {
+  const std::string f = test::fixture("h200-hw-memory.gsqt").string();
+  const auto md = run("analyze --roofline " + f);
+  ASSERT_EQ(md.rc, 0) << md.err;
+  EXPECT_NE(md.out.find("### Roofline (NVIDIA H200, DRAM peak 4814 GB/s)"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| memory"), std::string::npos) << md.out;
+  const auto j = nlohmann::json::parse(run("analyze --json --roofline " + f).out);
+  EXPECT_EQ(j["verdict"]["subclass"], "memory");
+  EXPECT_EQ(j["roofline"]["points"][0]["bound"], "memory");
+  EXPECT_FALSE(nlohmann::json::parse(run("analyze --json " + f).out).contains("roofline"));
+  const auto none = run("analyze --roofline " + test::fixture("h200-torch-host.gsqt").string());
+  EXPECT_NE(none.out.find("no GPM counters in this trace"), std::string::npos);
+  EXPECT_EQ(run("analyze --roofline --roofline-fill 0.2 " + f).rc, 2);
+}
+
+TEST(CliExporter, WatcherOptionsAreCheckedBeforeAnythingStarts) {
+  EXPECT_EQ(run("exporter --watch-for 10").rc, 2);  // needs --watch-pid
+  const auto gone = run("exporter --snapshot " + kFixture + " --watch-pid 999999999");
+  EXPECT_EQ(gone.rc, 2);
+  EXPECT_NE(gone.err.find("no such process"), std::string::npos) << gone.err;
+  EXPECT_EQ(run("exporter --snapshot " + kFixture + " --once --watch-pid 1").rc, 2);
+}
+
 TEST(CliAnalyze, BadTracesExit2) {
   EXPECT_EQ(run("analyze " + temp_file("gsq-empty.json", "")).rc, 2);
   EXPECT_EQ(run("analyze " + kFixture).rc, 2);  // a snapshot, not a trace

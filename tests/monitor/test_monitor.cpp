@@ -4,6 +4,7 @@
 #include "core/json_io.hpp"
 #include "monitor/metrics.hpp"
 #include "monitor/rules.hpp"
+#include "monitor/watch.hpp"
 #include "support/fixtures.hpp"
 
 #include <gpusqueeze/latency_histogram.hpp>
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 extern char** environ;
@@ -64,6 +66,121 @@ TEST(Metrics, PromtoolAcceptsTheExposition) {
                           " && promtool check metrics < " + out.string() + " > " + out.string() + ".lint 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << read_text_file(out.string() + ".lint");
   EXPECT_EQ(read_text_file(out.string() + ".lint"), "") << "promtool lint findings";
+}
+
+// `gpusqueeze exporter --once` on the H200 while hw_target ran a bf16 GEMM (bench/device/monitor.sh).
+std::string recorded_gemm_exposition() {
+  return read_text_file(test::fixture("h200-exporter-gemm.txt"));
+}
+
+double sample_value(const std::string& text, const std::string& series_prefix) {
+  const auto at = text.find("\n" + series_prefix);
+  if (at == std::string::npos) return -1;
+  const auto eol = text.find('\n', at + 1);
+  const std::string line = text.substr(at + 1, eol - at - 1);
+  return std::stod(line.substr(line.rfind(' ') + 1));
+}
+
+TEST(Metrics, RecordedGemmExpositionShowsGpmActivityAndPassesPromtool) {
+  const std::string text = recorded_gemm_exposition();
+  EXPECT_GT(sample_value(text, "gsq_gpu_sm_active_ratio{"), 0.9);
+  EXPECT_GT(sample_value(text,
+                         "gsq_gpu_pipe_active_ratio{gpu=\"0\",uuid=\"GPU-fbbcc721-9b6e-3af4-d8c0-8103618ec2ba\","
+                         "model=\"NVIDIA H200\",hostname=\"vm\",pipe=\"tensor\"}"),
+            0.9);
+  EXPECT_EQ(sample_value(text, "gsq_gpu_xid_events_total{"), 0);
+  EXPECT_EQ(text.find("gsq_gpu_last_xid{"), std::string::npos);  // no XID yet: absent, not 0
+  EXPECT_EQ(text.find("NaN"), std::string::npos);
+  if (!have_promtool()) GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
+  EXPECT_EQ(
+      std::system(("promtool check metrics < " + test::fixture("h200-exporter-gemm.txt").string() + " >/dev/null 2>&1")
+                      .c_str()),
+      0);
+}
+
+TEST(Metrics, GpmAndXidReadingsRenderAsTheirFamilies) {
+  const auto snap = gpu::load_snapshot(test::fixture("h200-snapshot.json").string());
+  const std::string rec = recorded_gemm_exposition();
+  gpu::Counters c;
+  c.gpm = {{"sm_active", sample_value(rec, "gsq_gpu_sm_active_ratio{")},
+           {"sm_occupancy", sample_value(rec, "gsq_gpu_sm_occupancy_ratio{")},
+           {"dram_bandwidth_utilization", sample_value(rec, "gsq_gpu_dram_bandwidth_utilization_ratio{")},
+           {"tensor_active", 0.9353815425187595},
+           {"nvlink_tx", 0}};
+  c.xid_events = uint64_t{1};
+  c.last_xid = uint64_t{79};
+  const std::string text = render_metrics(snap, {c}, SelfStats{});
+  EXPECT_NE(text.find("# TYPE gsq_gpu_sm_active_ratio gauge"), std::string::npos);
+  EXPECT_NE(text.find(",pipe=\"tensor\"} 0.9353815425187595"), std::string::npos);
+  EXPECT_NE(text.find("gsq_gpu_nvlink_tx_bytes_per_second{"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE gsq_gpu_xid_events_total counter"), std::string::npos);
+  EXPECT_NE(text.find("} 79\n"), std::string::npos);
+  EXPECT_EQ(text.find("gsq_exporter_captures_total"), std::string::npos);  // no watcher attached
+  SelfStats watching;
+  watching.watching = true;
+  EXPECT_NE(render_metrics(snap, {}, watching).find("gsq_exporter_captures_total"), std::string::npos);
+}
+
+// The watcher over collections made of the H200 snapshot plus SM activity readings taken on the device: 0.055 (the
+// PyTorch server loop of bench/exporter/torch_server.py) and 0.963 (a bf16 GEMM).
+Collection collection_with_sm_active(std::optional<double> sm_active, int pid_on_gpu = 0) {
+  Collection c{gpu::load_snapshot(test::fixture("h200-snapshot.json").string()), {gpu::Counters{}}};
+  if (sm_active) c.counters[0].gpm = {{"sm_active", *sm_active}};
+  if (pid_on_gpu) {
+    gpu::GpuProcess p;
+    p.pid = static_cast<uint32_t>(pid_on_gpu);
+    c.snapshot.gpus[0].processes = std::vector<gpu::GpuProcess>{p};
+  }
+  return c;
+}
+
+TEST(Watcher, CapturesAfterTheGpuStaysUnderusedThenWaitsOutTheCooldown) {
+  WatchOptions o;
+  o.pid = 4242, o.below = 0.5, o.for_s = 60, o.cooldown_s = 600;
+  Watcher w(o);
+  const auto idle = collection_with_sm_active(0.055, 4242), busy = collection_with_sm_active(0.963, 4242);
+  EXPECT_FALSE(w.observe(idle, 0));
+  EXPECT_FALSE(w.observe(idle, 59));
+  EXPECT_NE(w.last_reading().find("SM activity 6% (GPU 0)"), std::string::npos) << w.last_reading();
+  EXPECT_TRUE(w.observe(idle, 60));
+  w.captured(60);
+  EXPECT_FALSE(w.observe(idle, 200));  // under-used again, but within the cooldown
+  EXPECT_FALSE(w.observe(idle, 659));
+  EXPECT_TRUE(w.observe(idle, 661));
+  w.captured(661);
+  // A busy collection restarts the clock.
+  EXPECT_FALSE(w.observe(idle, 1300));
+  EXPECT_FALSE(w.observe(busy, 1330));
+  EXPECT_FALSE(w.observe(idle, 1340));
+  EXPECT_FALSE(w.observe(idle, 1399));
+  EXPECT_TRUE(w.observe(idle, 1400));
+}
+
+TEST(Watcher, FallsBackToNvmlUtilizationAndToAllGpusAndSaysSo) {
+  WatchOptions o;
+  o.pid = 99, o.for_s = 0;
+  Watcher w(o);
+  // No GPM reading: NVML utilization of the snapshot (0% on that idle H200); pid 99 is not on any GPU.
+  EXPECT_TRUE(w.observe(collection_with_sm_active(std::nullopt), 0));
+  EXPECT_NE(w.last_reading().find("NVML utilization 0%"), std::string::npos) << w.last_reading();
+  EXPECT_NE(w.last_reading().find("not in NVML's process list"), std::string::npos) << w.last_reading();
+  Collection none = collection_with_sm_active(std::nullopt);
+  none.snapshot.gpus[0].utilization_gpu_pct = gpu::Field<uint32_t>::none("NVML_ERROR_NOT_SUPPORTED");
+  EXPECT_FALSE(w.observe(none, 1));
+  EXPECT_NE(w.last_reading().find("no SM activity"), std::string::npos);
+}
+
+TEST(Watcher, CaptureOfAProcessNotTracedOnDemandFailsClearly) {
+  // The test binary itself: alive, but nobody answers its control file.
+  const auto dir = fs::temp_directory_path() / "gsq-watch-ctl";
+  fs::create_directories(dir);
+  try {
+    (void)capture_and_analyze(static_cast<int>(getpid()), 0.1, dir, 0.3, [](const std::string&) {});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_NE(std::string(e.what()).find("on-demand"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Rules, CommittedRuleFileIsWhatTheGeneratorWrites) {

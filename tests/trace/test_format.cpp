@@ -4,6 +4,7 @@
 #include "analyze/gsqt.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "trace/capture.hpp"
 #include "trace/format.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 namespace gsq::trace {
@@ -274,6 +276,29 @@ TEST(TraceFormat, UntracedRunIsReportedWithItsReason) {
   }
 }
 
+TEST(TraceFormat, RecordsWithoutAStartTimeAreLeftOffTheTimeline) {
+  // An API exit whose entry the tracer never saw (on-demand window opened mid-call) once produced start 0: it must
+  // not drag t = 0 back to the clock's epoch.
+  const fs::path p = temp_file("timeless.gsqt");
+  {
+    Writer w(p, header());
+    auto r = sample(w, 5'000'000'000, 1);
+    Record timeless = r[0];
+    timeless.start_ns = 0;
+    r.push_back(timeless);
+    w.write_records(r);
+    w.write_end({});
+  }
+  const TraceFile f = read_trace(p);
+  const auto t = analyze::from_gsqt(f);
+  EXPECT_EQ(t.base_ns, 5'000'000'000);
+  EXPECT_EQ(t.events.size(), f.records.size() - 1);
+  EXPECT_GE(t.skipped_events, 1u);
+  EXPECT_LT(analyze::analyze(t).breakdown.wall_ns, 1'000'000);
+  const TraceFile w = window_of(f, 5'000'000'000, 6'000'000'000);
+  EXPECT_EQ(w.records.size(), f.records.size() - 1);
+}
+
 }  // namespace
 }  // namespace gsq::trace
 
@@ -309,6 +334,37 @@ TEST(RecordedTrace, TorchInferenceLoopIsSyncBound) {
   bool sync_finding = false;
   for (const auto& finding : a.findings) sync_finding = sync_finding || finding.id == "sync-point";
   EXPECT_TRUE(sync_finding);
+}
+
+TEST(RecordedTrace, GpmCountersOfAGemmRunReadWholeAndExportAsCounterTracks) {
+  // bench/device/hwlayer.sh: hw_target matmul 2000 under `trace --gpu-metrics 100`. Two DRAM samples of this run
+  // were NaN (written as null by that build): they are skipped, the rest of the chunk is kept.
+  const TraceFile f = read_trace(GSQ_FIXTURE_DIR "/h200-hw-matmul.gsqt");
+  EXPECT_TRUE(f.truncation.empty()) << f.truncation;
+  ASSERT_EQ(f.counters.size(), 15u);
+  size_t sm = 0, dram = 0;
+  for (const auto& c : f.counters) {
+    EXPECT_EQ(c.device_name, "NVIDIA H200");
+    if (c.name == "sm_active") sm = c.values.size();
+    if (c.name == "dram_bandwidth_utilization") dram = c.values.size();
+  }
+  EXPECT_EQ(dram + 2, sm);
+  std::stringstream out;
+  write_chrome(f, out);
+  const auto j = nlohmann::json::parse(out.str());
+  std::set<std::string> tracks;
+  size_t events = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    ++events;
+    EXPECT_TRUE(e["ts"].is_number());
+    EXPECT_TRUE(e["name"].is_string());
+    ASSERT_TRUE(e["args"].is_object());
+    for (const auto& [k, v] : e["args"].items()) EXPECT_TRUE(v.is_number()) << k;
+    tracks.insert(e["name"].get<std::string>());
+  }
+  EXPECT_EQ(tracks.size(), 15u);
+  EXPECT_GT(events, 15u * 30);
 }
 
 }  // namespace

@@ -1,0 +1,129 @@
+// The hardware layer on traces recorded on the H200 with `gpusqueeze trace --gpu-metrics 100` over
+// tests/trace/hw_target.cu (bench/device/hwlayer.sh): subclass, findings and roofline from real GPM counters.
+#include "analyze/analysis.hpp"
+#include "analyze/gsqt.hpp"
+#include "analyze/roofline.hpp"
+#include "support/fixtures.hpp"
+#include "trace/format.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace gsq::analyze {
+namespace {
+
+struct Recorded {
+  Trace trace;
+  Analysis analysis;
+};
+
+const Recorded& recorded(const std::string& workload) {
+  static std::map<std::string, Recorded> cache;
+  auto it = cache.find(workload);
+  if (it == cache.end()) {
+    Trace t = from_gsqt(trace::read_trace(test::fixture("h200-hw-" + workload + ".gsqt")));
+    Analysis a = analyze(t);
+    it = cache.emplace(workload, Recorded{std::move(t), std::move(a)}).first;
+  }
+  return it->second;
+}
+
+bool has_finding(const Analysis& a, const std::string& id) {
+  return std::any_of(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; });
+}
+
+const RooflinePoint& top_point(const Roofline& r) {
+  EXPECT_FALSE(r.points.empty());
+  return r.points.front();
+}
+
+TEST(RecordedHardware, TracesCarryTheDeviceAndItsDramPeak) {
+  const auto& t = recorded("matmul").trace;
+  EXPECT_EQ(t.gpu_name, "NVIDIA H200");
+  EXPECT_NEAR(t.dram_peak_bytes_per_s, 4.814e12, 1e10);  // 3201 MHz × 2 × 6016 bit / 8
+  EXPECT_EQ(t.counters.size(), 15u);  // 11 GPM metrics + SM clock, power, temperature, clock-event reasons
+}
+
+TEST(RecordedHardware, Bf16GemmIsMatrixWithTensorPipesAbove80Percent) {
+  const auto& a = recorded("matmul").analysis;
+  EXPECT_EQ(a.verdict.cls, "gpu-bound");
+  EXPECT_EQ(a.verdict.subclass, "matrix");
+  EXPECT_GT(a.hardware.mean.at("tensor_active"), 0.8);
+  // cuBLAS's Hopper GEMM runs one warp-specialised block per SM: low occupancy is not the problem there.
+  EXPECT_LT(a.hardware.mean.at("sm_occupancy"), 0.25);
+  EXPECT_FALSE(has_finding(a, "low-occupancy"));
+  EXPECT_FALSE(has_finding(a, "tensor-underused"));
+}
+
+TEST(RecordedHardware, LayerNormAndSoftmaxAreMemoryBoundAbove70PercentOfDram) {
+  const auto& a = recorded("memory").analysis;
+  EXPECT_EQ(a.verdict.subclass, "memory");
+  EXPECT_GT(a.hardware.mean.at("dram_bandwidth_utilization"), 0.7);
+  EXPECT_TRUE(has_finding(a, "dram-bound"));
+  EXPECT_FALSE(has_finding(a, "low-occupancy"));
+  // This run drew ~610 W: the power cap's clock-event reason was set in most busy samples.
+  EXPECT_TRUE(has_finding(a, "clock-throttled"));
+}
+
+TEST(RecordedHardware, OneSmallBlockPerSmIsLowOccupancy) {
+  const auto& a = recorded("fewblocks").analysis;
+  EXPECT_EQ(a.verdict.subclass, "latency/occupancy");
+  EXPECT_GT(a.hardware.mean.at("sm_active"), 0.9);
+  EXPECT_LT(a.hardware.mean.at("sm_occupancy"), 0.1);  // 4 of 64 warp slots
+  EXPECT_TRUE(has_finding(a, "low-occupancy"));
+  EXPECT_FALSE(has_finding(a, "clock-throttled"));
+}
+
+TEST(Roofline, GemmSitsUnderTheComputeRoofOnTensorPipes) {
+  const auto& r = recorded("matmul");
+  const Roofline roof = roofline(r.trace, r.analysis);
+  EXPECT_TRUE(roof.note.empty()) << roof.note;
+  const auto& p = top_point(roof);
+  EXPECT_NE(p.kernel.find("nvjet"), std::string::npos);
+  EXPECT_GT(p.samples, 20u);
+  EXPECT_EQ(p.bound, "compute");
+  EXPECT_EQ(p.pipe, "tensor_active");
+  EXPECT_GT(p.compute, 0.8);
+  EXPECT_LT(p.memory, 0.3);
+  // The one-off fill kernel is far shorter than a 100 ms interval: no point, and the reason says so.
+  ASSERT_GE(roof.points.size(), 2u);
+  EXPECT_EQ(roof.points[1].samples, 0u);
+  EXPECT_NE(roof.points[1].reason.find("shorter than the interval"), std::string::npos);
+}
+
+TEST(Roofline, NormKernelsSitUnderTheMemoryRoof) {
+  const auto& r = recorded("memory");
+  const Roofline roof = roofline(r.trace, r.analysis);
+  const auto& p = top_point(roof);
+  EXPECT_EQ(p.bound, "memory");
+  EXPECT_GT(p.memory, 0.7);
+  EXPECT_NEAR(p.dram_bytes_per_s, p.memory * roof.dram_peak_bytes_per_s, 1.0);
+  const auto j = to_json(roof);
+  EXPECT_EQ(j["points"][0]["bound"], "memory");
+  EXPECT_EQ(j["device"], "NVIDIA H200");
+  const Table t = roofline_table(roof);
+  EXPECT_EQ(t.rows.size(), roof.points.size());
+}
+
+TEST(Roofline, LatencyBoundKernelIsUnderNeitherRoof) {
+  const auto& r = recorded("fewblocks");
+  const auto& p = top_point(roofline(r.trace, r.analysis));
+  EXPECT_EQ(p.bound, "latency");
+  EXPECT_LT(std::max(p.memory, p.compute), 0.6);
+}
+
+TEST(Roofline, StricterFillLeavesFewerIntervalsAndWithoutCountersItSaysHow) {
+  const auto& r = recorded("memory");
+  const auto loose = top_point(roofline(r.trace, r.analysis, 0.5)).samples;
+  const auto strict = top_point(roofline(r.trace, r.analysis, 1.0)).samples;
+  EXPECT_GE(loose, strict);
+  Trace bare = r.trace;
+  bare.counters.clear();
+  const Roofline none = roofline(bare, r.analysis);
+  EXPECT_TRUE(none.points.empty());
+  EXPECT_NE(none.note.find("--gpu-metrics"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gsq::analyze
