@@ -108,6 +108,7 @@ Action register_exporter(CLI::App& app) {
       throw_bad_input("--listen: bad port in " + o->listen);
     }
     if (o->server.port <= 0 || o->server.port > 65535) throw_bad_input("--listen: port out of range in " + o->listen);
+    if (!o->once) (void)monitor::block_stop_signals();  // before NVML starts threads of its own
     const monitor::Collector collect = o->snapshot_file.empty()
                                            ? monitor::live_collector([](const std::string& m) { note(m); })
                                            : replay_collector(o->snapshot_file);

@@ -22,6 +22,15 @@
 
 namespace gsq::monitor {
 
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
 Collector live_collector(const std::function<void(const std::string&)>& log) {
   // State kept between collections: NVML, the host part (hostname, kernel, ...: read once), one GPM reader per GPU
   // (a GPM metric is the difference of two samples: the first collection has none) and the XID watcher.
@@ -87,11 +96,7 @@ double unix_now() {
 void serve(const ExporterOptions& o, const Collector& collect, const std::function<void(const std::string&)>& log,
            Watcher* watch) {
   // SIGINT/SIGTERM are taken by one thread with sigwait (blocked everywhere else), which stops the server cleanly.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = block_stop_signals();
   std::mutex mu;
   std::condition_variable cv;
   bool stopping = false;

@@ -4,6 +4,8 @@
 
 #include "monitor/metrics.hpp"
 
+#include <signal.h>
+
 #include <functional>
 #include <string>
 
@@ -28,6 +30,10 @@ using Collector = std::function<Collection()>;
 // Opens NVML and reads the host once, then NVML at every call; `log` hears once per GPU what it cannot read (GPM
 // before Hopper, XID events where the driver refuses them).
 [[nodiscard]] Collector live_collector(const std::function<void(const std::string&)>& log = {});
+
+// Blocks SIGINT and SIGTERM in the calling thread, so every thread started after it (NVML's own included) inherits
+// the mask and serve()'s sigwait thread alone receives them. Call it before opening NVML; serve() calls it too.
+sigset_t block_stop_signals();
 
 class Watcher;
 

@@ -63,10 +63,15 @@ void check_gemm(bool int4, DType t, int64_t m, int64_t n, int64_t k, int64_t gro
       for (int64_t c = 0; c < k; ++c) acc += x[static_cast<size_t>(i * k + c)] * dq[static_cast<size_t>(j * k + c)];
       want[static_cast<size_t>(i * n + j)] = acc;
     }
-  // W4A16 f16 sums 8 products in fp16 before fp32: errors reach ~1% of the output RMS (H200, asymmetric groups);
-  // bf16 rounds each product once (2^-9) and sums in fp32.
+  // W4A16 f16 sums 8 products in fp16 before fp32: errors reach ~1% of the output RMS (H200, asymmetric groups).
+  // bf16 rounds each product to bf16 (relative 2^-9) before the fp32 sum: K independent roundings add up to about
+  // 2^-9 x RMS(y) (0.2%), 4 sigma 0.8%, plus the output's own bf16 rounding: an absolute allowance of 1% of the output
+  // RMS covers it; an element that nearly cancels cannot be held to a relative bound (seen on the H200 at 2-4%).
+  double rms = 0;
+  for (double v : want) rms += v * v;
+  rms = std::sqrt(rms / static_cast<double>(want.size()));
   const double tol = t == DType::f16 ? 2e-2 : 2.5e-2;
-  const auto e = ref::compare(got, want, tol);
+  const auto e = ref::compare(got, want, tol, t == DType::f16 ? 0.0 : 1e-2 * rms);
   EXPECT_EQ(e.bad, 0) << (int4 ? "W4A16 " : "W8A16 ") << (t == DType::f16 ? "f16" : "bf16") << " M=" << m << " N=" << n
                       << " K=" << k << " group " << group << (asym ? " asym" : "") << (with_bias ? " bias" : "")
                       << ": max rel " << e.max_rel << " at " << e.worst << " (got "
