@@ -34,14 +34,6 @@ for r in $(seq "$ROUNDS"); do
   echo "round $r traced: $($B trace -o /tmp/cost.gsqt -- "$T" matmul 1000 2>/dev/null)" | tee -a "$log"
   echo "round $r traced+gpm: $($B trace --gpu-metrics 100 -o /tmp/cost.gsqt -- "$T" matmul 1000 2>/dev/null)" | tee -a "$log"
 done
-python3 - "$log" <<'PY' | tee -a "$log"
-import json, re, statistics, sys
-rows = {"traced": [], "traced+gpm": []}
-for line in open(sys.argv[1]):
-    m = re.match(r"round \d+ (traced|traced\+gpm): (\{.*\})", line)
-    if m: rows[m.group(1)].append(json.loads(m.group(2))["ms_per_iteration"])
-a, b = statistics.median(rows["traced"]), statistics.median(rows["traced+gpm"])
-print(f"GPM sampling cost, bf16 GEMM 8192^3: traced {a:.4f} ms/GEMM, traced + --gpu-metrics 100 {b:.4f} ms/GEMM, "
-      f"ratio {b/a:.4f} (median of {len(rows['traced'])} interleaved rounds each)")
-PY
-grep -E '^\$|exit|^verdict|GPU-bound|dram-bound|low-occupancy|tensor-underused|perfetto|GPM sampling|^\| ' "$log" | tail -n 60
+echo "GPM sampling cost, bf16 GEMM 8192^3 ($ROUNDS interleaved rounds):" | tee -a "$log"
+python3 "$(dirname "$0")/round_medians.py" "$log" ms_per_iteration traced traced+gpm | tee -a "$log"
+grep -E '^\$|exit|^verdict|GPU-bound|dram-bound|low-occupancy|tensor-underused|perfetto|GPM sampling|median|^\| ' "$log" | tail -n 60

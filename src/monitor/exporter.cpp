@@ -32,8 +32,9 @@ sigset_t block_stop_signals() {
 }
 
 Collector live_collector(const std::function<void(const std::string&)>& log) {
-  // State kept between collections: NVML, the host part (hostname, kernel, ...: read once), one GPM reader per GPU
-  // (a GPM metric is the difference of two samples: the first collection has none) and the XID watcher.
+  // State kept between collections: NVML, the host part (hostname, kernel, ...: read once), the last full snapshot,
+  // one GPM reader per GPU (a GPM metric is the difference of two samples, so the first collection waits 200 ms
+  // after creating them) and the XID watcher.
   struct State {
     gpu::Nvml nvml = gpu::Nvml::open();
     gpu::HostSnapshot host = gpu::collect_host();
