@@ -2,12 +2,9 @@
 #include "cli/common.hpp"
 
 #include "analyze/analysis.hpp"
-#include "analyze/gsqt.hpp"
 #include "core/error.hpp"
-#include "core/json_io.hpp"
 #include "gpu/counters.hpp"
 #include "monitor/watch.hpp"
-#include "trace/capture.hpp"
 #include "trace/format.hpp"
 #include "trace/launcher.hpp"
 
