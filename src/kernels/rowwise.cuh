@@ -14,6 +14,34 @@
 namespace gsq::kernels {
 namespace {  // each .cu file instantiates its own operations
 
+// Softmax output from the row's exponentials e = exp(x - max): e * scale (scale = 1 / sum), then dropout.
+template <RowOp OP, class T, int VEC>
+__device__ __forceinline__ void finish_softmax(const RowArgs& a, int64_t row, int64_t idx, float (&v)[VEC], float scale,
+                                               Pack<T, VEC>& out) {
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) v[k] *= scale;
+  if constexpr (OP == RowOp::softmax_dropout) {
+    const uint64_t first = static_cast<uint64_t>(row) * a.cols + idx * VEC;
+    const float keep_scale = 1.0f / (1.0f - a.p);
+    if constexpr (VEC % 4 == 0) {  // first % 8 is 0 (or 4 for f32): one Philox call for the whole access
+      const Philox4 r = dropout_words(first / 8, a.seed, a.offset);
+      if constexpr (VEC == 8) {  // words picked at compile time: no select chains
+#pragma unroll
+        for (int k = 0; k < 8; ++k) v[k] = dropout_keep_in(r, k, a.p) ? v[k] * keep_scale : 0.0f;
+      } else {
+        const Philox4 w = first % 8 == 0 ? r : Philox4{{r.v[2], r.v[3], 0, 0}};  // upper half of the group
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) v[k] = dropout_keep_in(w, k, a.p) ? v[k] * keep_scale : 0.0f;
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) v[k] = dropout_keep(first + k, a.p, a.seed, a.offset) ? v[k] * keep_scale : 0.0f;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) out.v[k] = Conv<T>::from(v[k]);
+}
+
 template <RowOp OP, class T, int VEC>
 __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_t idx, const Pack<T, VEC>& in,
                                            float mean, float scale, Pack<T, VEC>& out) {
@@ -33,27 +61,8 @@ __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_
   } else {
     float v[VEC];
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) v[k] = __expf(Conv<T>::to(in.v[k]) - mean) * scale;
-    if constexpr (OP == RowOp::softmax_dropout) {
-      const uint64_t first = static_cast<uint64_t>(row) * a.cols + idx * VEC;
-      const float keep_scale = 1.0f / (1.0f - a.p);
-      if constexpr (VEC % 4 == 0) {  // first % 8 is 0 (or 4 for f32): one Philox call for the whole access
-        const Philox4 r = dropout_words(first / 8, a.seed, a.offset);
-        if constexpr (VEC == 8) {  // words picked at compile time: no select chains
-#pragma unroll
-          for (int k = 0; k < 8; ++k) v[k] = dropout_keep_in(r, k, a.p) ? v[k] * keep_scale : 0.0f;
-        } else {
-          const Philox4 w = first % 8 == 0 ? r : Philox4{{r.v[2], r.v[3], 0, 0}};  // upper half of the group
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) v[k] = dropout_keep_in(w, k, a.p) ? v[k] * keep_scale : 0.0f;
-        }
-      } else {
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) v[k] = dropout_keep(first + k, a.p, a.seed, a.offset) ? v[k] * keep_scale : 0.0f;
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) out.v[k] = Conv<T>::from(v[k]);
+    for (int k = 0; k < VEC; ++k) v[k] = __expf(Conv<T>::to(in.v[k]) - mean);
+    finish_softmax<OP, T, VEC>(a, row, idx, v, scale, out);
   }
 }
 
@@ -93,10 +102,28 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
     const float q = fold(0.0f, [mean](float acc, float v) { return acc + (v - mean) * (v - mean); });
     scale = rsqrtf(row_allreduce(q, tpr, scratch, SumOp{}) / n + a.eps);
   } else {
+    // Softmax: each exponential is computed once and kept (VPT * VEC floats) for the output.
     mean =
         row_allreduce(fold(MaxOp::identity(), [](float acc, float v) { return fmaxf(acc, v); }), tpr, scratch, MaxOp{});
-    const float s = fold(0.0f, [mean](float acc, float v) { return acc + __expf(v - mean); });
+    float e[VPT][VEC], s = 0;
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        e[j][k] = valid(j) ? __expf(Conv<T>::to(p[j].v[k]) - mean) : 0.0f;
+        s += e[j][k];
+      }
     scale = 1.0f / row_allreduce(s, tpr, scratch, SumOp{});
+    P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + (row_ok ? row : 0) * a.cols);
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+      if (!valid(j)) continue;
+      const int64_t idx = lane + static_cast<int64_t>(j) * tpr;
+      P out;
+      finish_softmax<OP, T, VEC>(a, row, idx, e[j], scale, out);
+      y[idx] = out;
+    }
+    return;
   }
   P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + (row_ok ? row : 0) * a.cols);
 #pragma unroll

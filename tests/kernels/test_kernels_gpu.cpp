@@ -205,8 +205,9 @@ TEST(KernelsGpu, DropoutIsDeterministicAndKeepsTheRightFraction) {
 
 TEST(KernelsGpu, LayoutConversionsAreExact) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU: cudaGetDeviceCount found no device";
-  const int64_t shapes[][4] = {{1, 1, 1, 1},    {2, 3, 5, 7},     {1, 64, 64, 1},  {3, 130, 17, 19},
-                               {4, 67, 33, 65}, {2, 256, 14, 14}, {1, 3, 224, 224}};
+  // Odd sizes (element tiles), even ones (32-bit pairs), multiples of 8 with partial tiles (16-byte chunks).
+  const int64_t shapes[][4] = {{1, 1, 1, 1},     {2, 3, 5, 7},     {1, 64, 64, 1},  {3, 130, 17, 19}, {4, 67, 33, 65},
+                               {2, 256, 14, 14}, {1, 3, 224, 224}, {2, 72, 10, 12}, {2, 136, 28, 28}, {1, 8, 8, 1}};
   for (DType t : {DType::f32, DType::f16, DType::bf16}) {
     for (const auto& sh : shapes) {
       const int64_t n = sh[0], c = sh[1], h = sh[2], w = sh[3];

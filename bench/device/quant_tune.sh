@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Device run that picks the W4A16 dispatch: the kernels' and quantization's GPU tests, then quant_tune (every
+# configuration of the warp kernel next to the shipped dispatch, cuBLAS fp16 and cudaMemcpy D2D, one process) on
+# symmetric weights over all decoding shapes, on asymmetric weights at 8192x8192 (the Σx term's cost), and the W8A16
+# warp kernel's configurations.
+# Usage on the device with the build carried: BUILD=.carry/build bench/device/quant_tune.sh (writes $OUT)
+set -uo pipefail
+LOG=quant_tune.log source "$(dirname "$0")/lib.sh"
+export GSQ_KERNELS_LIBRARY=$PWD/$BUILD/lib/libgsqkernels.so
+[ "${SKIP_TESTS:-0}" = 1 ] || run ctest --test-dir /work/main/build -R '^(KernelsGpu|QuantGpu)\.' --output-on-failure
+run $BUILD/tests/quant_tune ${TUNE_ARGS:-}
+cp "$log" "$OUT/tune-symmetric.md"
+run $BUILD/tests/quant_tune --asymmetric --shapes 8192x8192 --m 1,4,16
+run $BUILD/tests/quant_tune --int8 ${TUNE_ARGS:-}
+[ -n "${KERNELS_ARGS:-}" ] && run $B kernels $KERNELS_ARGS -o "$OUT/kernels.json"
+grep -E '^\$|exit|tests passed|FAILED|Failure|best:|cuBLAS|memcpy|shipped|^\| kernels\.nc|^\| kernels\.nh|^\| (nchw_to_nhwc|nhwc_to_nchw) ' "$log" | tail -n 120
