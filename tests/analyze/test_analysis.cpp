@@ -3,6 +3,7 @@
 #include "analyze/analysis.hpp"
 #include "analyze/diff.hpp"
 #include "analyze/kineto.hpp"
+#include "support/analysis.hpp"
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
@@ -12,16 +13,14 @@
 namespace gsq::analyze {
 namespace {
 
+using test::has_finding;
+
 const Analysis& analysis_of(const std::string& name) {
   static std::map<std::string, Analysis> cache;
   auto it = cache.find(name);
   if (it == cache.end())
     it = cache.emplace(name, analyze(load_kineto(test::fixture("torch-" + name + ".json.gz")))).first;
   return it->second;
-}
-
-bool has_finding(const Analysis& a, const std::string& id) {
-  return std::any_of(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; });
 }
 
 size_t syncs_from(const Analysis& a, const std::string& cause) {

@@ -3,6 +3,7 @@
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/roofline.hpp"
+#include "support/analysis.hpp"
 #include "support/fixtures.hpp"
 #include "trace/format.hpp"
 
@@ -12,6 +13,8 @@
 
 namespace gsq::analyze {
 namespace {
+
+using test::has_finding;
 
 struct Recorded {
   Trace trace;
@@ -27,10 +30,6 @@ const Recorded& recorded(const std::string& workload) {
     it = cache.emplace(workload, Recorded{std::move(t), std::move(a)}).first;
   }
   return it->second;
-}
-
-bool has_finding(const Analysis& a, const std::string& id) {
-  return std::any_of(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; });
 }
 
 const RooflinePoint& top_point(const Roofline& r) {
