@@ -56,14 +56,6 @@ GSQ_HD bool dropout_keep_in(const Philox4& words, unsigned e, float p) {
   return uniform16(words.v[(e % 8) / 2] >> (16 * (e % 2))) >= p;
 }
 
-// The same test on integers: uniform16(b) >= p exactly when b >= ceil(p · 65536) (the scaling by 2^16 is exact).
-// Returns 65536 (nothing kept) for p above 65535 / 65536.
-GSQ_HD uint32_t keep_threshold16(float p) {
-  const float t = p * 65536.0f;
-  const auto i = static_cast<uint32_t>(t > 0.0f ? t : 0.0f);
-  return static_cast<float>(i) < t ? i + 1 : i;
-}
-
 GSQ_HD bool dropout_keep(uint64_t index, float p, uint64_t seed, uint64_t offset) {
   return dropout_keep_in(dropout_words(index / 8, seed, offset), static_cast<unsigned>(index % 8), p);
 }

@@ -25,16 +25,13 @@ __device__ __forceinline__ void finish_softmax(const RowArgs& a, int64_t row, in
     const float keep_scale = 1.0f / (1.0f - a.p);
     if constexpr (VEC % 4 == 0) {  // first % 8 is 0 (or 4 for f32): one Philox call for the whole access
       const Philox4 r = dropout_words(first / 8, a.seed, a.offset);
-      const Philox4 w = VEC == 8 || first % 8 == 0 ? r : Philox4{{r.v[2], r.v[3], 0, 0}};  // f32: a group's half
-      // Both 16-bit draws of a word compared at once (uniform16(b) >= p as b >= ceil(p · 65536)); the per-half masks
-      // clear dropped values' bits, no branches or selects.
-      const uint32_t t = keep_threshold16(a.p);
-      const uint32_t t2 = t > 0xffffu ? 0xffffffffu : t * 0x10001u;
+      if constexpr (VEC == 8) {  // words picked at compile time: no select chains
 #pragma unroll
-      for (int k = 0; k < VEC; k += 2) {
-        const uint32_t m = t > 0xffffu ? 0u : __vcmpgeu2(w.v[k / 2], t2);
-        v[k] = __int_as_float(__float_as_int(v[k] * keep_scale) & __byte_perm(m, 0, 0x1010));
-        v[k + 1] = __int_as_float(__float_as_int(v[k + 1] * keep_scale) & __byte_perm(m, 0, 0x3232));
+        for (int k = 0; k < 8; ++k) v[k] = dropout_keep_in(r, k, a.p) ? v[k] * keep_scale : 0.0f;
+      } else {
+        const Philox4 w = first % 8 == 0 ? r : Philox4{{r.v[2], r.v[3], 0, 0}};  // upper half of the group
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) v[k] = dropout_keep_in(w, k, a.p) ? v[k] * keep_scale : 0.0f;
       }
     } else {
 #pragma unroll
