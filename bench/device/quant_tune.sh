@@ -3,14 +3,24 @@
 # configuration of the warp kernel next to the shipped dispatch, cuBLAS fp16 and cudaMemcpy D2D, one process) on
 # symmetric weights over all decoding shapes, on asymmetric weights at 8192x8192 (the Σx term's cost), and the W8A16
 # warp kernel's configurations.
-# Usage on the device with the build carried: BUILD=.carry/build bench/device/quant_tune.sh (writes $OUT)
+# Usage on the device with the build carried: BUILD=.carry/build bench/device/quant_tune.sh (writes $OUT);
+# SKIP_SWEEP=1 leaves the sweep out, PROFILE=1 adds Nsight Compute's view of the M = 1 warp kernels.
 set -uo pipefail
 LOG=quant_tune.log source "$(dirname "$0")/lib.sh"
 export GSQ_KERNELS_LIBRARY=$PWD/$BUILD/lib/libgsqkernels.so
 [ "${SKIP_TESTS:-0}" = 1 ] || run ctest --test-dir /work/main/build -R '^(KernelsGpu|QuantGpu)\.' --output-on-failure
-run $BUILD/tests/quant_tune ${TUNE_ARGS:-}
-cp "$log" "$OUT/tune-symmetric.md"
-run $BUILD/tests/quant_tune --asymmetric --shapes 8192x8192 --m 1,4,16
-run $BUILD/tests/quant_tune --int8 ${TUNE_ARGS:-}
+if [ "${SKIP_SWEEP:-0}" != 1 ]; then
+  run $BUILD/tests/quant_tune ${TUNE_ARGS:-}
+  cp "$log" "$OUT/tune-symmetric.md"
+  run $BUILD/tests/quant_tune --asymmetric --shapes 8192x8192 --m 1,4,16
+  run $BUILD/tests/quant_tune --int8 ${TUNE_ARGS:-}
+fi
+if [ "${PROFILE:-0}" = 1 ] && command -v ncu >/dev/null; then  # where the M = 1 warp kernels spend their time
+  for kind in "w4a16_warp_kernel:" "w8a16_warp_kernel:--int8"; do
+    run ncu --clock-control none -k "regex:${kind%%:*}" -c 1 --section SpeedOfLight --section WarpStateStats \
+      --section SchedulerStats --section InstructionStats --section Occupancy --section LaunchStats \
+      $BUILD/tests/quant_tune ${kind#*:} --shapes 8192x8192 --m 1 --launches 5 --reps 1
+  done
+fi
 [ -n "${KERNELS_ARGS:-}" ] && run $B kernels $KERNELS_ARGS -o "$OUT/kernels.json"
 grep -E '^\$|exit|tests passed|FAILED|Failure|best:|cuBLAS|memcpy|shipped|^\| kernels\.nc|^\| kernels\.nh|^\| (nchw_to_nhwc|nhwc_to_nchw) ' "$log" | tail -n 120

@@ -1,12 +1,13 @@
 // Weight-only quantized GEMV/GEMM for decoding: Y[M][N] = X[M][K] · dequant(W)ᵀ (+ bias), M = 1…16, on CUDA cores.
 //
-// At these M the work is bound by reading W, so the kernels are built around the weight stream: a block owns NPW output
-// channels and its 128 threads walk K, each step loading KPL consecutive weights per channel (16 bytes per lane when M
-// ≤ 2) and the matching KPL activations of every row once, shared by the NPW channels. INT4 nibbles become fp16/bf16
-// pairs with one shift, one mask-or (the exponent of 1024 or 128 is or-ed in) and one subtraction; products of 8
-// weights accumulate in fp16/bf16 pairs, then in fp32. The group's scale and offset apply once per 8 to 32 weights: Σ
-// x·(u·s + o) = s·Σ x·(u - 8) + (o + 8s)·Σ x. INT8 converts through the fp32 exponent trick and accumulates in fp32.
-// Tensor cores would need M padded to 16 and add nothing while W's bytes are the limit; the table in README shows where
+// At these M the work is bound by reading W, so the kernels are built around the weight stream (quant_kernels.cuh).
+// Warp kernels (M ≤ 4, and W4A16 at M = 16): a warp owns R output channels and walks K in 16-byte chunks per lane,
+// U chunks per channel in flight, the activations shared by the R channels from L1. Block kernels (M = 8, W8A16 at
+// M = 16): a block owns NPW channels and its 128 threads split K, each step loading the activations once for the NPW
+// channels. INT4 nibbles become fp16/bf16 pairs by or-ing them into the exponent of 1024 (or 128) and one
+// subtraction or fma; products of 8 weights accumulate in fp16/bf16 pairs, then in fp32. The group's scale and
+// offset apply once per chunk: Σ x·(u·s + o) = s·Σ x·(u - 8) + (o + 8s)·Σ x. INT8 converts through the fp32
+// exponent trick and accumulates in fp32. Tensor cores would need M padded to 16; the table in README shows where
 // compute takes over as M grows.
 #include "kernels/quant_kernels.cuh"
 
@@ -16,34 +17,65 @@ namespace {
 
 using namespace quant_detail;
 
+// Configurations measured with tests/kernels/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-tune/):
+// the warp kernels for M ≤ 4 (and W4A16 at M = 16); at M = 8 (both) and M = 16 (W8A16) the block kernels, whose 4
+// channels per block share every activation load, stay faster.
+template <int R, int U, int KS>
+struct WarpPlan {
+  static constexpr int kRows = R, kChunks = U, kSplit = KS, kRowsPerBlock = kWarps / KS * R;
+};
+
+template <class T, int MT, class Plan>
+cudaError_t w4_warp(const QuantArgs& a, cudaStream_t s) {
+  const auto grid = static_cast<unsigned>((a.n + Plan::kRowsPerBlock - 1) / Plan::kRowsPerBlock);
+  w4a16_warp_kernel<T, MT, Plan::kRows, Plan::kChunks, Plan::kSplit>
+      <<<grid, kWarps * 32, 0, s>>>(static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint32_t*>(a.w),
+                                    static_cast<const __half2*>(a.params), static_cast<const T*>(a.bias),
+                                    static_cast<int>(a.m), a.n, a.k, static_cast<int>(a.group));
+  return cudaGetLastError();
+}
+
+template <class T, int MT, class Plan>
+cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
+  const auto grid = static_cast<unsigned>((a.n + Plan::kRowsPerBlock - 1) / Plan::kRowsPerBlock);
+  w8a16_warp_kernel<T, MT, Plan::kRows, Plan::kChunks, Plan::kSplit><<<grid, kWarps * 32, 0, s>>>(
+      static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.w),
+      static_cast<const float*>(a.params), static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k);
+  return cudaGetLastError();
+}
+
 // M is rounded up to the next instantiated row count; rows beyond m_rows read as 0 and are not stored.
 template <class T, int MT>
 cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
-  // M = 2 runs the M = 4 kernel: ptxas gave the 2-row instantiation an 8-byte stack frame, the 4-row one none.
-  if constexpr (MT == 2) {
-    return w4_launch<T, 4>(a, s);
-  } else {
-    constexpr int KPL = MT == 1 ? 32 : 8, NPW = MT == 1 ? 8 : MT <= 8 ? 4 : 2;  // 8 rows share each x load at M = 1
-    const auto grid = static_cast<unsigned>((a.n + NPW - 1) / NPW);
-    w4a16_kernel<T, MT, KPL, NPW><<<grid, kWarps * 32, 0, s>>>(
+  if constexpr (MT == 8) {  // 8 weights per lane, 4 channels per block
+    const auto grid = static_cast<unsigned>((a.n + 3) / 4);
+    w4a16_kernel<T, 8, 8, 4><<<grid, kWarps * 32, 0, s>>>(
         static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint32_t*>(a.w),
         static_cast<const __half2*>(a.params), static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k,
         static_cast<int>(a.group));
     return cudaGetLastError();
+  } else if constexpr (MT == 16) {
+    return w4_warp<T, MT, WarpPlan<2, 1, 2>>(a, s);
+  } else {
+    return w4_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
   }
 }
 
 template <class T, int MT>
 cudaError_t w8_launch(const QuantArgs& a, cudaStream_t s) {
-  if constexpr (MT == 2) {  // as for W4A16: the 2-row instantiation got a stack frame
-    return w8_launch<T, 4>(a, s);
-  } else {
-    constexpr int KPL = MT <= 2 ? 16 : 4, NPW = MT <= 8 ? 4 : 2;  // 8 rows at M = 1 measured slower (1.45× vs 1.80×)
+  if constexpr (MT >= 8) {  // 4 weights per lane, 4 (M = 8) or 2 (M = 16) channels per block
+    constexpr int NPW = MT == 8 ? 4 : 2;
     const auto grid = static_cast<unsigned>((a.n + NPW - 1) / NPW);
-    w8a16_kernel<T, MT, KPL, NPW><<<grid, kWarps * 32, 0, s>>>(
+    w8a16_kernel<T, MT, 4, NPW><<<grid, kWarps * 32, 0, s>>>(
         static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.w),
         static_cast<const float*>(a.params), static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k);
     return cudaGetLastError();
+  } else if constexpr (MT == 1) {
+    return w8_warp<T, MT, WarpPlan<4, 4, 2>>(a, s);
+  } else if constexpr (MT == 2) {
+    return w8_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
+  } else {
+    return w8_warp<T, MT, WarpPlan<4, 2, 2>>(a, s);
   }
 }
 

@@ -8,6 +8,15 @@
 
 namespace gsq::kernels::quant_detail {
 
+// The 32 bits of a word as a pair, a register reinterpretation (building it from two 16-bit halves made the compiler
+// emit a shift and a byte permute per pair).
+template <class T2>
+__device__ __forceinline__ T2 bits_as(uint32_t b) {
+  T2 v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+
 template <class T>
 struct Pair;
 template <>
@@ -18,10 +27,7 @@ struct Pair<__half> {
     return __halves2half2(__ushort_as_half(0x6408), __ushort_as_half(0x6408));
   }
   __device__ static float2 to_float2(T2 v) { return __half22float2(v); }
-  __device__ static T2 from_bits(uint32_t b) {
-    return __halves2half2(__ushort_as_half(static_cast<unsigned short>(b)),
-                          __ushort_as_half(static_cast<unsigned short>(b >> 16)));
-  }
+  __device__ static T2 from_bits(uint32_t b) { return bits_as<T2>(b); }
   __device__ static float low_to_float(uint32_t b) {
     return __half2float(__ushort_as_half(static_cast<unsigned short>(b)));
   }
@@ -34,10 +40,7 @@ struct Pair<__nv_bfloat16> {
     return __halves2bfloat162(__ushort_as_bfloat16(0x4308), __ushort_as_bfloat16(0x4308));
   }
   __device__ static float2 to_float2(T2 v) { return __bfloat1622float2(v); }
-  __device__ static T2 from_bits(uint32_t b) {
-    return __halves2bfloat162(__ushort_as_bfloat16(static_cast<unsigned short>(b)),
-                              __ushort_as_bfloat16(static_cast<unsigned short>(b >> 16)));
-  }
+  __device__ static T2 from_bits(uint32_t b) { return bits_as<T2>(b); }
   __device__ static float low_to_float(uint32_t b) { return __uint_as_float(b << 16); }
 };
 
