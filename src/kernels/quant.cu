@@ -1,14 +1,13 @@
 // Weight-only quantized GEMV/GEMM for decoding: Y[M][N] = X[M][K] · dequant(W)ᵀ (+ bias), M = 1…16, on CUDA cores.
 //
 // At these M the work is bound by reading W, so the kernels are built around the weight stream (quant_kernels.cuh).
-// Warp kernels (M ≤ 4, and W4A16 at M = 16): a warp owns R output channels and walks K in 16-byte chunks per lane,
-// U chunks per channel in flight, the activations shared by the R channels from L1. Block kernels (M = 8, W8A16 at
-// M = 16): a block owns NPW channels and its 128 threads split K, each step loading the activations once for the NPW
-// channels. INT4 nibbles become fp16/bf16 pairs by or-ing them into the exponent of 1024 (or 128) and one
-// subtraction or fma; products of 8 weights accumulate in fp16/bf16 pairs, then in fp32. The group's scale and
-// offset apply once per chunk: Σ x·(u·s + o) = s·Σ x·(u - 8) + (o + 8s)·Σ x. INT8 converts through the fp32
-// exponent trick and accumulates in fp32. Tensor cores would need M padded to 16; the table in README shows where
-// compute takes over as M grows.
+// Warp kernels (M ≤ 4): a warp owns R output channels and walks K in 16-byte chunks per lane,
+// U chunks per channel in flight, the activations shared by the R channels from L1. Block kernels (M = 8 and 16): a
+// block owns NPW channels and its 128 threads split K, each step loading the activations once for the NPW channels.
+// INT4 nibbles become fp16/bf16 pairs by or-ing them into the exponent of 1024 (or 128) and one subtraction or fma;
+// products of 8 weights accumulate in fp16/bf16 pairs, then in fp32. The group's scale and offset apply once per chunk:
+// Σ x·(u·s + o) = s·Σ x·(u - 8) + (o + 8s)·Σ x. INT8 converts through the fp32 exponent trick and accumulates in fp32.
+// Tensor cores would need M padded to 16; the table in README shows where compute takes over as M grows.
 #include "kernels/quant_kernels.cuh"
 
 namespace gsq::kernels {
@@ -18,8 +17,8 @@ namespace {
 using namespace quant_detail;
 
 // Configurations measured with tests/kernels/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-tune/):
-// the warp kernels for M ≤ 4 (and W4A16 at M = 16); at M = 8 (both) and M = 16 (W8A16) the block kernels, whose 4
-// channels per block share every activation load, stay faster.
+// the warp kernels for M ≤ 4; at M = 8 and 16 the block kernels, whose 4 or 2 channels per block share every
+// activation load, are faster or as fast without a stack frame (the W4A16 warp kernel at M = 16 needs one).
 template <int R, int U, int KS>
 struct WarpPlan {
   static constexpr int kRows = R, kChunks = U, kSplit = KS, kRowsPerBlock = kWarps / KS * R;
@@ -47,15 +46,14 @@ cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
 // M is rounded up to the next instantiated row count; rows beyond m_rows read as 0 and are not stored.
 template <class T, int MT>
 cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
-  if constexpr (MT == 8) {  // 8 weights per lane, 4 channels per block
-    const auto grid = static_cast<unsigned>((a.n + 3) / 4);
-    w4a16_kernel<T, 8, 8, 4><<<grid, kWarps * 32, 0, s>>>(
+  if constexpr (MT >= 8) {  // 8 weights per lane, 4 (M = 8) or 2 (M = 16) channels per block
+    constexpr int NPW = MT == 8 ? 4 : 2;
+    const auto grid = static_cast<unsigned>((a.n + NPW - 1) / NPW);
+    w4a16_kernel<T, MT, 8, NPW><<<grid, kWarps * 32, 0, s>>>(
         static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint32_t*>(a.w),
         static_cast<const __half2*>(a.params), static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k,
         static_cast<int>(a.group));
     return cudaGetLastError();
-  } else if constexpr (MT == 16) {
-    return w4_warp<T, MT, WarpPlan<2, 1, 2>>(a, s);
   } else {
     return w4_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
   }

@@ -12,9 +12,12 @@ namespace gsq::kernels::quant_detail {
 // emit a shift and a byte permute per pair).
 template <class T2>
 __device__ __forceinline__ T2 bits_as(uint32_t b) {
-  T2 v;
-  memcpy(&v, &b, sizeof v);
-  return v;
+  static_assert(sizeof(T2) == 4);
+  union {
+    uint32_t u;
+    T2 v;
+  } r{b};
+  return r.v;
 }
 
 template <class T>
@@ -81,7 +84,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * NPW;  // the block's rows; its 128 threads split K
   const int64_t words_per_row = k / 8, groups = k / group;
   float acc[NPW][MT] = {};
-#pragma unroll 2
+#pragma unroll 1  // unrolled twice, the M = 8 fp16 instantiation got a stack frame
   for (int64_t k0 = static_cast<int64_t>(threadIdx.x) * KPL; k0 < k; k0 += kWarps * 32 * KPL) {
     T2 xv[MT][kPairs];
     float xs[MT];
