@@ -93,6 +93,18 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
         for (int k = 0; k < VEC; ++k) acc = f(acc, Conv<T>::to(p[j].v[k]));
     return acc;
   };
+  // Writes every pack of this thread's part of the row, finish(j, idx, out) making pack j.
+  auto store = [&](auto&& finish) {
+    P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + (row_ok ? row : 0) * a.cols);
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+      if (!valid(j)) continue;
+      const int64_t idx = lane + static_cast<int64_t>(j) * tpr;
+      P out;
+      finish(j, idx, out);
+      y[idx] = out;
+    }
+  };
   const float n = static_cast<float>(a.cols);
   float mean = 0, scale = 1;
   if constexpr (OP == RowOp::layer_norm || OP == RowOp::rms_norm) {
@@ -114,26 +126,10 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
         s += e[j][k];
       }
     scale = 1.0f / row_allreduce(s, tpr, scratch, SumOp{});
-    P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + (row_ok ? row : 0) * a.cols);
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-      if (!valid(j)) continue;
-      const int64_t idx = lane + static_cast<int64_t>(j) * tpr;
-      P out;
-      finish_softmax<OP, T, VEC>(a, row, idx, e[j], scale, out);
-      y[idx] = out;
-    }
+    store([&](int j, int64_t idx, P& out) { finish_softmax<OP, T, VEC>(a, row, idx, e[j], scale, out); });
     return;
   }
-  P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + (row_ok ? row : 0) * a.cols);
-#pragma unroll
-  for (int j = 0; j < VPT; ++j) {
-    if (!valid(j)) continue;
-    const int64_t idx = lane + static_cast<int64_t>(j) * tpr;
-    P out;
-    finish_row<OP, T, VEC>(a, row, idx, p[j], mean, scale, out);
-    y[idx] = out;
-  }
+  store([&](int j, int64_t idx, P& out) { finish_row<OP, T, VEC>(a, row, idx, p[j], mean, scale, out); });
 }
 
 // Rows too wide for registers: one block of 1024 threads per row, statistics in one pass, output in a second. Each
