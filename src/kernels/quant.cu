@@ -1,6 +1,7 @@
 // Weight-only quantized GEMV/GEMM for decoding: Y[M][N] = X[M][K] · dequant(W)ᵀ (+ bias), M = 1…16, on CUDA cores.
 //
-// At these M the work is bound by reading W, so the kernels are built around the weight stream (quant_kernels.cuh).
+// At these M the work would be bound by reading W, so the kernels are built around the weight stream
+// (quant_kernels.cuh); on the H200 the W4A16 ones are still bound by instruction issue (README, measured).
 // Warp kernels (M ≤ 4): a warp owns R output channels and walks K in 16-byte chunks per lane,
 // U chunks per channel in flight, the activations shared by the R channels from L1. Block kernels (M = 8 and 16): a
 // block owns NPW channels and its 128 threads split K, each step loading the activations once for the NPW channels.
