@@ -50,7 +50,7 @@ cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
   if constexpr (MT >= 8) {  // 8 weights per lane, 4 (M = 8) or 2 (M = 16) channels per block
     constexpr int NPW = MT == 8 ? 4 : 2;
     const auto grid = static_cast<unsigned>((a.n + NPW - 1) / NPW);
-    w4a16_kernel<T, MT, 8, NPW><<<grid, kWarps * 32, 0, s>>>(
+    w4a16_kernel<T, MT, NPW><<<grid, kWarps * 32, 0, s>>>(
         static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint32_t*>(a.w),
         static_cast<const __half2*>(a.params), static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k,
         static_cast<int>(a.group));
@@ -65,7 +65,7 @@ cudaError_t w8_launch(const QuantArgs& a, cudaStream_t s) {
   if constexpr (MT >= 8) {  // 4 weights per lane, 4 (M = 8) or 2 (M = 16) channels per block
     constexpr int NPW = MT == 8 ? 4 : 2;
     const auto grid = static_cast<unsigned>((a.n + NPW - 1) / NPW);
-    w8a16_kernel<T, MT, 4, NPW><<<grid, kWarps * 32, 0, s>>>(
+    w8a16_kernel<T, MT, NPW><<<grid, kWarps * 32, 0, s>>>(
         static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.w),
         static_cast<const float*>(a.params), static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k);
     return cudaGetLastError();

@@ -73,14 +73,15 @@ __device__ __forceinline__ void reduce_and_store(float (&acc)[NPW][MT], int64_t 
   }
 }
 
-template <class T, int MT, int KPL, int NPW>
+// A lane takes one word (8 weights) of each of the block's NPW channels per step.
+template <class T, int MT, int NPW>
 __global__ void __launch_bounds__(kWarps * 32)
     w4a16_kernel(T* __restrict__ y, const T* __restrict__ x, const uint32_t* __restrict__ w,
                  const __half2* __restrict__ params, const T* __restrict__ bias, int m_rows, int64_t n, int64_t k,
                  int group) {
   using P = Pair<T>;
   using T2 = typename P::T2;
-  constexpr int kWords = KPL / 8, kPairs = KPL / 2;
+  constexpr int KPL = 8, kWords = 1, kPairs = 4;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * NPW;  // the block's rows; its 128 threads split K
   const int64_t words_per_row = k / 8, groups = k / group;
   float acc[NPW][MT] = {};
@@ -108,13 +109,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
     for (int r = 0; r < NPW; ++r) {
       const int64_t row = n0 + r < n ? n0 + r : n - 1;
-      uint32_t wd[kWords];
-      if constexpr (kWords == 4) {
-        const uint4 v = *reinterpret_cast<const uint4*>(w + row * words_per_row + k0 / 8);
-        wd[0] = v.x, wd[1] = v.y, wd[2] = v.z, wd[3] = v.w;
-      } else {
-        wd[0] = w[row * words_per_row + k0 / 8];
-      }
+      const uint32_t wd[kWords] = {w[row * words_per_row + k0 / 8]};
       T2 q[kPairs];
 #pragma unroll
       for (int j = 0; j < kWords; ++j)
@@ -315,10 +310,12 @@ __global__ void __launch_bounds__(kWarps * 32)
   });
 }
 
-template <class T, int MT, int KPL, int NPW>
+// A lane takes 4 weights (one word) of each of the block's NPW channels per step.
+template <class T, int MT, int NPW>
 __global__ void __launch_bounds__(kWarps * 32)
     w8a16_kernel(T* __restrict__ y, const T* __restrict__ x, const uint8_t* __restrict__ w,
                  const float* __restrict__ scales, const T* __restrict__ bias, int m_rows, int64_t n, int64_t k) {
+  constexpr int KPL = 4;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * NPW;
   float acc[NPW][MT] = {};
 #pragma unroll 2
@@ -328,17 +325,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     for (int m = 0; m < MT; ++m) {
       uint32_t raw[KPL / 2] = {};  // KPL 16-bit activations, as words
       if (m < m_rows) {
-        const auto* src = reinterpret_cast<const uint32_t*>(x + m * k + k0);
-        if constexpr (KPL == 16) {
-#pragma unroll
-          for (int v = 0; v < 2; ++v) {
-            const uint4 q4 = reinterpret_cast<const uint4*>(src)[v];
-            raw[4 * v] = q4.x, raw[4 * v + 1] = q4.y, raw[4 * v + 2] = q4.z, raw[4 * v + 3] = q4.w;
-          }
-        } else {
-          const uint2 q2 = *reinterpret_cast<const uint2*>(src);
-          raw[0] = q2.x, raw[1] = q2.y;
-        }
+        const uint2 q2 = *reinterpret_cast<const uint2*>(x + m * k + k0);
+        raw[0] = q2.x, raw[1] = q2.y;
       }
 #pragma unroll
       for (int c = 0; c < KPL; ++c) xf[m][c] = Pair<T>::low_to_float(c % 2 ? raw[c / 2] >> 16 : raw[c / 2]);
@@ -346,13 +334,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
     for (int r = 0; r < NPW; ++r) {
       const int64_t row = n0 + r < n ? n0 + r : n - 1;
-      uint32_t wd[KPL / 4];
-      if constexpr (KPL == 16) {
-        const uint4 v = *reinterpret_cast<const uint4*>(w + row * k + k0);
-        wd[0] = v.x, wd[1] = v.y, wd[2] = v.z, wd[3] = v.w;
-      } else {
-        wd[0] = *reinterpret_cast<const uint32_t*>(w + row * k + k0);
-      }
+      const uint32_t wd[KPL / 4] = {*reinterpret_cast<const uint32_t*>(w + row * k + k0)};
       float q[KPL];
 #pragma unroll
       for (int c = 0; c < KPL; ++c)  // 2^23 + u as a float, minus 2^23 + 128: q exactly
