@@ -35,6 +35,27 @@ cudaError_t w4_warp(const QuantArgs& a, cudaStream_t s) {
   return cudaGetLastError();
 }
 
+// The tensor-core W4A16 kernel: RT m-tiles of 16 channels per warp, S cp.async stages, the block's 4 warps splitting
+// the groups KS ways; W = group / 32 words per lane and group.
+template <int RT, int S, int KS>
+struct MmaPlan {
+  static constexpr int kTiles = RT, kStages = S, kSplit = KS, kRowsPerBlock = kWarps / KS * 16 * RT;
+};
+
+template <class T, int MT, class Plan>
+cudaError_t w4_mma(const QuantArgs& a, cudaStream_t s) {
+  constexpr int NT = MT <= 8 ? 1 : 2;
+  const auto grid = static_cast<unsigned>((a.n + Plan::kRowsPerBlock - 1) / Plan::kRowsPerBlock);
+  auto go = [&](auto kernel) {
+    kernel<<<grid, kWarps * 32, 0, s>>>(static_cast<T*>(a.y), static_cast<const T*>(a.x),
+                                        static_cast<const uint32_t*>(a.w), static_cast<const __half2*>(a.params),
+                                        static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k);
+    return cudaGetLastError();
+  };
+  if (a.group == 64) return go(w4a16_mma_kernel<T, NT, Plan::kTiles, 2, Plan::kStages, Plan::kSplit>);
+  return go(w4a16_mma_kernel<T, NT, Plan::kTiles, 4, Plan::kStages, Plan::kSplit>);
+}
+
 template <class T, int MT, class Plan>
 cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
   const auto grid = static_cast<unsigned>((a.n + Plan::kRowsPerBlock - 1) / Plan::kRowsPerBlock);

@@ -73,6 +73,54 @@ __device__ __forceinline__ void reduce_and_store(float (&acc)[NPW][MT], int64_t 
   }
 }
 
+// 16 bytes read once: no L1 allocation, so the activations every warp re-reads stay in L1.
+__device__ __forceinline__ uint4 load_stream(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
+// (a & Mask) | Or in one LOP3: written as two operations, the compiler emits an AND and an OR (both constants cannot
+// be immediates of one instruction); with the asm it keeps Or in a register and fuses them.
+template <uint32_t Mask, uint32_t Or>
+__device__ __forceinline__ uint32_t and_or(uint32_t a) {
+  uint32_t r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(Mask), "n"(Or));
+  return r;
+}
+
+// The four pairs (u - 8) of one gsq.w4/1 word. fp16: the nibbles in bits 4…7 are or-ed in place, giving 1024 + 16u,
+// and one fma by 1/16 with -72 centres them (exact), so a word costs one shift, four masks and four half2 operations.
+// bf16 has 7 mantissa bits: each nibble is shifted to the bottom first.
+template <class T>
+__device__ __forceinline__ void dequant_word(uint32_t wd, typename Pair<T>::T2 (&q)[4]) {
+  using P = Pair<T>;
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 sixteenth = __halves2half2(__ushort_as_half(0x2C00), __ushort_as_half(0x2C00));
+    const __half2 minus_72 = __halves2half2(__ushort_as_half(0xD480), __ushort_as_half(0xD480));
+    const uint32_t hi = wd >> 8;
+    q[0] = __hsub2(P::from_bits(and_or<0x000F000Fu, P::kMagic>(wd)), P::magic_plus_8());
+    q[1] = __hfma2(P::from_bits(and_or<0x00F000F0u, P::kMagic>(wd)), sixteenth, minus_72);
+    q[2] = __hsub2(P::from_bits(and_or<0x000F000Fu, P::kMagic>(hi)), P::magic_plus_8());
+    q[3] = __hfma2(P::from_bits(and_or<0x00F000F0u, P::kMagic>(hi)), sixteenth, minus_72);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      q[i] = __hsub2(P::from_bits(and_or<0x000F000Fu, P::kMagic>(wd >> (4 * i))), P::magic_plus_8());
+  }
+}
+
+// Word j of a 16- or 8-byte chunk (j a constant after unrolling; indexing through a pointer would put the chunk on
+// the stack).
+__device__ __forceinline__ uint32_t word_of(const uint4& v, int j) {
+  return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+__device__ __forceinline__ uint32_t word_of(const uint2& v, int j) {
+  return j == 0 ? v.x : v.y;
+}
+
 // A lane takes one word (8 weights) of each of the block's NPW channels per step.
 template <class T, int MT, int NPW>
 __global__ void __launch_bounds__(kWarps * 32)
@@ -111,11 +159,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       const int64_t row = n0 + r < n ? n0 + r : n - 1;
       const uint32_t wd[kWords] = {w[row * words_per_row + k0 / 8]};
       T2 q[kPairs];
-#pragma unroll
-      for (int j = 0; j < kWords; ++j)
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-          q[4 * j + i] = __hsub2(P::from_bits(((wd[j] >> (4 * i)) & 0x000F000Fu) | P::kMagic), P::magic_plus_8());
+      dequant_word<T>(wd[0], q);
       // w = u·s + o = (u - 8)·s + (o + 8s): centred nibbles keep the fp16/bf16 partial sums free of cancellation.
       const float2 so = __half22float2(params[row * groups + g]);
       const float centred_offset = so.y + 8.0f * so.x;
@@ -148,36 +192,6 @@ __global__ void __launch_bounds__(kWarps * 32)
   });
 }
 
-// 16 bytes read once: no L1 allocation, so the activations every warp re-reads stay in L1.
-__device__ __forceinline__ uint4 load_stream(const uint4* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
-  return v;
-}
-
-// The four pairs (u - 8) of one gsq.w4/1 word. fp16: the nibbles in bits 4…7 are or-ed in place, giving 1024 + 16u,
-// and one fma by 1/16 with -72 centres them (exact), so a word costs one shift, four masks and four half2 operations.
-// bf16 has 7 mantissa bits: each nibble is shifted to the bottom first.
-template <class T>
-__device__ __forceinline__ void dequant_word(uint32_t wd, typename Pair<T>::T2 (&q)[4]) {
-  using P = Pair<T>;
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 sixteenth = __halves2half2(__ushort_as_half(0x2C00), __ushort_as_half(0x2C00));
-    const __half2 minus_72 = __halves2half2(__ushort_as_half(0xD480), __ushort_as_half(0xD480));
-    const uint32_t hi = wd >> 8;
-    q[0] = __hsub2(P::from_bits((wd & 0x000F000Fu) | P::kMagic), P::magic_plus_8());
-    q[1] = __hfma2(P::from_bits((wd & 0x00F000F0u) | P::kMagic), sixteenth, minus_72);
-    q[2] = __hsub2(P::from_bits((hi & 0x000F000Fu) | P::kMagic), P::magic_plus_8());
-    q[3] = __hfma2(P::from_bits((hi & 0x00F000F0u) | P::kMagic), sixteenth, minus_72);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      q[i] = __hsub2(P::from_bits(((wd >> (4 * i)) & 0x000F000Fu) | P::kMagic), P::magic_plus_8());
-  }
-}
-
 // The warp kernels' epilogue: each warp reduces its lanes' sums of its R channels; with KS > 1 the first warp of the
 // channels adds the other parts' sums. Lane (r·MT + m) % 32 stores (row m, channel n0 + r).
 template <int R, int MT, int KS, class Store>
@@ -207,33 +221,98 @@ __device__ __forceinline__ void warp_sums_store(float (&acc)[R][MT], int64_t n0,
     }
 }
 
+// One chunk of 32 weights of each of a warp's R channels (lane: 8 words = weights 32c … 32c + 31 of each), added to
+// acc[r][m]. The activations (8 per word, per row of X) come from L1 and are shared by the R channels; the group's
+// (scale, offset) applies once per chunk. Σ x·w = s·Σ x·(u - 8) + (o + 8s)·Σ x, and o + 8s is exactly 0 for symmetric
+// weights, so Σ x is only formed where a lane of the warp needs it. Lanes past the end (c ≥ chunks) read x as 0.
+template <class T, int MT, int R>
+__device__ __forceinline__ void w4_chunk(const uint4 (&wv)[R], const __half2 (&pv)[R], const T* __restrict__ x,
+                                         int64_t k, int64_t c, int64_t chunks, int m_rows, float (&acc)[R][MT]) {
+  using P = Pair<T>;
+  using T2 = typename P::T2;
+  float2 so[R];
+  bool offset = false;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    so[r] = __half22float2(pv[r]);
+    so[r].y += 8.0f * so[r].x;  // the centred offset o + 8s
+    offset |= so[r].y != 0.0f;
+  }
+  offset = __any_sync(0xffffffffu, offset);
+  float dot[R][MT] = {}, xs[MT] = {};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    T2 q[R][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      dequant_word<T>(word_of(wv[r], j), q[r]);
+    }
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      uint4 raw = make_uint4(0, 0, 0, 0);
+      if (m < m_rows && c < chunks) raw = __ldg(reinterpret_cast<const uint4*>(x + m * k + c * 32 + 8 * j));
+      const T2 xv[4] = {P::from_bits(raw.x), P::from_bits(raw.y), P::from_bits(raw.z), P::from_bits(raw.w)};
+      if (offset) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 f = P::to_float2(xv[i]);
+          xs[m] += f.x + f.y;
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        if constexpr (std::is_same_v<T, __half>) {  // 8 products summed in fp16 pairs, then fp32
+          T2 h = P::from_bits(0u);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) h = __hfma2(xv[i], q[r][i], h);
+          const float2 f = P::to_float2(h);
+          dot[r][m] += f.x + f.y;
+        } else {  // bf16 keeps 8 bits: each product rounded once, the sum in fp32
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const float2 f = P::to_float2(__hmul2(xv[i], q[r][i]));
+            dot[r][m] += f.x + f.y;
+          }
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int m = 0; m < MT; ++m) acc[r][m] += so[r].x * dot[r][m] + so[r].y * xs[m];
+}
+
+// The first row of each of a warp's R channels in the weights and in the (scale, offset) pairs; rows past n repeat
+// the last one (read, never stored).
+template <int R>
+__device__ __forceinline__ void w4_rows(const uint32_t* w, const __half2* params, int64_t n0, int64_t n, int64_t k,
+                                        int group, const uint4* (&wrow)[R], const __half2* (&prow)[R]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t row = n0 + r < n ? n0 + r : n - 1;
+    wrow[r] = reinterpret_cast<const uint4*>(w + row * (k / 8));
+    prow[r] = params + row * (k / group);
+  }
+}
+
 // One warp owns R output channels and walks K (or 1/KS of it, KS warps of the block sharing the channels) in chunks
 // of 32 weights: a lane reads one 16-byte chunk per channel, U chunks per channel in flight before any is used, so a
-// warp streams 512 contiguous bytes of each of its channels per step. The activations (8 per word, per row of X) come
-// from L1 and are shared by the R channels; the group's (scale, offset) applies once per chunk. Σ x·w =
-// s·Σ x·(u - 8) + (o + 8s)·Σ x, and o + 8s is exactly 0 for symmetric weights, so Σ x is only formed where a lane of
-// the warp needs it.
+// warp streams 512 contiguous bytes of each of its channels per step.
 template <class T, int MT, int R, int U, int KS>
 __global__ void __launch_bounds__(kWarps * 32)
     w4a16_warp_kernel(T* __restrict__ y, const T* __restrict__ x, const uint32_t* __restrict__ w,
                       const __half2* __restrict__ params, const T* __restrict__ bias, int m_rows, int64_t n, int64_t k,
                       int group) {
-  using P = Pair<T>;
-  using T2 = typename P::T2;
   static_assert(kWarps % KS == 0, "the block's warps split K KS ways");
   constexpr int kRowGroups = kWarps / KS;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, part = warp % KS;
   const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + warp / KS) * R;
-  const int64_t chunks = k / 32, groups = k / group;
+  const int64_t chunks = k / 32;
   const int chunk_shift = group == 128 ? 2 : 1;  // a group is 4 or 2 chunks
   const uint4* wrow[R];
   const __half2* prow[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const int64_t row = n0 + r < n ? n0 + r : n - 1;
-    wrow[r] = reinterpret_cast<const uint4*>(w + row * (k / 8));
-    prow[r] = params + row * groups;
-  }
+  w4_rows<R>(w, params, n0, n, k, group, wrow, prow);
   float acc[R][MT] = {};
   for (int64_t c0 = part * 32 + lane; c0 - lane < chunks; c0 += KS * 32 * U) {
     uint4 wv[U][R];
@@ -248,61 +327,79 @@ __global__ void __launch_bounds__(kWarps * 32)
       }
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t c = c0 + u * KS * 32;
-      float2 so[R];
-      bool offset = false;
+    for (int u = 0; u < U; ++u) w4_chunk<T, MT, R>(wv[u], pv[u], x, k, c0 + u * KS * 32, chunks, m_rows, acc);
+  }
+  warp_sums_store<R, MT, KS>(acc, n0, n, m_rows, [&](int m, int64_t col, float v) {
+    if (bias) v += Conv<T>::to(bias[col]);
+    y[m * n + col] = Conv<T>::from(v);
+  });
+}
+
+// Asynchronous copies global → shared (cp.async, Ampere and later): src_bytes = 0 writes zeros and reads nothing.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
+  asm volatile(
+      "cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async4(void* dst, const void* src, bool valid) {
+  asm volatile(
+      "cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(src), "r"(valid ? 4 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;");
+}
+template <int Pending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(Pending));
+}
+
+// w4a16_warp_kernel's plan with the weight stream decoupled from the registers: each thread keeps S stages of its
+// own chunks (R × 16 bytes of weights and R (scale, offset) pairs) in shared memory, filled by cp.async S - 1 steps
+// ahead of their use, so a warp has up to (S - 1) × R × 512 bytes in flight while it computes. A thread reads only
+// what it copied itself, so the ring needs no barrier; a stage is refilled one step after it was read.
+template <class T, int MT, int R, int S, int KS>
+__global__ void __launch_bounds__(kWarps * 32)
+    w4a16_pipe_kernel(T* __restrict__ y, const T* __restrict__ x, const uint32_t* __restrict__ w,
+                      const __half2* __restrict__ params, const T* __restrict__ bias, int m_rows, int64_t n, int64_t k,
+                      int group) {
+  static_assert(kWarps % KS == 0, "the block's warps split K KS ways");
+  static_assert(S >= 2, "a stage in use and at least one in flight");
+  constexpr int kRowGroups = kWarps / KS;
+  __shared__ uint4 wring[S][R][kWarps * 32];
+  __shared__ __half2 pring[S][R][kWarps * 32];
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32, part = warp % KS;
+  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + warp / KS) * R;
+  const int64_t chunks = k / 32, stride = KS * 32, first = part * 32 + lane;
+  const int64_t steps = (chunks - part * 32 + stride - 1) / stride;  // the same for the warp's lanes
+  const int chunk_shift = group == 128 ? 2 : 1;
+  const uint4* wrow[R];
+  const __half2* prow[R];
+  w4_rows<R>(w, params, n0, n, k, group, wrow, prow);
+  auto fill = [&](int64_t step, int stage) {
+    const int64_t c = first + step * stride;
+    const bool valid = step < steps && c < chunks;
+    const int64_t cv = valid ? c : 0;
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        so[r] = __half22float2(pv[u][r]);
-        so[r].y += 8.0f * so[r].x;  // the centred offset o + 8s
-        offset |= so[r].y != 0.0f;
-      }
-      offset = __any_sync(0xffffffffu, offset);
-      float dot[R][MT] = {}, xs[MT] = {};
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        T2 q[R][4];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          const uint4& v = wv[u][r];
-          dequant_word<T>(j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w, q[r]);
-        }
-#pragma unroll
-        for (int m = 0; m < MT; ++m) {
-          uint4 raw = make_uint4(0, 0, 0, 0);
-          if (m < m_rows && c < chunks) raw = __ldg(reinterpret_cast<const uint4*>(x + m * k + c * 32 + 8 * j));
-          const T2 xv[4] = {P::from_bits(raw.x), P::from_bits(raw.y), P::from_bits(raw.z), P::from_bits(raw.w)};
-          if (offset) {
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              const float2 f = P::to_float2(xv[i]);
-              xs[m] += f.x + f.y;
-            }
-          }
-#pragma unroll
-          for (int r = 0; r < R; ++r) {
-            if constexpr (std::is_same_v<T, __half>) {  // 8 products summed in fp16 pairs, then fp32
-              T2 h = P::from_bits(0u);
-#pragma unroll
-              for (int i = 0; i < 4; ++i) h = __hfma2(xv[i], q[r][i], h);
-              const float2 f = P::to_float2(h);
-              dot[r][m] += f.x + f.y;
-            } else {  // bf16 keeps 8 bits: each product rounded once, the sum in fp32
-#pragma unroll
-              for (int i = 0; i < 4; ++i) {
-                const float2 f = P::to_float2(__hmul2(xv[i], q[r][i]));
-                dot[r][m] += f.x + f.y;
-              }
-            }
-          }
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int m = 0; m < MT; ++m) acc[r][m] += so[r].x * dot[r][m] + so[r].y * xs[m];
+    for (int r = 0; r < R; ++r) {
+      cp_async16(&wring[stage][r][t], wrow[r] + cv, valid);
+      cp_async4(&pring[stage][r][t], prow[r] + (cv >> chunk_shift), valid);
     }
+    cp_async_commit();  // one group per step, empty past the end, so the wait count below stays S - 2
+  };
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) fill(s, s);
+  float acc[R][MT] = {};
+  int stage = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    cp_async_wait<S - 2>();  // step i's group has landed
+    uint4 wv[R];
+    __half2 pv[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) wv[r] = wring[stage][r][t], pv[r] = pring[stage][r][t];
+    fill(i + S - 1, stage == 0 ? S - 1 : stage - 1);  // the stage read in the previous step
+    w4_chunk<T, MT, R>(wv, pv, x, k, first + i * stride, chunks, m_rows, acc);
+    stage = stage == S - 1 ? 0 : stage + 1;
   }
   warp_sums_store<R, MT, KS>(acc, n0, n, m_rows, [&](int m, int64_t col, float v) {
     if (bias) v += Conv<T>::to(bias[col]);
@@ -350,6 +447,215 @@ __global__ void __launch_bounds__(kWarps * 32)
     if (bias) v += Conv<T>::to(bias[col]);
     y[m * n + col] = Conv<T>::from(v);
   });
+}
+
+// The bits of a pair as a 32-bit register (the inverse of bits_as).
+template <class T2>
+__device__ __forceinline__ uint32_t as_bits(T2 v) {
+  static_assert(sizeof(T2) == 4);
+  union {
+    T2 v;
+    uint32_t u;
+  } r{v};
+  return r.u;
+}
+
+// d += A·B on the tensor cores, m16n8k16 with fp32 accumulators; A and B as the pairs PTX's fragment layout names.
+template <class T>
+__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+__device__ __forceinline__ void cp_async8(void* dst, const void* src, bool valid) {
+  asm volatile(
+      "cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(src), "r"(valid ? 8 : 0));
+}
+
+// W4A16 on the tensor cores, from the gsq.w4/1 layout as it is. A warp owns 16·RT channels (m-tiles of mma
+// m16n8k16) and walks K one quantization group (32·W weights) per step, KS warps of the block splitting the groups.
+// Lane (g, q) = (lane / 4, lane % 4) reads W words of rows g and g + 8 of each m-tile: words W·q … W·q + W - 1 of the
+// group, so the four lanes of a row read 16·W contiguous bytes. Word j's pairs (k, k + 1), k = 8j' + 0, 2, 4, 6,
+// feed two mma k-steps: pairs 0, 1 as A's columns (2q, 2q + 1) and (2q + 8, 2q + 9), then pairs 2, 3; the mma's K
+// order is a permutation of the group's, the same for A and for B, which lane (g, q) fills with the same pairs of
+// row g of X (n-tiles of 8 rows: NT = 1 for M ≤ 8, 2 for M ≤ 16). The group's products accumulate in fp32 on the
+// tensor cores, then scale by the rows' s; the offsets' Σx comes from the same mma with A = 1 (asymmetric only).
+// Weights and (scale, offset) pairs stream through a per-thread cp.async ring of S stages (see w4a16_pipe_kernel).
+template <class T, int NT, int RT, int W, int S, int KS>
+__global__ void __launch_bounds__(kWarps * 32)
+    w4a16_mma_kernel(T* __restrict__ y, const T* __restrict__ x, const uint32_t* __restrict__ w,
+                     const __half2* __restrict__ params, const T* __restrict__ bias, int m_rows, int64_t n, int64_t k) {
+  static_assert(kWarps % KS == 0 && S >= 2 && (W == 2 || W == 4));
+  using P = Pair<T>;
+  using T2 = typename P::T2;
+  using Chunk = std::conditional_t<W == 4, uint4, uint2>;
+  constexpr int kGroup = 32 * W, kRowGroups = kWarps / KS;
+  __shared__ Chunk wring[S][RT][2][kWarps * 32];
+  __shared__ __half2 pring[S][RT][2][kWarps * 32];
+  const int t = threadIdx.x;
+  int warp = t / 32, lane = t % 32, part = warp % KS, g = lane / 4, q = lane % 4;
+  int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + warp / KS) * (16 * RT);
+  const int64_t groups = k / kGroup, steps = (groups - part + KS - 1) / KS;  // groups part, part + KS, …
+  // Running pointers to the next group to fill (Chunk 4·gi + q of a row holds lane q's words of group gi).
+  const Chunk* wnext[RT][2];
+  const __half2* pnext[RT][2];
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t row = min(n0 + 16 * r + 8 * h + g, n - 1);
+      wnext[r][h] = reinterpret_cast<const Chunk*>(w + row * (k / 8)) + 4 * part + q;
+      pnext[r][h] = params + row * groups + part;
+    }
+  int64_t filled = 0;
+  auto fill = [&](int stage) {
+    const bool valid = filled++ < steps;
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (W == 4)
+          cp_async16(&wring[stage][r][h][t], wnext[r][h], valid);
+        else
+          cp_async8(&wring[stage][r][h][t], wnext[r][h], valid);
+        cp_async4(&pring[stage][r][h][t], pnext[r][h], valid);
+        if (valid) wnext[r][h] += 4 * KS, pnext[r][h] += KS;
+      }
+    cp_async_commit();  // one group per step, empty past the end, so the wait count below stays S - 2
+  };
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) fill(s);
+  // X rows 8nt + g; rows past m_rows read the last row again (their columns of C are not stored).
+  const T* xp[NT];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) xp[nt] = x + min(8 * nt + g, m_rows - 1) * k + part * kGroup + 8 * W * q;
+  float acc[RT][NT][4] = {};
+  int stage = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    cp_async_wait<S - 2>();
+    Chunk wv[RT][2];
+    __half2 pv[RT][2];
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) wv[r][h] = wring[stage][r][h][t], pv[r][h] = pring[stage][r][h][t];
+    fill(stage == 0 ? S - 1 : stage - 1);  // step i + S - 1 into the stage read in the previous step
+    stage = stage == S - 1 ? 0 : stage + 1;
+    uint4 xv[NT][W];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) xv[nt][j] = __ldg(reinterpret_cast<const uint4*>(xp[nt] + 8 * j));
+      xp[nt] += KS * kGroup;
+    }
+    float c[RT][NT][4] = {};
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      T2 qa[RT][2][4];
+#pragma unroll
+      for (int r = 0; r < RT; ++r)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          dequant_word<T>(word_of(wv[r][h], j), qa[r][h]);
+        }
+#pragma unroll
+      for (int s = 0; s < 2; ++s)
+#pragma unroll
+        for (int r = 0; r < RT; ++r) {
+          const uint32_t a[4] = {as_bits(qa[r][0][2 * s]), as_bits(qa[r][1][2 * s]), as_bits(qa[r][0][2 * s + 1]),
+                                 as_bits(qa[r][1][2 * s + 1])};
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+            mma_16816<T>(c[r][nt], a, s ? xv[nt][j].z : xv[nt][j].x, s ? xv[nt][j].w : xv[nt][j].y);
+        }
+    }
+    float2 so[RT][2];
+    bool offset = false;
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        so[r][h] = __half22float2(pv[r][h]);
+        so[r][h].y += 8.0f * so[r][h].x;  // the centred offset o + 8s
+        offset |= so[r][h].y != 0.0f;
+      }
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[r][nt][e] += so[r][e / 2].x * c[r][nt][e];
+    if (__any_sync(0xffffffffu, offset)) {
+      float xs[NT][4] = {};  // Σx of the group for X rows 8nt + 2q, 8nt + 2q + 1 (in c's layout)
+      constexpr uint32_t one2 = std::is_same_v<T, __half> ? 0x3C003C00u : 0x3F803F80u;  // 1.0 in both halves
+      const uint32_t a[4] = {one2, one2, one2, one2};
+#pragma unroll
+      for (int j = 0; j < W; ++j)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          mma_16816<T>(xs[nt], a, xv[nt][j].x, xv[nt][j].y);
+          mma_16816<T>(xs[nt], a, xv[nt][j].z, xv[nt][j].w);
+        }
+#pragma unroll
+      for (int r = 0; r < RT; ++r)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[r][nt][e] += so[r][e / 2].y * xs[nt][e];
+    }
+  }
+  // K split: the other parts' sums through shared memory, then lane (g, q) of part 0 stores rows g, g + 8 of each
+  // m-tile for X rows 8nt + 2q, 8nt + 2q + 1. The thread's indices are read again here: kept live across the loop,
+  // ptxas spilled one of them in some instantiations.
+  {
+    unsigned tid;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+    warp = tid / 32, lane = tid % 32, part = warp % KS, g = lane / 4, q = lane % 4;
+    n0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + warp / KS) * (16 * RT);
+  }
+  if constexpr (KS > 1) {
+    __shared__ float partial[kWarps][RT][NT][4][32];
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) partial[warp][r][nt][e][lane] = acc[r][nt][e];
+    __syncthreads();
+    if (part != 0) return;
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int p = 1; p < KS; ++p) acc[r][nt][e] += partial[warp + p][r][nt][e][lane];
+  }
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float v = acc[r][nt][e];
+        const int64_t col = n0 + 16 * r + g + 8 * (e / 2);
+        const int m = 8 * nt + 2 * q + e % 2;
+        if (m < m_rows && col < n) {
+          if (bias) v += Conv<T>::to(bias[col]);
+          y[m * n + col] = Conv<T>::from(v);
+        }
+      }
 }
 
 // W8A16 on the same plan as w4a16_warp_kernel: a warp owns R channels, a lane reads 16 weights (16 bytes) per channel
