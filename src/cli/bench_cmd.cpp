@@ -226,8 +226,8 @@ Action register_probe(CLI::App& app) {
   cmd->footer(
       "probe mem      read, write, copy, triad (BabelStream byte counting) with 4/8/16-byte accesses over 16 MiB–4 "
       "GiB,\n"
-      "               copy in three variants (grid-stride, evict-first streaming, per-block tiles); cudaMemcpy D2D as\n"
-      "               the reference;\n"
+      "               copy in four variants (grid-stride, evict-first streaming, per-block tiles, TMA bulk copies\n"
+      "               through shared memory); cudaMemcpy D2D as the reference;\n"
       "               theoretical HBM = memory clock × bus width × 2.\n"
       "probe l2       reads over 2 MiB–1 GiB with the data left in cache (batch mode): the L2 ceiling and the size\n"
       "               where bandwidth falls to HBM.\n"

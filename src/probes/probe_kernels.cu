@@ -3,6 +3,7 @@
 #include "probes/probe_kernels.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace gsq::probes {
 
@@ -93,6 +94,60 @@ __global__ void copy_tiled_kernel(V* __restrict__ a, const V* __restrict__ b, si
   for (size_t i = full + static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) a[i] = b[i];
 }
 
+// Bulk variant (Hopper's TMA, sm_90+): one thread per block moves tiles of kBulkTile bytes global → shared → global
+// with cp.async.bulk, up to kBulkStages tiles per block in flight; the data never passes through registers, and each
+// transfer is a 12 KB burst of one DRAM region. 36 KB of stages per block: six blocks per SM.
+constexpr int kBulkTile = 12288, kBulkStages = 3, kBulkBlocksPerSm = 6;
+
+__global__ void __launch_bounds__(32) copy_bulk_kernel(char* __restrict__ a, const char* __restrict__ b, size_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ alignas(128) char buf[kBulkStages][kBulkTile];
+  __shared__ alignas(8) uint64_t full[kBulkStages];
+  if (threadIdx.x != 0) return;
+  const size_t tiles = (bytes + kBulkTile - 1) / kBulkTile, stride = gridDim.x;
+  auto smem = [](const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); };
+  for (int s = 0; s < kBulkStages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem(&full[s])));
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");  // the barriers, visible to the async proxy
+  auto tile_bytes = [&](size_t tile) {
+    const size_t left = bytes - tile * kBulkTile;
+    return static_cast<uint32_t>(left < kBulkTile ? left : kBulkTile);
+  };
+  auto load = [&](size_t tile, int s) {
+    const uint32_t n = tile_bytes(tile);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem(&full[s])), "r"(n) : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem(buf[s])),
+        "l"(b + tile * kBulkTile), "r"(n), "r"(smem(&full[s]))
+        : "memory");
+  };
+  for (int s = 0; s < kBulkStages; ++s)
+    if (blockIdx.x + s * stride < tiles) load(blockIdx.x + s * stride, s);
+  size_t i = 0;
+  for (size_t tile = blockIdx.x; tile < tiles; tile += stride, ++i) {
+    const int s = static_cast<int>(i % kBulkStages);
+    const uint32_t parity = static_cast<uint32_t>(i / kBulkStages) & 1u;
+    asm volatile(
+        "{\n .reg .pred done;\n WAIT%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        " @!done bra WAIT%=;\n}" ::"r"(smem(&full[s])),
+        "r"(parity)
+        : "memory");
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(a + tile * kBulkTile),
+                 "r"(smem(buf[s])), "r"(tile_bytes(tile))
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    // Refill the previous step's stage once its store has read it (the store just issued may still be reading).
+    const size_t refill = tile - stride + kBulkStages * stride;
+    if (i > 0 && refill < tiles) {
+      asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+      load(refill, static_cast<int>((i - 1) % kBulkStages));
+    }
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#else
+  __trap();  // the host side refuses variant=bulk below sm_90
+#endif
+}
+
 __global__ void fma_chunk_kernel(float* __restrict__ x, size_t n, int iters) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -134,6 +189,9 @@ void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, 
         copy_streaming_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
       else if (hint == CacheHint::tiled)
         copy_tiled_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
+      else if (hint == CacheHint::bulk)
+        copy_bulk_kernel<<<sm_count * kBulkBlocksPerSm, 32, 0, s>>>(static_cast<char*>(a), static_cast<const char*>(b),
+                                                                    bytes);
       else
         copy_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
       break;

@@ -10,8 +10,9 @@ namespace gsq::probes {
 enum class MemOp { read, write, copy, triad };
 // Variant of the copy kernel: `normal` grid-stride loop, four accesses in flight; `streaming` marks loads and stores
 // evict-first (ld.global.cs/st.global.cs), eight in flight; `tiled` has each block copy contiguous tiles, eight in
-// flight. The probe measures all three next to cudaMemcpy.
-enum class CacheHint { normal, streaming, tiled };
+// flight; `bulk` moves 12 KB tiles through shared memory with the TMA (cp.async.bulk, sm_90+; width is ignored). The
+// probe measures all four next to cudaMemcpy.
+enum class CacheHint { normal, streaming, tiled, bulk };
 
 // Bytes each operation moves per element of `elem_bytes`, as BabelStream counts them: read 1, write 1, copy 2, triad 3.
 [[nodiscard]] constexpr double bytes_moved(MemOp op, size_t elems, size_t elem_bytes) {

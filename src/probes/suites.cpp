@@ -52,11 +52,19 @@ void mem_op(State& st, MemOp op, bool against_dram = true) {
       hint = probes::CacheHint::streaming;
     else if (v == "tiled")
       hint = probes::CacheHint::tiled;
+    else if (v == "bulk")
+      hint = probes::CacheHint::bulk;
     else if (v != "grid_stride")
-      throw_bad_input("variant=" + v + " (grid_stride, streaming or tiled)");
+      throw_bad_input("variant=" + v + " (grid_stride, streaming, tiled or bulk)");
   }
   const int width = static_cast<int>(st.axis_int("width"));
   if (width != 4 && width != 8 && width != 16) throw_bad_input(fmt::format("width={} (use 4, 8 or 16 bytes)", width));
+  if (hint == probes::CacheHint::bulk) {
+    int major = 0;
+    GSQ_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, st.device()));
+    if (major < 9) return st.skip("the TMA bulk copy needs sm_90 (Hopper) or newer");
+    if (width != 16) return st.skip("moves 12 KB tiles: width does not apply (see width=16)");
+  }
   if (bytes % 16 != 0 || bytes == 0) throw_bad_input(fmt::format("bytes={} is not a positive multiple of 16", bytes));
   DeviceBuffer a = DeviceBuffer::create(bytes), b = DeviceBuffer::create(bytes), c = DeviceBuffer::create(bytes);
   DeviceBuffer sink = DeviceBuffer::create(sizeof(float) * 1 << 16);
@@ -172,8 +180,8 @@ Suite mem_suite() {
        [](State& st) { mem_op(st, MemOp::write); }},
       {"mem.copy",
        "a[i] = b[i] (read + write counted); variant: grid_stride (4 in flight), streaming (evict-first, 8 in flight), "
-       "tiled (contiguous tiles per block, 8 in flight)",
-       {{"bytes", kMemSizes}, {"width", widths}, {"variant", {"grid_stride", "streaming", "tiled"}}},
+       "tiled (contiguous tiles per block, 8 in flight), bulk (12 KB tiles through shared memory by the TMA, sm_90+)",
+       {{"bytes", kMemSizes}, {"width", widths}, {"variant", {"grid_stride", "streaming", "tiled", "bulk"}}},
        [](State& st) { mem_op(st, MemOp::copy); }},
       {"mem.triad",
        "a[i] = b[i] + s*c[i] (2 reads + 1 write)",

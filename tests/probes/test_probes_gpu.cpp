@@ -31,6 +31,7 @@ TEST(ProbesGpu, CopyAndTriadKernelsAreExactAtEveryWidth) {
     for (auto [op, hint] : {std::pair{probes::MemOp::copy, probes::CacheHint::normal},
                             std::pair{probes::MemOp::copy, probes::CacheHint::streaming},
                             std::pair{probes::MemOp::copy, probes::CacheHint::tiled},
+                            std::pair{probes::MemOp::copy, probes::CacheHint::bulk},  // a partial last tile
                             std::pair{probes::MemOp::triad, probes::CacheHint::normal}}) {
       GSQ_CUDA_CHECK(cudaMemset(da.get(), 0xFF, n * 4));  // poisoned
       ASSERT_EQ(probes::launch_mem_op(op, width, da.get(), db.get(), dc.get(), nullptr, n * 4, 132, nullptr, hint),
