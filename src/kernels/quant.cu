@@ -1,14 +1,14 @@
-// Weight-only quantized GEMV/GEMM for decoding: Y[M][N] = X[M][K] · dequant(W)ᵀ (+ bias), M = 1…16, on CUDA cores.
+// Weight-only quantized GEMV/GEMM for decoding: Y[M][N] = X[M][K] · dequant(W)ᵀ (+ bias), M = 1…16.
 //
 // At these M the work would be bound by reading W, so the kernels are built around the weight stream
-// (quant_kernels.cuh); on the H200 the W4A16 ones are still bound by instruction issue (README, measured).
-// Warp kernels (M ≤ 4): a warp owns R output channels and walks K in 16-byte chunks per lane,
-// U chunks per channel in flight, the activations shared by the R channels from L1. Block kernels (M = 8 and 16): a
-// block owns NPW channels and its 128 threads split K, each step loading the activations once for the NPW channels.
-// INT4 nibbles become fp16/bf16 pairs by or-ing them into the exponent of 1024 (or 128) and one subtraction or fma;
-// products of 8 weights accumulate in fp16/bf16 pairs, then in fp32. The group's scale and offset apply once per chunk:
-// Σ x·(u·s + o) = s·Σ x·(u - 8) + (o + 8s)·Σ x. INT8 converts through the fp32 exponent trick and accumulates in fp32.
-// Tensor cores would need M padded to 16; the table in README shows where compute takes over as M grows.
+// (quant_kernels.cuh). M ≤ 2: CUDA-core warp kernels, a warp owns R output channels and walks K in 16-byte chunks per
+// lane, U chunks per channel in flight, the activations shared by the R channels from L1; INT4 nibbles become
+// fp16/bf16 pairs by or-ing them into the exponent of 1024 (or 128) and one subtraction or fma, products of 8 weights
+// accumulate in fp16/bf16 pairs, then in fp32; INT8 converts through the fp32 exponent trick. M ≥ 4: tensor-core
+// kernels (mma.sync m16n8k16, fp32 accumulators) on the same weight layouts: a warp owns 16·RT channels, weights
+// stream through a per-thread cp.async ring, X rows fill the mma's 8 columns (two n-tiles at M = 16), so the
+// dequantization is shared by all M rows instead of repeated per row. The group's scale and offset apply once per
+// group: Σ x·(u·s + o) = s·Σ x·(u - 8) + (o + 8s)·Σ x.
 #include "kernels/quant_kernels.cuh"
 
 namespace gsq::kernels {
@@ -17,9 +17,8 @@ namespace {
 
 using namespace quant_detail;
 
-// Configurations measured with tests/kernels/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-tune/):
-// the warp kernels for M ≤ 4; at M = 8 and 16 the block kernels, whose 4 or 2 channels per block share every
-// activation load, are faster or as fast without a stack frame (the W4A16 warp kernel at M = 16 needs one).
+// Configurations measured with tests/kernels/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-mma/):
+// the CUDA-core warp kernels at M = 1 and 2, the tensor-core kernels from M = 4 on.
 template <int R, int U, int KS>
 struct WarpPlan {
   static constexpr int kRows = R, kChunks = U, kSplit = KS, kRowsPerBlock = kWarps / KS * R;
@@ -57,6 +56,16 @@ cudaError_t w4_mma(const QuantArgs& a, cudaStream_t s) {
 }
 
 template <class T, int MT, class Plan>
+cudaError_t w8_mma(const QuantArgs& a, cudaStream_t s) {
+  constexpr int NT = MT <= 8 ? 1 : 2;
+  const auto grid = static_cast<unsigned>((a.n + Plan::kRowsPerBlock - 1) / Plan::kRowsPerBlock);
+  w8a16_mma_kernel<T, NT, Plan::kTiles, Plan::kStages, Plan::kSplit><<<grid, kWarps * 32, 0, s>>>(
+      static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.w),
+      static_cast<const float*>(a.params), static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k);
+  return cudaGetLastError();
+}
+
+template <class T, int MT, class Plan>
 cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
   const auto grid = static_cast<unsigned>((a.n + Plan::kRowsPerBlock - 1) / Plan::kRowsPerBlock);
   w8a16_warp_kernel<T, MT, Plan::kRows, Plan::kChunks, Plan::kSplit><<<grid, kWarps * 32, 0, s>>>(
@@ -68,17 +77,14 @@ cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
 // M is rounded up to the next instantiated row count; rows beyond m_rows read as 0 and are not stored.
 template <class T, int MT>
 cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
-  if constexpr (MT >= 8) {  // 8 weights per lane, 4 (M = 8) or 2 (M = 16) channels per block
-    constexpr int NPW = MT == 8 ? 4 : 2;
-    const auto grid = static_cast<unsigned>((a.n + NPW - 1) / NPW);
-    w4a16_kernel<T, MT, NPW><<<grid, kWarps * 32, 0, s>>>(
-        static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint32_t*>(a.w),
-        static_cast<const __half2*>(a.params), static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k,
-        static_cast<int>(a.group));
-    return cudaGetLastError();
-  } else {
-    return w4_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
-  }
+  if constexpr (MT == 1)
+    return w4_warp<T, MT, WarpPlan<4, 2, 1>>(a, s);
+  else if constexpr (MT == 2)
+    return w4_warp<T, MT, WarpPlan<4, 2, 2>>(a, s);
+  else if constexpr (MT <= 8)
+    return w4_mma<T, MT, MmaPlan<2, 4, 4>>(a, s);
+  else
+    return w4_mma<T, MT, MmaPlan<2, 3, 4>>(a, s);
 }
 
 template <class T, int MT>

@@ -335,7 +335,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   });
 }
 
-// Asynchronous copies global → shared (cp.async, Ampere and later): src_bytes = 0 writes zeros and reads nothing.
+// Asynchronous copies global → shared (cp.async, Ampere and later): with valid = false they write zeros and read
+// nothing.
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
   asm volatile(
       "cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
@@ -352,59 +353,6 @@ __device__ __forceinline__ void cp_async_commit() {
 template <int Pending>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(Pending));
-}
-
-// w4a16_warp_kernel's plan with the weight stream decoupled from the registers: each thread keeps S stages of its
-// own chunks (R × 16 bytes of weights and R (scale, offset) pairs) in shared memory, filled by cp.async S - 1 steps
-// ahead of their use, so a warp has up to (S - 1) × R × 512 bytes in flight while it computes. A thread reads only
-// what it copied itself, so the ring needs no barrier; a stage is refilled one step after it was read.
-template <class T, int MT, int R, int S, int KS>
-__global__ void __launch_bounds__(kWarps * 32)
-    w4a16_pipe_kernel(T* __restrict__ y, const T* __restrict__ x, const uint32_t* __restrict__ w,
-                      const __half2* __restrict__ params, const T* __restrict__ bias, int m_rows, int64_t n, int64_t k,
-                      int group) {
-  static_assert(kWarps % KS == 0, "the block's warps split K KS ways");
-  static_assert(S >= 2, "a stage in use and at least one in flight");
-  constexpr int kRowGroups = kWarps / KS;
-  __shared__ uint4 wring[S][R][kWarps * 32];
-  __shared__ __half2 pring[S][R][kWarps * 32];
-  const int t = threadIdx.x, warp = t / 32, lane = t % 32, part = warp % KS;
-  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + warp / KS) * R;
-  const int64_t chunks = k / 32, stride = KS * 32, first = part * 32 + lane;
-  const int64_t steps = (chunks - part * 32 + stride - 1) / stride;  // the same for the warp's lanes
-  const int chunk_shift = group == 128 ? 2 : 1;
-  const uint4* wrow[R];
-  const __half2* prow[R];
-  w4_rows<R>(w, params, n0, n, k, group, wrow, prow);
-  auto fill = [&](int64_t step, int stage) {
-    const int64_t c = first + step * stride;
-    const bool valid = step < steps && c < chunks;
-    const int64_t cv = valid ? c : 0;
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      cp_async16(&wring[stage][r][t], wrow[r] + cv, valid);
-      cp_async4(&pring[stage][r][t], prow[r] + (cv >> chunk_shift), valid);
-    }
-    cp_async_commit();  // one group per step, empty past the end, so the wait count below stays S - 2
-  };
-#pragma unroll
-  for (int s = 0; s < S - 1; ++s) fill(s, s);
-  float acc[R][MT] = {};
-  int stage = 0;
-  for (int64_t i = 0; i < steps; ++i) {
-    cp_async_wait<S - 2>();  // step i's group has landed
-    uint4 wv[R];
-    __half2 pv[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) wv[r] = wring[stage][r][t], pv[r] = pring[stage][r][t];
-    fill(i + S - 1, stage == 0 ? S - 1 : stage - 1);  // the stage read in the previous step
-    w4_chunk<T, MT, R>(wv, pv, x, k, first + i * stride, chunks, m_rows, acc);
-    stage = stage == S - 1 ? 0 : stage + 1;
-  }
-  warp_sums_store<R, MT, KS>(acc, n0, n, m_rows, [&](int m, int64_t col, float v) {
-    if (bias) v += Conv<T>::to(bias[col]);
-    y[m * n + col] = Conv<T>::from(v);
-  });
 }
 
 // A lane takes 4 weights (one word) of each of the block's NPW channels per step.
@@ -482,6 +430,47 @@ __device__ __forceinline__ void cp_async8(void* dst, const void* src, bool valid
       "l"(src), "r"(valid ? 8 : 0));
 }
 
+// The tensor-core kernels' epilogue. A warp's accumulators are RT × NT mma C fragments: lane (g, q) holds rows
+// g, g + 8 of each m-tile (channels) for X rows 8nt + 2q, 8nt + 2q + 1. With KS > 1 the first warp of the channels
+// adds the other parts' fragments through shared memory, then stores. The thread's indices are read again here
+// (kept live across the main loop, ptxas spilled one of them in some instantiations).
+template <int RT, int NT, int KS, class Store>
+__device__ __forceinline__ void mma_sums_store(float (&acc)[RT][NT][4], int64_t n, int m_rows, Store&& store) {
+  unsigned tid;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  const int warp = static_cast<int>(tid / 32), lane = static_cast<int>(tid % 32), g = lane / 4, q = lane % 4;
+  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (kWarps / KS) + warp / KS) * (16 * RT);
+  if constexpr (KS > 1) {
+    __shared__ float partial[kWarps][RT][NT][4][32];
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) partial[warp][r][nt][e][lane] = acc[r][nt][e];
+    __syncthreads();
+    if (warp % KS != 0) return;
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int p = 1; p < KS; ++p) acc[r][nt][e] += partial[warp + p][r][nt][e][lane];
+  }
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t col = n0 + 16 * r + g + 8 * (e / 2);
+        const int m = 8 * nt + 2 * q + e % 2;
+        if (m < m_rows && col < n) store(m, col, acc[r][nt][e]);
+      }
+}
+
 // W4A16 on the tensor cores, from the gsq.w4/1 layout as it is. A warp owns 16·RT channels (m-tiles of mma
 // m16n8k16) and walks K one quantization group (32·W weights) per step, KS warps of the block splitting the groups.
 // Lane (g, q) = (lane / 4, lane % 4) reads W words of rows g and g + 8 of each m-tile: words W·q … W·q + W - 1 of the
@@ -490,7 +479,9 @@ __device__ __forceinline__ void cp_async8(void* dst, const void* src, bool valid
 // order is a permutation of the group's, the same for A and for B, which lane (g, q) fills with the same pairs of
 // row g of X (n-tiles of 8 rows: NT = 1 for M ≤ 8, 2 for M ≤ 16). The group's products accumulate in fp32 on the
 // tensor cores, then scale by the rows' s; the offsets' Σx comes from the same mma with A = 1 (asymmetric only).
-// Weights and (scale, offset) pairs stream through a per-thread cp.async ring of S stages (see w4a16_pipe_kernel).
+// Weights and (scale, offset) pairs stream through a per-thread ring of S shared-memory stages filled by cp.async
+// S - 1 steps ahead of their use, so a warp has up to (S - 1) × RT × 1 KB in flight while it computes; a thread reads
+// only what it copied itself, so the ring needs no barrier, and a stage is refilled one step after it was read.
 template <class T, int NT, int RT, int W, int S, int KS>
 __global__ void __launch_bounds__(kWarps * 32)
     w4a16_mma_kernel(T* __restrict__ y, const T* __restrict__ x, const uint32_t* __restrict__ w,
@@ -502,9 +493,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   constexpr int kGroup = 32 * W, kRowGroups = kWarps / KS;
   __shared__ Chunk wring[S][RT][2][kWarps * 32];
   __shared__ __half2 pring[S][RT][2][kWarps * 32];
-  const int t = threadIdx.x;
-  int warp = t / 32, lane = t % 32, part = warp % KS, g = lane / 4, q = lane % 4;
-  int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + warp / KS) * (16 * RT);
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32, part = warp % KS, g = lane / 4, q = lane % 4;
+  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + warp / KS) * (16 * RT);
   const int64_t groups = k / kGroup, steps = (groups - part + KS - 1) / KS;  // groups part, part + KS, …
   // Running pointers to the next group to fill (Chunk 4·gi + q of a row holds lane q's words of group gi).
   const Chunk* wnext[RT][2];
@@ -614,48 +604,103 @@ __global__ void __launch_bounds__(kWarps * 32)
           for (int e = 0; e < 4; ++e) acc[r][nt][e] += so[r][e / 2].y * xs[nt][e];
     }
   }
-  // K split: the other parts' sums through shared memory, then lane (g, q) of part 0 stores rows g, g + 8 of each
-  // m-tile for X rows 8nt + 2q, 8nt + 2q + 1. The thread's indices are read again here: kept live across the loop,
-  // ptxas spilled one of them in some instantiations.
-  {
-    unsigned tid;
-    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
-    warp = tid / 32, lane = tid % 32, part = warp % KS, g = lane / 4, q = lane % 4;
-    n0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + warp / KS) * (16 * RT);
-  }
-  if constexpr (KS > 1) {
-    __shared__ float partial[kWarps][RT][NT][4][32];
-#pragma unroll
-    for (int r = 0; r < RT; ++r)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) partial[warp][r][nt][e][lane] = acc[r][nt][e];
-    __syncthreads();
-    if (part != 0) return;
-#pragma unroll
-    for (int r = 0; r < RT; ++r)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-#pragma unroll
-          for (int p = 1; p < KS; ++p) acc[r][nt][e] += partial[warp + p][r][nt][e][lane];
-  }
+  mma_sums_store<RT, NT, KS>(acc, n, m_rows, [&](int m, int64_t col, float v) {
+    if (bias) v += Conv<T>::to(bias[col]);
+    y[m * n + col] = Conv<T>::from(v);
+  });
+}
+
+// W8A16 on the tensor cores, from the gsq.w8/1 layout as it is: w4a16_mma_kernel's plan with a step of 64 weights
+// per row. Lane (g, q) reads 16 bytes (weights 16q … 16q + 15 of the step) of rows g and g + 8 of each m-tile; word j
+// of them feeds one mma k-step, bytes (0, 1) as A's columns (2q, 2q + 1) and bytes (2, 3) as (2q + 8, 2q + 9), with
+// the same pairs of X in B. fp16: a byte b becomes 1024 + b by a byte permute into the exponent of 1024 and one
+// subtraction of 1152 gives b - 128 exactly; bf16 (7 mantissa bits) goes through fp32. The channel's scale applies
+// once, at the end.
+template <class T, int NT, int RT, int S, int KS>
+__global__ void __launch_bounds__(kWarps * 32)
+    w8a16_mma_kernel(T* __restrict__ y, const T* __restrict__ x, const uint8_t* __restrict__ w,
+                     const float* __restrict__ scales, const T* __restrict__ bias, int m_rows, int64_t n, int64_t k) {
+  static_assert(kWarps % KS == 0 && S >= 2);
+  constexpr int kStep = 64, kRowGroups = kWarps / KS;
+  __shared__ uint4 wring[S][RT][2][kWarps * 32];
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32, part = warp % KS, g = lane / 4, q = lane % 4;
+  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kRowGroups + warp / KS) * (16 * RT);
+  const int64_t steps = (k / kStep - part + KS - 1) / KS;  // steps part, part + KS, …
+  const uint4* wnext[RT][2];
 #pragma unroll
   for (int r = 0; r < RT; ++r)
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+    for (int h = 0; h < 2; ++h)
+      wnext[r][h] = reinterpret_cast<const uint4*>(w + min(n0 + 16 * r + 8 * h + g, n - 1) * k) + 4 * part + q;
+  int64_t filled = 0;
+  auto fill = [&](int stage) {
+    const bool valid = filled++ < steps;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float v = acc[r][nt][e];
-        const int64_t col = n0 + 16 * r + g + 8 * (e / 2);
-        const int m = 8 * nt + 2 * q + e % 2;
-        if (m < m_rows && col < n) {
-          if (bias) v += Conv<T>::to(bias[col]);
-          y[m * n + col] = Conv<T>::from(v);
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        cp_async16(&wring[stage][r][h][t], wnext[r][h], valid);
+        if (valid) wnext[r][h] += 4 * KS;
+      }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) fill(s);
+  const T* xp[NT];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) xp[nt] = x + min(8 * nt + g, m_rows - 1) * k + part * kStep + 16 * q;
+  float acc[RT][NT][4] = {};
+  int stage = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    cp_async_wait<S - 2>();
+    uint4 wv[RT][2];
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) wv[r][h] = wring[stage][r][h][t];
+    fill(stage == 0 ? S - 1 : stage - 1);
+    stage = stage == S - 1 ? 0 : stage + 1;
+    uint4 xv[NT][2];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      xv[nt][0] = __ldg(reinterpret_cast<const uint4*>(xp[nt]));
+      xv[nt][1] = __ldg(reinterpret_cast<const uint4*>(xp[nt] + 8));
+      xp[nt] += KS * kStep;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int r = 0; r < RT; ++r) {
+        uint32_t a[4];  // rows g, g + 8: bytes (0, 1), then (2, 3) of word j
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint32_t wd = word_of(wv[r][h], j);
+          if constexpr (std::is_same_v<T, __half>) {
+            const __half2 bias_1152 = __halves2half2(__ushort_as_half(0x6480), __ushort_as_half(0x6480));
+            a[h] = as_bits(__hsub2(bits_as<__half2>(__byte_perm(wd, 0x64646464u, 0x4140)), bias_1152));
+            a[2 + h] = as_bits(__hsub2(bits_as<__half2>(__byte_perm(wd, 0x64646464u, 0x4342)), bias_1152));
+          } else {
+            float f[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)  // 2^23 + b as a float, minus 2^23 + 128: b - 128 exactly
+              f[i] = __int_as_float(__byte_perm(wd, 0x4B000000u, 0x7650u | i)) - 8388736.0f;
+            a[h] = as_bits(__floats2bfloat162_rn(f[0], f[1]));
+            a[2 + h] = as_bits(__floats2bfloat162_rn(f[2], f[3]));
+          }
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const uint4& xa = xv[nt][j / 2];
+          mma_16816<T>(acc[r][nt], a, j % 2 ? xa.z : xa.x, j % 2 ? xa.w : xa.y);
         }
       }
+    }
+  }
+  mma_sums_store<RT, NT, KS>(acc, n, m_rows, [&](int m, int64_t col, float v) {
+    v *= scales[col];
+    if (bias) v += Conv<T>::to(bias[col]);
+    y[m * n + col] = Conv<T>::from(v);
+  });
 }
 
 // W8A16 on the same plan as w4a16_warp_kernel: a warp owns R channels, a lane reads 16 weights (16 bytes) per channel

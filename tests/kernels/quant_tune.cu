@@ -1,8 +1,8 @@
 // Sweeps the W4A16 or W8A16 kernels' configurations on the decoding shapes, next to the shipped dispatch, cuBLAS fp16
-// and cudaMemcpy D2D, all in one process: what quant.cu's dispatch table was chosen from. CUDA-core warp kernels:
-// channels per warp R, chunks in flight U, K split KS (W4A16 "pipe": S cp.async stages in place of U); W4A16
-// tensor-core kernel "mma": RT m-tiles of 16 channels per warp, S stages, KS. Each variant's output is checked against
-// the shipped kernel's on the same inputs.
+// and cudaMemcpy D2D, all in one process: what quant.cu's dispatch table was chosen from. CUDA-core warp kernels
+// ("warp": R channels per warp, U chunks in flight, K split KS) and block kernels ("block": NPW channels per block);
+// tensor-core kernels ("mma": RT m-tiles of 16 channels per warp, S cp.async stages, KS). Each variant's output is
+// checked against the shipped kernel's on the same inputs.
 //
 //   quant_tune [--int8] [--shapes 8192x8192,...] [--m 1,2,4,8,16] [--asymmetric] [--launches 200] [--reps 7]
 //
@@ -70,64 +70,49 @@ Variant warp_variant() {
           }};
 }
 
-template <int MT, int R, int S, int KS>
-Variant pipe_variant() {
-  char name[64];
-  std::snprintf(name, sizeof name, "pipe R=%d S=%d KS=%d", R, S, KS);
-  return {name, MT, [](const Args& a, cudaStream_t s) {
-            constexpr int rows_per_block = (kWarps / KS) * R;
-            const auto grid = static_cast<unsigned>((a.n + rows_per_block - 1) / rows_per_block);
-            w4a16_pipe_kernel<__half, MT, R, S, KS>
-                <<<grid, kWarps * 32, 0, s>>>(a.y, a.x, static_cast<const uint32_t*>(a.w),
-                                              static_cast<const __half2*>(a.p), nullptr, a.m, a.n, a.k, 128);
-          }};
-}
-
-template <int MT, int R, int S>
-void add_pipe_ks(std::vector<Variant>& v) {
-  v.push_back(pipe_variant<MT, R, S, 1>());
-  v.push_back(pipe_variant<MT, R, S, 2>());
-  v.push_back(pipe_variant<MT, R, S, 4>());
-}
-template <int MT, int R>
-void add_pipe(std::vector<Variant>& v) {
-  add_pipe_ks<MT, R, 2>(v), add_pipe_ks<MT, R, 3>(v), add_pipe_ks<MT, R, 4>(v);
-}
-
-template <int MT, int NPW>
+template <bool INT4, int MT, int NPW>
 Variant block_variant() {
   char name[64];
   std::snprintf(name, sizeof name, "block NPW=%d", NPW);
   return {name, MT, [](const Args& a, cudaStream_t s) {
             const auto grid = static_cast<unsigned>((a.n + NPW - 1) / NPW);
-            w4a16_kernel<__half, MT, NPW><<<grid, kWarps * 32, 0, s>>>(a.y, a.x, static_cast<const uint32_t*>(a.w),
-                                                                       static_cast<const __half2*>(a.p), nullptr, a.m,
-                                                                       a.n, a.k, 128);
+            if constexpr (INT4)
+              w4a16_kernel<__half, MT, NPW><<<grid, kWarps * 32, 0, s>>>(a.y, a.x, static_cast<const uint32_t*>(a.w),
+                                                                         static_cast<const __half2*>(a.p), nullptr, a.m,
+                                                                         a.n, a.k, 128);
+            else
+              w8a16_kernel<__half, MT, NPW><<<grid, kWarps * 32, 0, s>>>(
+                  a.y, a.x, static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.p), nullptr, a.m, a.n, a.k);
           }};
 }
 
-template <int MT, int RT, int S, int KS>
+template <bool INT4, int MT, int RT, int S, int KS>
 Variant mma_variant() {
   char name[64];
   std::snprintf(name, sizeof name, "mma RT=%d S=%d KS=%d", RT, S, KS);
   return {name, MT, [](const Args& a, cudaStream_t s) {
             constexpr int NT = MT <= 8 ? 1 : 2, rows_per_block = (kWarps / KS) * 16 * RT;
             const auto grid = static_cast<unsigned>((a.n + rows_per_block - 1) / rows_per_block);
-            w4a16_mma_kernel<__half, NT, RT, 4, S, KS><<<grid, kWarps * 32, 0, s>>>(
-                a.y, a.x, static_cast<const uint32_t*>(a.w), static_cast<const __half2*>(a.p), nullptr, a.m, a.n, a.k);
+            if constexpr (INT4)
+              w4a16_mma_kernel<__half, NT, RT, 4, S, KS>
+                  <<<grid, kWarps * 32, 0, s>>>(a.y, a.x, static_cast<const uint32_t*>(a.w),
+                                                static_cast<const __half2*>(a.p), nullptr, a.m, a.n, a.k);
+            else
+              w8a16_mma_kernel<__half, NT, RT, S, KS><<<grid, kWarps * 32, 0, s>>>(
+                  a.y, a.x, static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.p), nullptr, a.m, a.n, a.k);
           }};
 }
 
-template <int MT, int RT, int S>
+template <bool INT4, int MT, int RT, int S>
 void add_mma_ks(std::vector<Variant>& v) {
-  v.push_back(mma_variant<MT, RT, S, 1>());
-  v.push_back(mma_variant<MT, RT, S, 2>());
-  v.push_back(mma_variant<MT, RT, S, 4>());
+  v.push_back(mma_variant<INT4, MT, RT, S, 1>());
+  v.push_back(mma_variant<INT4, MT, RT, S, 2>());
+  v.push_back(mma_variant<INT4, MT, RT, S, 4>());
 }
-template <int MT>
+template <bool INT4, int MT>
 void add_mma(std::vector<Variant>& v) {  // shared memory: RT = 2 fits 4 stages in the 48 KB of a static array
-  add_mma_ks<MT, 1, 3>(v), add_mma_ks<MT, 1, 4>(v), add_mma_ks<MT, 1, 6>(v), add_mma_ks<MT, 1, 8>(v);
-  add_mma_ks<MT, 2, 3>(v), add_mma_ks<MT, 2, 4>(v);
+  add_mma_ks<INT4, MT, 1, 3>(v), add_mma_ks<INT4, MT, 1, 4>(v), add_mma_ks<INT4, MT, 1, 6>(v);
+  add_mma_ks<INT4, MT, 1, 8>(v), add_mma_ks<INT4, MT, 2, 3>(v), add_mma_ks<INT4, MT, 2, 4>(v);
 }
 
 template <bool INT4, int MT, int R, int KS>
@@ -151,13 +136,8 @@ std::vector<Variant> variants() {
   add_ks<INT4, 4, 1>(v), add_ks<INT4, 4, 2>(v), add_ks<INT4, 4, 4>(v);
   add_ks<INT4, 8, 1>(v), add_ks<INT4, 8, 2>(v);
   add_ks<INT4, 16, 1>(v), add_ks<INT4, 16, 2>(v);
-  if constexpr (INT4) {
-    add_pipe<1, 2>(v), add_pipe<1, 4>(v);
-    add_pipe<2, 2>(v), add_pipe<2, 4>(v);
-    add_pipe<4, 2>(v), add_pipe<4, 4>(v);
-    v.push_back(block_variant<8, 4>()), v.push_back(block_variant<16, 2>());
-    add_mma<1>(v), add_mma<2>(v), add_mma<4>(v), add_mma<8>(v), add_mma<16>(v);
-  }
+  v.push_back(block_variant<INT4, 8, 4>()), v.push_back(block_variant<INT4, 16, 2>());
+  add_mma<INT4, 1>(v), add_mma<INT4, 2>(v), add_mma<INT4, 4>(v), add_mma<INT4, 8>(v), add_mma<INT4, 16>(v);
   return v;
 }
 
