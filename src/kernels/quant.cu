@@ -78,8 +78,8 @@ cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
 template <class T, int MT>
 cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
   if constexpr (MT == 1)
-    return w4_warp<T, MT, WarpPlan<4, 2, 1>>(a, s);
-  else if constexpr (MT == 2)
+    return w4_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
+  else if constexpr (MT == 2)  // U = 1 is as fast but needs a stack frame at M = 2
     return w4_warp<T, MT, WarpPlan<4, 2, 2>>(a, s);
   else if constexpr (MT <= 8)
     return w4_mma<T, MT, MmaPlan<2, 4, 4>>(a, s);
@@ -89,20 +89,12 @@ cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
 
 template <class T, int MT>
 cudaError_t w8_launch(const QuantArgs& a, cudaStream_t s) {
-  if constexpr (MT >= 8) {  // 4 weights per lane, 4 (M = 8) or 2 (M = 16) channels per block
-    constexpr int NPW = MT == 8 ? 4 : 2;
-    const auto grid = static_cast<unsigned>((a.n + NPW - 1) / NPW);
-    w8a16_kernel<T, MT, NPW><<<grid, kWarps * 32, 0, s>>>(
-        static_cast<T*>(a.y), static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.w),
-        static_cast<const float*>(a.params), static_cast<const T*>(a.bias), static_cast<int>(a.m), a.n, a.k);
-    return cudaGetLastError();
-  } else if constexpr (MT == 1) {
+  if constexpr (MT == 1)
     return w8_warp<T, MT, WarpPlan<4, 4, 2>>(a, s);
-  } else if constexpr (MT == 2) {
+  else if constexpr (MT == 2)
     return w8_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
-  } else {
-    return w8_warp<T, MT, WarpPlan<4, 2, 2>>(a, s);
-  }
+  else
+    return w8_mma<T, MT, MmaPlan<1, 6, 4>>(a, s);
 }
 
 template <class T>

@@ -192,12 +192,21 @@ __global__ void __launch_bounds__(kWarps * 32)
   });
 }
 
+// threadIdx.x read again for an epilogue: a thread index kept live across a kernel's main loop was spilled by ptxas
+// in some instantiations (8 bytes of stack); the volatile read keeps it out of the loop.
+__device__ __forceinline__ unsigned reread_tid() {
+  unsigned tid;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  return tid;
+}
+
 // The warp kernels' epilogue: each warp reduces its lanes' sums of its R channels; with KS > 1 the first warp of the
 // channels adds the other parts' sums. Lane (r·MT + m) % 32 stores (row m, channel n0 + r).
 template <int R, int MT, int KS, class Store>
 __device__ __forceinline__ void warp_sums_store(float (&acc)[R][MT], int64_t n0, int64_t n, int m_rows, Store&& store) {
   __shared__ float partial[kWarps][R][MT];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned tid = reread_tid();
+  const int warp = static_cast<int>(tid / 32), lane = static_cast<int>(tid % 32);
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -432,12 +441,10 @@ __device__ __forceinline__ void cp_async8(void* dst, const void* src, bool valid
 
 // The tensor-core kernels' epilogue. A warp's accumulators are RT × NT mma C fragments: lane (g, q) holds rows
 // g, g + 8 of each m-tile (channels) for X rows 8nt + 2q, 8nt + 2q + 1. With KS > 1 the first warp of the channels
-// adds the other parts' fragments through shared memory, then stores. The thread's indices are read again here
-// (kept live across the main loop, ptxas spilled one of them in some instantiations).
+// adds the other parts' fragments through shared memory, then stores.
 template <int RT, int NT, int KS, class Store>
 __device__ __forceinline__ void mma_sums_store(float (&acc)[RT][NT][4], int64_t n, int m_rows, Store&& store) {
-  unsigned tid;
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  const unsigned tid = reread_tid();
   const int warp = static_cast<int>(tid / 32), lane = static_cast<int>(tid % 32), g = lane / 4, q = lane % 4;
   const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (kWarps / KS) + warp / KS) * (16 * RT);
   if constexpr (KS > 1) {
