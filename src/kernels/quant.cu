@@ -34,8 +34,8 @@ cudaError_t w4_warp(const QuantArgs& a, cudaStream_t s) {
   return cudaGetLastError();
 }
 
-// The tensor-core W4A16 kernel: RT m-tiles of 16 channels per warp, S cp.async stages, the block's 4 warps splitting
-// the groups KS ways; W = group / 32 words per lane and group.
+// The tensor-core kernels: RT m-tiles of 16 channels per warp, S cp.async stages, the block's 4 warps splitting K
+// KS ways (W4A16: W = group / 32 words per lane and group).
 template <int RT, int S, int KS>
 struct MmaPlan {
   static constexpr int kTiles = RT, kStages = S, kSplit = KS, kRowsPerBlock = kWarps / KS * 16 * RT;
@@ -74,7 +74,8 @@ cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
   return cudaGetLastError();
 }
 
-// M is rounded up to the next instantiated row count; rows beyond m_rows read as 0 and are not stored.
+// M is rounded up to the next instantiated row count; rows beyond m_rows are computed (as 0 on CUDA cores, as a copy
+// of the last row on tensor cores) but never stored.
 template <class T, int MT>
 cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
   if constexpr (MT == 1)

@@ -230,7 +230,7 @@ __device__ __forceinline__ void warp_sums_store(float (&acc)[R][MT], int64_t n0,
     }
 }
 
-// One chunk of 32 weights of each of a warp's R channels (lane: 8 words = weights 32c … 32c + 31 of each), added to
+// One chunk of 32 weights of each of a warp's R channels (lane: 4 words = weights 32c … 32c + 31 of each), added to
 // acc[r][m]. The activations (8 per word, per row of X) come from L1 and are shared by the R channels; the group's
 // (scale, offset) applies once per chunk. Σ x·w = s·Σ x·(u - 8) + (o + 8s)·Σ x, and o + 8s is exactly 0 for symmetric
 // weights, so Σ x is only formed where a lane of the warp needs it. Lanes past the end (c ≥ chunks) read x as 0.
@@ -481,7 +481,7 @@ __device__ __forceinline__ void mma_sums_store(float (&acc)[RT][NT][4], int64_t 
 // W4A16 on the tensor cores, from the gsq.w4/1 layout as it is. A warp owns 16·RT channels (m-tiles of mma
 // m16n8k16) and walks K one quantization group (32·W weights) per step, KS warps of the block splitting the groups.
 // Lane (g, q) = (lane / 4, lane % 4) reads W words of rows g and g + 8 of each m-tile: words W·q … W·q + W - 1 of the
-// group, so the four lanes of a row read 16·W contiguous bytes. Word j's pairs (k, k + 1), k = 8j' + 0, 2, 4, 6,
+// group, so the four lanes of a row read 16·W contiguous bytes. Each word's four pairs (k, k + 1), k = 0, 2, 4, 6,
 // feed two mma k-steps: pairs 0, 1 as A's columns (2q, 2q + 1) and (2q + 8, 2q + 9), then pairs 2, 3; the mma's K
 // order is a permutation of the group's, the same for A and for B, which lane (g, q) fills with the same pairs of
 // row g of X (n-tiles of 8 rows: NT = 1 for M ≤ 8, 2 for M ≤ 16). The group's products accumulate in fp32 on the
