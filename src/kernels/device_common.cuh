@@ -33,6 +33,17 @@ struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
 
+constexpr float kLog2e = 1.4426950408889634f;
+
+// 2^x on the SFU with subnormal results flushed to zero: ex2.approx.ftz is one MUFU.EX2, where exp2f / __expf
+// without -ftz add a range test and two multiplies to every call. Softmax calls it as
+// exp(x - max) = 2^(x * log2(e) - max * log2(e)), one FFMA before it.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 struct SumOp {
   __device__ static float identity() { return 0.0f; }
   __device__ float operator()(float a, float b) const { return a + b; }
@@ -57,10 +68,10 @@ template <class Op>
 __device__ __forceinline__ float row_allreduce(float v, int tpr, float* scratch, Op op) {
   v = warp_allreduce(v, op, tpr < 32 ? tpr : 32);
   if (tpr <= 32) return v;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
-  const int warps_per_row = tpr / 32, first = (threadIdx.x / tpr) * warps_per_row;
+  const unsigned warps_per_row = static_cast<unsigned>(tpr) / 32, first = warp & ~(warps_per_row - 1);
   v = warp_allreduce(lane < warps_per_row ? scratch[first + lane] : Op::identity(), op);
   __syncthreads();  // scratch is reused by the next reduction
   return v;

@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/philox.hpp"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -25,6 +27,11 @@ struct RowArgs {
   int64_t rows = 0, cols = 0;
   float eps = 0, p = 0;
   uint64_t seed = 0, offset = 0;
+  // Dropout as the kernels use it, derived from p and seed by launch_row: the round keys, the 16-bit keep threshold
+  // (dropout_threshold(p), at most 65535) and the scale of kept values (1 / (1 - p); 0 when nothing is kept).
+  PhiloxKey key{};
+  uint32_t keep_threshold = 0;
+  float keep_scale = 1;
 };
 
 // How a row operation is spread over the GPU for a given width (what dispatch_row picks; tests and `kernels` show it).

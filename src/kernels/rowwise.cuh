@@ -14,29 +14,40 @@
 namespace gsq::kernels {
 namespace {  // each .cu file instantiates its own operations
 
-// Softmax output from the row's exponentials e = exp(x - max): e * scale (scale = 1 / sum), then dropout.
+// Word q (0…3) of a Philox result picked at run time without indexing into local memory.
+__device__ __forceinline__ uint32_t word_at(const Philox4& r, unsigned q) {
+  return q < 2 ? (q == 0 ? r.v[0] : r.v[1]) : (q == 2 ? r.v[2] : r.v[3]);
+}
+
+// Softmax output from the row's exponentials e = exp(x - max): e * scale (scale = 1 / sum), then dropout. The keep
+// test of dropout_keep_in on the raw word: the upper half is kept when word >= threshold << 16, the lower half when
+// word << 16 >= threshold << 16; kept values take keep_scale folded into scale.
 template <RowOp OP, class T, int VEC>
-__device__ __forceinline__ void finish_softmax(const RowArgs& a, int64_t row, int64_t idx, float (&v)[VEC], float scale,
-                                               Pack<T, VEC>& out) {
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) v[k] *= scale;
+__device__ __forceinline__ void finish_softmax(const RowArgs& a, int64_t row, int64_t idx, const float (&e)[VEC],
+                                               float scale, Pack<T, VEC>& out) {
+  float v[VEC];
   if constexpr (OP == RowOp::softmax_dropout) {
+    scale *= a.keep_scale;
+    const uint32_t t = a.keep_threshold << 16;
+    auto keep = [t](uint32_t word, unsigned half) { return (half ? word : word << 16) >= t; };
     const uint64_t first = static_cast<uint64_t>(row) * a.cols + idx * VEC;
-    const float keep_scale = 1.0f / (1.0f - a.p);
     if constexpr (VEC % 4 == 0) {  // first % 8 is 0 (or 4 for f32): one Philox call for the whole access
-      const Philox4 r = dropout_words(first / 8, a.seed, a.offset);
-      if constexpr (VEC == 8) {  // words picked at compile time: no select chains
+      const Philox4 r = dropout_words(first / 8, a.key, a.offset);
+      const unsigned q0 = VEC == 8 ? 0 : (first % 8) / 2;  // f32: words 0-1 or 2-3 of the group
 #pragma unroll
-        for (int k = 0; k < 8; ++k) v[k] = dropout_keep_in(r, k, a.p) ? v[k] * keep_scale : 0.0f;
-      } else {
-        const Philox4 w = first % 8 == 0 ? r : Philox4{{r.v[2], r.v[3], 0, 0}};  // upper half of the group
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) v[k] = dropout_keep_in(w, k, a.p) ? v[k] * keep_scale : 0.0f;
-      }
+      for (int k = 0; k < VEC; ++k)
+        v[k] = keep(VEC == 8 ? r.v[k / 2] : (q0 == 0 ? r.v[k / 2] : r.v[2 + k / 2]), k % 2) ? e[k] * scale : 0.0f;
     } else {
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) v[k] = dropout_keep(first + k, a.p, a.seed, a.offset) ? v[k] * keep_scale : 0.0f;
+      for (int k = 0; k < VEC; ++k) {
+        const uint64_t i = first + k;
+        const Philox4 r = dropout_words(i / 8, a.key, a.offset);
+        v[k] = keep(word_at(r, (i % 8) / 2), i % 2) ? e[k] * scale : 0.0f;
+      }
     }
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) v[k] = e[k] * scale;
   }
 #pragma unroll
   for (int k = 0; k < VEC; ++k) out.v[k] = Conv<T>::from(v[k]);
@@ -60,30 +71,34 @@ __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_
     }
   } else {
     float v[VEC];
+    const float shift = -mean * kLog2e;
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) v[k] = __expf(Conv<T>::to(in.v[k]) - mean);
+    for (int k = 0; k < VEC; ++k) v[k] = exp2_ftz(fmaf(Conv<T>::to(in.v[k]), kLog2e, shift));
     finish_softmax<OP, T, VEC>(a, row, idx, v, scale, out);
   }
 }
 
 // Up to 4 packs per thread in blocks of up to 1024 threads: 64 registers, no spills. (16 packs for 512 threads made
-// the compiler keep 128 converted floats and spill for bf16; such rows take the two-pass kernel instead.)
-template <RowOp OP, class T, int VEC, int VPT>
+// the compiler keep 128 converted floats and spill for bf16; such rows take the two-pass kernel instead.) FULL: the
+// row is exactly tpr * VPT packs, so no pack is tested. A thread past the last row reads and reduces row 0 (valid
+// memory, uniform control flow for the block's reductions) and stores nothing.
+template <RowOp OP, class T, int VEC, int VPT, bool FULL>
 __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
   __shared__ float scratch[32];
   using P = Pack<T, VEC>;
-  const int lane = threadIdx.x & (tpr - 1);
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / tpr) + threadIdx.x / tpr;
+  const unsigned tpr_log2 = __ffs(tpr) - 1, lane = threadIdx.x & (tpr - 1);
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> tpr_log2) + (threadIdx.x >> tpr_log2);
   const bool row_ok = row < a.rows;
-  const int64_t nvec = a.cols / VEC;
-  const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + (row_ok ? row : 0) * a.cols);
+  const int64_t nvec = a.cols / VEC, row_start = (row_ok ? row : 0) * a.cols;
+  const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + row_start);
+  unsigned in_row = 0;  // bit j: pack j of this thread is inside the row (one register however many packs)
+#pragma unroll
+  for (int j = 0; j < VPT; ++j) in_row |= static_cast<unsigned>(lane + static_cast<int64_t>(j) * tpr < nvec) << j;
+  auto valid = [&](int j) { return FULL || (in_row >> j & 1u) != 0; };
   P p[VPT];
 #pragma unroll
-  for (int j = 0; j < VPT; ++j) {
-    const int64_t idx = lane + static_cast<int64_t>(j) * tpr;
-    if (row_ok && idx < nvec) p[j] = x[idx];
-  }
-  auto valid = [&](int j) { return row_ok && lane + static_cast<int64_t>(j) * tpr < nvec; };
+  for (int j = 0; j < VPT; ++j)
+    if (valid(j)) p[j] = x[lane + j * tpr];
   // Folds f over every value of this thread's part of the row.
   auto fold = [&](float acc, auto&& f) {
 #pragma unroll
@@ -95,11 +110,12 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
   };
   // Writes every pack of this thread's part of the row, finish(j, idx, out) making pack j.
   auto store = [&](auto&& finish) {
-    P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + (row_ok ? row : 0) * a.cols);
+    if (!row_ok) return;
+    P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + row * a.cols);
 #pragma unroll
     for (int j = 0; j < VPT; ++j) {
       if (!valid(j)) continue;
-      const int64_t idx = lane + static_cast<int64_t>(j) * tpr;
+      const int64_t idx = lane + j * tpr;
       P out;
       finish(j, idx, out);
       y[idx] = out;
@@ -117,12 +133,13 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
     // Softmax: each exponential is computed once and kept (VPT * VEC floats) for the output.
     mean =
         row_allreduce(fold(MaxOp::identity(), [](float acc, float v) { return fmaxf(acc, v); }), tpr, scratch, MaxOp{});
+    const float shift = -mean * kLog2e;
     float e[VPT][VEC], s = 0;
 #pragma unroll
     for (int j = 0; j < VPT; ++j)
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
-        e[j][k] = valid(j) ? __expf(Conv<T>::to(p[j].v[k]) - mean) : 0.0f;
+        e[j][k] = valid(j) ? exp2_ftz(fmaf(Conv<T>::to(p[j].v[k]), kLog2e, shift)) : 0.0f;
         s += e[j][k];
       }
     scale = 1.0f / row_allreduce(s, tpr, scratch, SumOp{});
@@ -181,12 +198,13 @@ __global__ void __launch_bounds__(1024) row_kernel_wide(RowArgs a) {
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
         const float f = Conv<T>::to(v.v[k]);
-        if (f > m) s *= __expf(m - f), m = f;
-        s += __expf(f - m);
+        if (f > m) s *= exp2_ftz((m - f) * kLog2e), m = f;
+        s += exp2_ftz((f - m) * kLog2e);
       }
     });
     mean = row_allreduce(m, kThreads, scratch, MaxOp{});
-    scale = 1.0f / row_allreduce(m == MaxOp::identity() ? 0.0f : s * __expf(m - mean), kThreads, scratch, SumOp{});
+    scale = 1.0f / row_allreduce(m == MaxOp::identity() ? 0.0f : s * exp2_ftz((m - mean) * kLog2e), kThreads, scratch,
+                                 SumOp{});
   }
   P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + row * a.cols);
   for_each_pack([&](int64_t i, const P& v) {
@@ -204,20 +222,21 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
   }
   const int64_t rows_per_block = plan.block_threads / plan.threads_per_row;
   const auto grid = static_cast<unsigned>((a.rows + rows_per_block - 1) / rows_per_block);
+  const bool full = a.cols == int64_t{VEC} * plan.threads_per_row * plan.accesses_per_thread;
+  auto launch = [&](auto kernel) {
+    kernel<<<grid, plan.block_threads, 0, s>>>(a, plan.threads_per_row);
+    return cudaGetLastError();
+  };
   switch (plan.accesses_per_thread) {
     case 1:
-      row_kernel<OP, T, VEC, 1><<<grid, plan.block_threads, 0, s>>>(a, plan.threads_per_row);
-      break;
+      return full ? launch(row_kernel<OP, T, VEC, 1, true>) : launch(row_kernel<OP, T, VEC, 1, false>);
     case 2:
-      row_kernel<OP, T, VEC, 2><<<grid, plan.block_threads, 0, s>>>(a, plan.threads_per_row);
-      break;
+      return full ? launch(row_kernel<OP, T, VEC, 2, true>) : launch(row_kernel<OP, T, VEC, 2, false>);
     case 4:
-      row_kernel<OP, T, VEC, 4><<<grid, plan.block_threads, 0, s>>>(a, plan.threads_per_row);
-      break;
+      return full ? launch(row_kernel<OP, T, VEC, 4, true>) : launch(row_kernel<OP, T, VEC, 4, false>);
     default:
       return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
 }
 
 template <RowOp OP, class T>

@@ -12,10 +12,10 @@ std::vector<std::pair<std::string, const void*>> sample_norm_kernels() {
   auto k = [](auto f) { return reinterpret_cast<const void*>(f); };
   using bf16 = __nv_bfloat16;
   return {
-      {"layer_norm bf16, 1 access/thread", k(&row_kernel<RowOp::layer_norm, bf16, 8, 1>)},
-      {"layer_norm bf16, 4 accesses/thread", k(&row_kernel<RowOp::layer_norm, bf16, 8, 4>)},
-      {"layer_norm f32 scalar, 2 accesses/thread", k(&row_kernel<RowOp::layer_norm, float, 1, 2>)},
-      {"rms_norm f16, 2 accesses/thread", k(&row_kernel<RowOp::rms_norm, __half, 8, 2>)},
+      {"layer_norm bf16, 1 access/thread", k(&row_kernel<RowOp::layer_norm, bf16, 8, 1, true>)},
+      {"layer_norm bf16, 4 accesses/thread", k(&row_kernel<RowOp::layer_norm, bf16, 8, 4, true>)},
+      {"layer_norm f32 scalar, 2 accesses/thread", k(&row_kernel<RowOp::layer_norm, float, 1, 2, false>)},
+      {"rms_norm f16, 2 accesses/thread", k(&row_kernel<RowOp::rms_norm, __half, 8, 2, false>)},
       {"layer_norm wide bf16", k(&row_kernel_wide<RowOp::layer_norm, bf16, 8>)},
   };
 }

@@ -1,6 +1,8 @@
 // Softmax and softmax + dropout instantiations of the row kernels.
 #include "kernels/rowwise.cuh"
 
+#include <algorithm>
+
 namespace gsq::kernels {
 
 cudaError_t launch_norm(RowOp op, DType dtype, const RowArgs& a, cudaStream_t s);
@@ -10,8 +12,14 @@ cudaError_t launch_row(RowOp op, DType dtype, const RowArgs& a, cudaStream_t s) 
   switch (op) {
     case RowOp::softmax:
       return launch_row_op<RowOp::softmax>(dtype, a, s);
-    case RowOp::softmax_dropout:
-      return launch_row_op<RowOp::softmax_dropout>(dtype, a, s);
+    case RowOp::softmax_dropout: {
+      RowArgs d = a;
+      const uint32_t t = dropout_threshold(a.p);
+      d.key = philox_key(a.seed);
+      d.keep_threshold = std::min<uint32_t>(t, 0xffff);
+      d.keep_scale = t > 0xffff ? 0.0f : 1.0f / (1.0f - a.p);
+      return launch_row_op<RowOp::softmax_dropout>(dtype, d, s);
+    }
     default:
       return launch_norm(op, dtype, a, s);
   }
@@ -20,14 +28,14 @@ cudaError_t launch_row(RowOp op, DType dtype, const RowArgs& a, cudaStream_t s) 
 std::vector<std::pair<std::string, const void*>> sample_kernels() {
   auto k = [](auto f) { return reinterpret_cast<const void*>(f); };
   auto out = sample_norm_kernels();
-  out.insert(
-      out.end(),
-      {
-          {"softmax f32, 4 accesses/thread", k(&row_kernel<RowOp::softmax, float, 4, 4>)},
-          {"softmax_dropout bf16, 4 accesses/thread", k(&row_kernel<RowOp::softmax_dropout, __nv_bfloat16, 8, 4>)},
-          {"softmax_dropout f32 scalar, 4 accesses/thread", k(&row_kernel<RowOp::softmax_dropout, float, 1, 4>)},
-          {"softmax wide f32", k(&row_kernel_wide<RowOp::softmax, float, 4>)},
-      });
+  out.insert(out.end(), {
+                            {"softmax f32, 4 accesses/thread", k(&row_kernel<RowOp::softmax, float, 4, 4, true>)},
+                            {"softmax_dropout bf16, 4 accesses/thread",
+                             k(&row_kernel<RowOp::softmax_dropout, __nv_bfloat16, 8, 4, true>)},
+                            {"softmax_dropout f32 scalar, 4 accesses/thread",
+                             k(&row_kernel<RowOp::softmax_dropout, float, 1, 4, false>)},
+                            {"softmax wide f32", k(&row_kernel_wide<RowOp::softmax, float, 4>)},
+                        });
   return out;
 }
 

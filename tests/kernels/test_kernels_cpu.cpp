@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <vector>
 
 namespace gsq::kernels {
 namespace {
@@ -53,6 +54,32 @@ TEST(Dropout, KeepProbabilityIsStatisticallyRight) {
     const double mean = nd * (1.0 - p), sd = std::sqrt(nd * p * (1.0 - p));
     EXPECT_LT(std::abs(static_cast<double>(kept) - mean), 5 * sd) << "p=" << p << " seed=" << seed;
   }
+}
+
+// The kernels test 16 random bits against dropout_threshold(p) as integers; that must be the documented
+// uniform16(bits) >= p for every p, including p on and next to the 2^-16 grid.
+TEST(Dropout, IntegerThresholdIsTheDocumentedFloatCompare) {
+  std::vector<float> ps = {0.0f,
+                           0.1f,
+                           0.5f,
+                           0.9f,
+                           1.0f - 1.0f / 65536,
+                           std::nextafter(1.0f - 1.0f / 65536, 1.0f),
+                           std::nextafter(1.0f, 0.0f)};
+  std::mt19937 rng(std::random_device{}());
+  for (int i = 0; i < 64; ++i) {
+    const float on_grid = static_cast<float>(rng() % 65536) / 65536;
+    ps.insert(ps.end(), {on_grid, std::nextafter(on_grid, 0.0f), std::nextafter(on_grid, 1.0f)});
+  }
+  for (float p : ps) {
+    const uint32_t t = dropout_threshold(p);
+    ASSERT_LE(t, 65536u) << "p=" << p;
+    for (uint32_t b : {t == 0 ? 0u : t - 1, t, t + 1, 0u, 0xffffu})
+      if (b <= 0xffff) EXPECT_EQ(uniform16(b) >= p, b >= t) << "p=" << p << " bits=" << b;
+  }
+  EXPECT_EQ(dropout_threshold(0.0f), 0u);
+  EXPECT_EQ(dropout_threshold(0.5f), 32768u);
+  EXPECT_EQ(dropout_threshold(std::nextafter(1.0f, 0.0f)), 65536u);  // nothing kept
 }
 
 TEST(Dropout, MaskDependsOnSeedAndOffsetOnly) {
