@@ -5,6 +5,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
 #include "kernels/launch.hpp"
 
 namespace gsq::kernels {
@@ -42,6 +46,24 @@ __device__ __forceinline__ float exp2_ftz(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+// The values of a pack as floats. bf16 pairs take one integer op each (the low element shifted up, the high one
+// masked in place) where converting element by element costs an extract and a shift for every high one.
+template <class T, int N>
+__device__ __forceinline__ void unpack(const Pack<T, N>& p, float (&f)[N]) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && N % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) {
+      uint32_t w;
+      memcpy(&w, &p.v[2 * i], sizeof w);
+      f[2 * i] = __uint_as_float(w << 16);
+      f[2 * i + 1] = __uint_as_float(w & 0xffff0000u);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) f[k] = Conv<T>::to(p.v[k]);
+  }
 }
 
 struct SumOp {

@@ -58,22 +58,26 @@ __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_
                                            float mean, float scale, Pack<T, VEC>& out) {
   // LayerNorm: (x - mean) * scale * w + b; RMSNorm: x * scale * w (mean = 0); softmax: exp(x - mean) * scale where
   // mean is the row maximum and scale 1 / sum.
+  float v[VEC];
+  unpack(in, v);
   if constexpr (OP == RowOp::layer_norm || OP == RowOp::rms_norm) {
-    Pack<T, VEC> w{}, b{};
-    if (a.weight) w = static_cast<const Pack<T, VEC>*>(a.weight)[idx];
-    if (OP == RowOp::layer_norm && a.bias) b = static_cast<const Pack<T, VEC>*>(a.bias)[idx];
+    Pack<T, VEC> wp{}, bp{};  // one 16-byte load each, then unpacked in registers
+    if (a.weight) wp = static_cast<const Pack<T, VEC>*>(a.weight)[idx];
+    if (OP == RowOp::layer_norm && a.bias) bp = static_cast<const Pack<T, VEC>*>(a.bias)[idx];
+    float w[VEC], b[VEC];
+    unpack(wp, w);
+    unpack(bp, b);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
-      float v = (Conv<T>::to(in.v[k]) - mean) * scale;
-      if (a.weight) v *= Conv<T>::to(w.v[k]);
-      if (OP == RowOp::layer_norm && a.bias) v += Conv<T>::to(b.v[k]);
-      out.v[k] = Conv<T>::from(v);
+      float y = (v[k] - mean) * scale;  // not fma(x, scale, -mean * scale): that loses digits when |mean| >> std
+      if (a.weight) y *= w[k];
+      if (OP == RowOp::layer_norm && a.bias) y += b[k];
+      out.v[k] = Conv<T>::from(y);
     }
   } else {
-    float v[VEC];
     const float shift = -mean * kLog2e;
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) v[k] = exp2_ftz(fmaf(Conv<T>::to(in.v[k]), kLog2e, shift));
+    for (int k = 0; k < VEC; ++k) v[k] = exp2_ftz(fmaf(v[k], kLog2e, shift));
     finish_softmax<OP, T, VEC>(a, row, idx, v, scale, out);
   }
 }
@@ -103,9 +107,12 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
   auto fold = [&](float acc, auto&& f) {
 #pragma unroll
     for (int j = 0; j < VPT; ++j)
-      if (valid(j))
+      if (valid(j)) {
+        float v[VEC];
+        unpack(p[j], v);
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) acc = f(acc, Conv<T>::to(p[j].v[k]));
+        for (int k = 0; k < VEC; ++k) acc = f(acc, v[k]);
+      }
     return acc;
   };
   // Writes every pack of this thread's part of the row, finish(j, idx, out) making pack j.
@@ -136,12 +143,14 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
     const float shift = -mean * kLog2e;
     float e[VPT][VEC], s = 0;
 #pragma unroll
-    for (int j = 0; j < VPT; ++j)
+    for (int j = 0; j < VPT; ++j) {
+      unpack(p[j], e[j]);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
-        e[j][k] = valid(j) ? exp2_ftz(fmaf(Conv<T>::to(p[j].v[k]), kLog2e, shift)) : 0.0f;
+        e[j][k] = valid(j) ? exp2_ftz(fmaf(e[j][k], kLog2e, shift)) : 0.0f;
         s += e[j][k];
       }
+    }
     scale = 1.0f / row_allreduce(s, tpr, scratch, SumOp{});
     store([&](int j, int64_t idx, P& out) { finish_softmax<OP, T, VEC>(a, row, idx, e[j], scale, out); });
     return;
@@ -178,9 +187,11 @@ __global__ void __launch_bounds__(1024) row_kernel_wide(RowArgs a) {
     const float shift = OP == RowOp::layer_norm ? Conv<T>::to(static_cast<const T*>(a.x)[row * a.cols]) : 0.0f;
     float s1 = 0, s2 = 0;
     for_each_pack([&](int64_t, const P& v) {
+      float f[VEC];
+      unpack(v, f);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
-        const float d = Conv<T>::to(v.v[k]) - shift;
+        const float d = f[k] - shift;
         s1 += d, s2 += d * d;
       }
     });
@@ -195,9 +206,11 @@ __global__ void __launch_bounds__(1024) row_kernel_wide(RowArgs a) {
   } else {
     float m = MaxOp::identity(), s = 0;  // online: running maximum and the sum rescaled to it
     for_each_pack([&](int64_t, const P& v) {
+      float fv[VEC];
+      unpack(v, fv);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
-        const float f = Conv<T>::to(v.v[k]);
+        const float f = fv[k];
         if (f > m) s *= exp2_ftz((m - f) * kLog2e), m = f;
         s += exp2_ftz((f - m) * kLog2e);
       }
