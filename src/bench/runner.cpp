@@ -260,6 +260,7 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
   Stream stream = Stream::create();
   const size_t flush_bytes = 2 * static_cast<size_t>(std::max(prop.l2CacheSize, 1 << 20));
   DeviceBuffer flush = DeviceBuffer::create(flush_bytes);
+  GSQ_CUDA_CHECK(cudaMemset(flush.get(), 0, flush_bytes));  // the flush kernel reads it; see launch_l2_flush
   auto probe = [&](uint32_t& mhz, uint8_t& slow) {
     if (!nvml) return;
     const auto r = gpu::read_clock(nvml->nvml, nvml->index);

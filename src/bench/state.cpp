@@ -165,10 +165,8 @@ Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch)
   m.mode = "cold";
   Event start = Event::create(), stop = Event::create();
   BlockingFlag flag;
-  uint32_t i = 0;
   sample_until_stop(m, [&] {
-    if (l2_flush_ != nullptr)
-      GSQ_CUDA_CHECK(cudaMemsetAsync(l2_flush_, static_cast<int>(i++ & 0xff), l2_flush_bytes_, stream_));
+    if (l2_flush_ != nullptr) launch_l2_flush(l2_flush_, l2_flush_bytes_, stream_);
     // The launch is queued behind a kernel that spins on a host flag, so its CPU launch cost is not timed.
     if (blockable_) flag.arm(stream_);
     GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
