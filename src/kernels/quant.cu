@@ -19,6 +19,15 @@ using namespace quant_detail;
 
 // Configurations measured with tests/kernels/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-mma/):
 // the CUDA-core warp kernels at M = 1 and 2, the tensor-core kernels from M = 4 on.
+// SMs of the current device (the runtime answers from its cache).
+int sm_count() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 132;
+  return sms;
+}
+
 template <int R, int U, int KS>
 struct WarpPlan {
   static constexpr int kRows = R, kChunks = U, kSplit = KS, kRowsPerBlock = kWarps / KS * R;
@@ -78,9 +87,12 @@ cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
 // of the last row on tensor cores) but never stored.
 template <class T, int MT>
 cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
-  if constexpr (MT == 1)
+  if constexpr (MT == 1) {
+    // K split two ways, unless the channels alone give at least 12 warps per SM and K is short: 8192 x 8192 14.1
+    // against 15.4 µs; K = 28672 and N = 4096 are 1-10% faster split (bench/results/2026-12-03-h200-quant-flush/).
+    if (a.k <= 8192 && a.n / 4 >= 12 * sm_count()) return w4_warp<T, MT, WarpPlan<4, 2, 1>>(a, s);
     return w4_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
-  else if constexpr (MT == 2)  // U = 1 is as fast but needs a stack frame at M = 2
+  } else if constexpr (MT == 2)  // U = 1 is as fast but needs a stack frame at M = 2
     return w4_warp<T, MT, WarpPlan<4, 2, 2>>(a, s);
   else if constexpr (MT <= 8)
     return w4_mma<T, MT, MmaPlan<2, 4, 4>>(a, s);
