@@ -88,9 +88,10 @@ cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
 template <class T, int MT>
 cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
   if constexpr (MT == 1) {
-    // K split two ways, unless the channels alone give at least 12 warps per SM and K is short: 8192 x 8192 14.1
-    // against 15.4 µs; K = 28672 and N = 4096 are 1-10% faster split (bench/results/2026-12-03-h200-quant-flush/).
-    if (a.k <= 8192 && a.n / 4 >= 12 * sm_count()) return w4_warp<T, MT, WarpPlan<4, 2, 1>>(a, s);
+    // K split two ways, unless the channels alone give at least 12 warps per SM. Weight-rotating sweep
+    // (bench/results/2026-12-03-h200-quant-flush/tune-m1.log): 8192x8192 14.3 against 15.5 µs split, 8192x28672
+    // 40.4 against 42.4, 28672x8192 38.9 against 44.1; 4096x4096 6.3 split against 6.9.
+    if (a.n / 4 >= 12 * sm_count()) return w4_warp<T, MT, WarpPlan<4, 1, 1>>(a, s);
     return w4_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
   } else if constexpr (MT == 2)  // U = 1 is as fast but needs a stack frame at M = 2
     return w4_warp<T, MT, WarpPlan<4, 2, 2>>(a, s);
