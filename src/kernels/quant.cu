@@ -17,8 +17,6 @@ namespace {
 
 using namespace quant_detail;
 
-// Configurations measured with tests/kernels/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-mma/):
-// the CUDA-core warp kernels at M = 1 and 2, the tensor-core kernels from M = 4 on.
 // SMs of the current device (the runtime answers from its cache).
 int sm_count() {
   int device = 0, sms = 0;
@@ -27,6 +25,9 @@ int sm_count() {
     return 132;
   return sms;
 }
+
+// Configurations measured with tests/kernels/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-mma/,
+// -quant-flush/): the CUDA-core warp kernels at M = 1 and 2, the tensor-core kernels from M = 4 on.
 
 template <int R, int U, int KS>
 struct WarpPlan {
