@@ -157,8 +157,9 @@ Action register_bench(CLI::App& app) {
       app.add_subcommand("bench", "Time a benchmark suite with CUDA events: P50/P90/P99 with confidence intervals");
   cmd->footer(
       "Timing protocol: warmup (10 launches and 50 ms) kept out of the results; then two modes per configuration:\n"
-      "  cold   L2 flushed before each sample and the launch queued behind a blocking kernel, so neither cached data\n"
-      "         nor CPU launch cost is timed: the latency of one call;\n"
+      "  cold   L2 flushed before each sample (by reading twice its size, which leaves no dirty lines to write back\n"
+      "         during the timed call) and the launch queued behind a blocking kernel, so neither cached data nor CPU\n"
+      "         launch cost is timed: the latency of one call;\n"
       "  batch  up to 256 launches queued behind the blocking kernel, then released (each sample about 2 ms): what\n"
       "         back-to-back calls cost the GPU, free of host jitter;\n"
       "  host   launches back to back as fast as this thread issues them: includes the CPU launch cost, so it moves\n"
