@@ -28,7 +28,6 @@ int sm_count() {
 
 // Configurations measured with tests/kernels/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-mma/,
 // -quant-flush/): the CUDA-core warp kernels at M = 1 and 2, the tensor-core kernels from M = 4 on.
-
 template <int R, int U, int KS>
 struct WarpPlan {
   static constexpr int kRows = R, kChunks = U, kSplit = KS, kRowsPerBlock = kWarps / KS * R;
@@ -92,7 +91,8 @@ cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
     // K split two ways, unless the channels alone give at least 12 warps per SM. Weight-rotating sweep
     // (bench/results/2026-12-03-h200-quant-flush/tune-m1.log): 8192x8192 14.3 against 15.5 µs split, 8192x28672
     // 40.4 against 42.4, 28672x8192 38.9 against 44.1; 4096x4096 6.3 split against 6.9.
-    if (a.n / 4 >= 12 * sm_count()) return w4_warp<T, MT, WarpPlan<4, 1, 1>>(a, s);
+    using Unsplit = WarpPlan<4, 1, 1>;
+    if (a.n / Unsplit::kRows >= 12 * sm_count()) return w4_warp<T, MT, Unsplit>(a, s);
     return w4_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
   } else if constexpr (MT == 2)  // U = 1 is as fast but needs a stack frame at M = 2
     return w4_warp<T, MT, WarpPlan<4, 2, 2>>(a, s);
