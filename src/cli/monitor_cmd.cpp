@@ -46,7 +46,9 @@ Action register_exporter(CLI::App& app) {
       "activity and occupancy, DRAM bandwidth, tensor/FP pipes: NVML utilization only says *a* kernel ran, SM "
       "activity\n"
       "says how much of the GPU it used), and the exporter's own health (gsq_exporter_*). What the GPU cannot report\n"
-      "is absent, never a sentinel. Binds 127.0.0.1 unless --listen says otherwise. Deploy:\n"
+      "is absent, never a sentinel. Binds 127.0.0.1 unless --listen says otherwise. A connection that takes longer\n"
+      "than --request-deadline to send its request and get the answer is shut down, so clients that trickle their\n"
+      "headers cannot hold the --threads workers (gsq_exporter_connections_cut_total counts them). Deploy:\n"
       "deploy/systemd/gpusqueeze-exporter.service, deploy/kubernetes/gpusqueeze-exporter.yaml.\n"
       "Examples:\n"
       "  gpusqueeze exporter                                  (http://127.0.0.1:9835/metrics)\n"
@@ -63,6 +65,10 @@ Action register_exporter(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--timeout", o->server.timeout_s, "Read/write timeout per connection, seconds")
       ->check(CLI::Range(1.0, 300.0))
+      ->capture_default_str();
+  cmd->add_option("--request-deadline", o->server.request_deadline_s,
+                  "Seconds a connection may take to send a request and get its answer; slower ones are cut")
+      ->check(CLI::Range(0.5, 300.0))
       ->capture_default_str();
   cmd->add_flag("--once", o->once, "Print one collection in the exposition format and exit");
   cmd->add_option("--snapshot", o->snapshot_file, "Serve a recorded snapshot instead of the live GPUs")

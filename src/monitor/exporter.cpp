@@ -4,6 +4,7 @@
 #include "gpu/counters.hpp"
 #include "gpu/nvml.hpp"
 #include "gpu/xid.hpp"
+#include "monitor/deadline.hpp"
 #include "monitor/watch.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -89,6 +91,40 @@ Collector live_collector(const std::function<void(const std::string&)>& log) {
 }
 
 namespace {
+// cpp-httplib's server with its listening socket in reach: the library listens with a backlog of 5, so a burst of
+// connections overflows the kernel's queue and clients retry their SYN after 1, 3, 7, ... seconds.
+class Server : public httplib::Server {
+ public:
+  void widen_backlog() { (void)::listen(svr_sock_, SOMAXCONN); }  // listen() again only resizes the queue
+};
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// cpp-httplib's thread pool, telling the deadline which connection each worker takes and when. cpp-httplib calls
+// enqueue on its accepting thread right after each accept.
+class DeadlinePool : public httplib::TaskQueue {
+ public:
+  DeadlinePool(size_t n, ConnectionDeadline& deadline) : pool_(n), deadline_(deadline) {}
+  void enqueue(std::function<void()> fn) override {
+    pool_.enqueue([this, id = deadline_.accepted(), fn = std::move(fn)] {
+      deadline_.started(id, steady_seconds());
+      struct Done {
+        ConnectionDeadline& d;
+        ino_t id;
+        ~Done() { d.finished(id); }
+      } done{deadline_, id};
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  ConnectionDeadline& deadline_;
+};
+
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -108,17 +144,14 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
   std::atomic<uint64_t> scrapes{0};
   std::atomic<bool> capturing{false};
   std::thread capture_thread;
-  const auto steady_s = [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
   // Runs on the collector thread after each good collection.
   auto maybe_capture = [&](const Collection& c) {
     if (!watch || capturing) return;
-    if (!watch->observe(c, steady_s())) return;
+    if (!watch->observe(c, steady_seconds())) return;
     const WatchOptions& w = watch->options();
     log(fmt::format("watch: pid {} under {:.0f}% busy for {:.0f} s ({}): capturing {:.0f} s", w.pid, w.below * 100,
                     w.for_s, watch->last_reading(), w.capture_s));
-    watch->captured(steady_s());
+    watch->captured(steady_seconds());
     if (capture_thread.joinable()) capture_thread.join();
     capturing = true;
     capture_thread = std::thread([&, w] {
@@ -164,13 +197,35 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
     }
   });
 
-  httplib::Server server;
-  server.new_task_queue = [n = o.threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+  ConnectionDeadline deadline(o.port, o.request_deadline_s);  // outlives the server and its pool
+  Server server;
+  server.new_task_queue = [&] { return new DeadlinePool(static_cast<size_t>(o.threads), deadline); };
   const auto secs = static_cast<time_t>(o.timeout_s);
   server.set_read_timeout(secs, 0);
   server.set_write_timeout(secs, 0);
-  server.set_keep_alive_timeout(secs);
+  // An idle kept-alive connection closes at half the deadline, so a request that arrives on it still has the other
+  // half to be read and answered.
+  server.set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>(o.request_deadline_s / 2)));
   server.set_payload_max_length(o.max_request_bytes);
+  // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, which lets a second exporter bind the same port and
+  // take half the scrapes instead of failing with "address in use".
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  server.set_logger([&](const httplib::Request& req, const httplib::Response&) {
+    deadline.answered(req.remote_addr, req.remote_port, steady_seconds());
+  });
+  std::thread reaper([&] {
+    const auto period = std::chrono::duration<double>(std::min(0.5, o.request_deadline_s / 4));
+    std::unique_lock lk(mu);
+    while (!cv.wait_for(lk, period, [&] { return stopping; })) {
+      lk.unlock();
+      const int cut = deadline.sweep(steady_seconds());
+      lk.lock();
+      self.connections_cut += static_cast<uint64_t>(cut);
+    }
+  });
   server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     SelfStats s;
     std::string text;
@@ -204,10 +259,12 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
     }
     cv.notify_all();
     collector.join();
+    reaper.join();
     if (capture_thread.joinable()) capture_thread.join();
     throw_bad_input(
         fmt::format("cannot listen on {}:{} (address in use, or not an address of this host)", o.host, o.port));
   }
+  server.widen_backlog();
   std::atomic<bool> signalled{false};
   std::thread stopper([&] {
     int sig = 0;
@@ -225,6 +282,7 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
   }
   cv.notify_all();
   collector.join();
+  reaper.join();
   if (capture_thread.joinable()) capture_thread.join();
   log("stopped");
 }

@@ -15,8 +15,11 @@ struct ExporterOptions {
   std::string host = "127.0.0.1";  // loopback unless asked: GPU inventory is not for the whole network
   int port = 9835;
   double interval_s = 5;
-  int threads = 4;       // concurrent requests served; more wait in the kernel's accept queue
-  double timeout_s = 5;  // read and write timeout per connection
+  int threads = 16;      // concurrent requests served; more wait in the pool's queue, first in first out
+  double timeout_s = 5;  // read and write timeout per connection (per read or write call)
+  // Seconds a connection may take to send a request and get its answer (counted from accept, and again after each
+  // answer); slower ones are shut down, so a client trickling its header cannot hold a worker (ConnectionDeadline).
+  double request_deadline_s = 2;
   size_t max_request_bytes = 8192;
   std::string version;
 };

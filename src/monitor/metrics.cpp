@@ -209,6 +209,9 @@ std::string render_metrics(const gpu::Snapshot& snap, const std::vector<gpu::Cou
         static_cast<double>(self.collection_errors));
   x.add("gsq_exporter_scrapes_total", "counter", "Scrapes of /metrics since start", H,
         static_cast<double>(self.scrapes));
+  x.add("gsq_exporter_connections_cut_total", "counter",
+        "Connections shut down for taking longer than the request deadline (slow or stuck clients)", H,
+        static_cast<double>(self.connections_cut));
   if (self.watching) {
     x.add("gsq_exporter_captures_total", "counter", "Trace windows the watcher captured and analysed", H,
           static_cast<double>(self.captures));

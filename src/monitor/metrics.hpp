@@ -15,7 +15,8 @@ struct SelfStats {
   double last_collection_seconds = 0;  // how long the last collection took
   double last_collection_unix = 0;     // when it finished
   uint64_t collections = 0, collection_errors = 0, scrapes = 0;
-  bool watching = false;  // a watcher is attached: export its counters
+  uint64_t connections_cut = 0;  // shut down for outliving the request deadline
+  bool watching = false;         // a watcher is attached: export its counters
   uint64_t captures = 0, capture_errors = 0;
   std::string version;
 };

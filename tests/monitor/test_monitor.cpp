@@ -2,6 +2,7 @@
 // and the HTTP server end to end (replaying the snapshot, so no GPU is needed).
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "monitor/deadline.hpp"
 #include "monitor/metrics.hpp"
 #include "monitor/rules.hpp"
 #include "monitor/watch.hpp"
@@ -9,17 +10,23 @@
 
 #include <gpusqueeze/latency_histogram.hpp>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <thread>
 
 extern char** environ;
@@ -205,24 +212,123 @@ TEST(Rules, PromtoolUnitTestsPass) {
       << read_text_file(log);
 }
 
-TEST(Exporter, ServesMetricsAndHealthAndStopsOnSigterm) {
-  const int port = 19000 + ::getpid() % 1000;
-  std::vector<std::string> args = {GSQ_BINARY,   "exporter",
-                                   "--snapshot", test::fixture("h200-snapshot.json").string(),
-                                   "--listen",   "127.0.0.1:" + std::to_string(port),
-                                   "--interval", "0.2"};
+// Starts `args` with stdout and stderr to `log`; returns its pid, or -1.
+pid_t spawn(std::vector<std::string> args, const fs::path& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-  httplib::Client cli("127.0.0.1", port);
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+// Starts `gpusqueeze exporter` replaying the H200 snapshot on `port` (output in the temp directory); pid or -1.
+pid_t spawn_exporter(int port, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {GSQ_BINARY,   "exporter",
+                                   "--snapshot", test::fixture("h200-snapshot.json").string(),
+                                   "--listen",   "127.0.0.1:" + std::to_string(port),
+                                   "--interval", "0.2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return spawn(std::move(args), fs::temp_directory_path() / ("gsq-exporter-" + std::to_string(port) + ".log"));
+}
+
+// The first answer of /metrics, waiting up to 5 s for the exporter to listen.
+httplib::Result first_metrics(httplib::Client& cli) {
   cli.set_connection_timeout(1, 0);
   auto res = cli.Get("/metrics");
   for (int i = 0; i < 50 && !res; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     res = cli.Get("/metrics");
   }
+  return res;
+}
+
+// A TCP connection to 127.0.0.1:`port` (-1 on failure).
+int connect_loopback(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Whether the peer closed `fd` (recv returns 0 or an error) within `seconds`.
+bool closed_by_peer(int fd, int seconds) {
+  timeval tv{seconds, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char buf[256];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n == 0) return true;
+    if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
+  }
+}
+
+TEST(ConnectionDeadline, CutsWhatAWorkerHeldTooLongNotWhatWaitsAndRestartsAfterAnswers) {
+  const int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(lfd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(listen(lfd, 4), 0);
+  ASSERT_EQ(getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const int port = ntohs(a.sin_port);
+  ConnectionDeadline d(port, 2.0);
+  const int c1 = connect_loopback(port), c2 = connect_loopback(port);
+  ASSERT_GE(c1, 0);
+  ASSERT_GE(c2, 0);
+  const int s1 = accept(lfd, nullptr, nullptr);
+  const ino_t id1 = d.accepted();
+  const int s2 = accept(lfd, nullptr, nullptr);
+  const ino_t id2 = d.accepted();
+  ASSERT_GE(s1, 0);
+  ASSERT_GE(s2, 0);
+  struct stat st1 {
+  }, st2{};
+  ASSERT_EQ(fstat(s1, &st1), 0);
+  ASSERT_EQ(fstat(s2, &st2), 0);
+  EXPECT_EQ(id1, st1.st_ino) << "each accept finds its own socket, not the listener's, not a client's";
+  EXPECT_EQ(id2, st2.st_ino);
+  EXPECT_EQ(d.accepted(), 0u) << "nothing new";
+  EXPECT_EQ(d.tracked(), 2u);
+  sockaddr_in peer2{};
+  len = sizeof(peer2);
+  ASSERT_EQ(getsockname(c2, reinterpret_cast<sockaddr*>(&peer2), &len), 0);  // c2's side is the server's peer
+
+  d.started(id1, 100.0);
+  EXPECT_EQ(d.sweep(101.9), 0);
+  EXPECT_EQ(d.sweep(102.1), 1) << "c1, held 2.1 s by a worker";
+  EXPECT_TRUE(closed_by_peer(c1, 5)) << "the shut-down socket reads as closed on the client's side";
+  EXPECT_EQ(d.sweep(500.0), 0) << "c1 is not cut twice while it waits to be closed; c2 waits in the queue, uncut";
+  d.finished(id1);
+  d.started(id2, 500.0);
+  d.answered("127.0.0.1", ntohs(peer2.sin_port), 501.5);  // c2 got an answer: its clock starts again
+  EXPECT_EQ(d.sweep(503.4), 0);
+  EXPECT_EQ(d.sweep(503.6), 1) << "c2, 2.1 s since its answer";
+  EXPECT_TRUE(closed_by_peer(c2, 5));
+  d.finished(id2);
+  EXPECT_EQ(d.tracked(), 0u);
+  for (int fd : {c1, c2, s1, s2, lfd}) close(fd);
+}
+
+TEST(Exporter, ServesMetricsAndHealthAndStopsOnSigterm) {
+  const int port = 19000 + ::getpid() % 1000;
+  const pid_t pid = spawn_exporter(port);
+  ASSERT_GT(pid, 0);
+  httplib::Client cli("127.0.0.1", port);
+  auto res = first_metrics(cli);
   ASSERT_TRUE(res) << "the exporter never answered on port " << port;
   EXPECT_EQ(res->status, 200);
   EXPECT_NE(res->body.find("gsq_gpu_info{"), std::string::npos);
@@ -234,6 +340,61 @@ TEST(Exporter, ServesMetricsAndHealthAndStopsOnSigterm) {
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
   EXPECT_EQ(cli.Get("/nope")->status, 404);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(Exporter, ASecondExporterOnTheSamePortIsRefused) {
+  const int port = 22000 + ::getpid() % 1000;
+  const pid_t first = spawn_exporter(port);
+  ASSERT_GT(first, 0);
+  httplib::Client cli("127.0.0.1", port);
+  ASSERT_TRUE(first_metrics(cli)) << "the exporter never answered on port " << port;
+  const fs::path log = fs::temp_directory_path() / ("gsq-exporter-second-" + std::to_string(port) + ".log");
+  const pid_t second = spawn({GSQ_BINARY, "exporter", "--snapshot", test::fixture("h200-snapshot.json").string(),
+                              "--listen", "127.0.0.1:" + std::to_string(port)},
+                             log);
+  ASSERT_GT(second, 0);
+  int status = 0;
+  waitpid(second, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status;
+  EXPECT_NE(read_text_file(log).find("address in use"), std::string::npos) << read_text_file(log);
+  kill(first, SIGTERM);
+  waitpid(first, &status, 0);
+}
+
+TEST(Exporter, ClientsThatTrickleTheirHeadersAreCutAtTheDeadlineAndScrapesGoOn) {
+  // One worker, a read timeout far longer than the test: without the deadline the two stalled clients would hold
+  // the worker (and the scrape behind them) for 60 s.
+  const int port = 20000 + ::getpid() % 1000;
+  const pid_t pid = spawn_exporter(port, {"--threads", "1", "--timeout", "60", "--request-deadline", "1"});
+  ASSERT_GT(pid, 0);
+  httplib::Client cli("127.0.0.1", port);
+  ASSERT_TRUE(first_metrics(cli)) << "the exporter never answered on port " << port;
+  std::vector<int> stalled;
+  for (int i = 0; i < 2; ++i) {
+    const int fd = connect_loopback(port);
+    ASSERT_GE(fd, 0);
+    const std::string part = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: a";  // and nothing more
+    ASSERT_EQ(send(fd, part.data(), part.size(), 0), static_cast<ssize_t>(part.size()));
+    stalled.push_back(fd);
+  }
+  cli.set_read_timeout(30, 0);
+  const auto res = cli.Get("/metrics");
+  ASSERT_TRUE(res) << "the scrape behind the stalled clients got no answer";
+  EXPECT_EQ(res->status, 200);
+  for (int fd : stalled) {
+    EXPECT_TRUE(closed_by_peer(fd, 30)) << "a stalled client was never cut";
+    close(fd);
+  }
+  const auto after = cli.Get("/metrics");
+  ASSERT_TRUE(after);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(after->body, m, std::regex(R"(gsq_exporter_connections_cut_total\{[^}]*\} (\d+))")))
+      << after->body.substr(0, 400);
+  EXPECT_GE(std::stoi(m[1].str()), 2);
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -263,20 +424,6 @@ TEST(LatencyHistogram, CumulativeBucketsSumAndCountFromManyThreads) {
     std::ofstream(out) << text;
     EXPECT_EQ(std::system(("promtool check metrics < " + out.string() + " >/dev/null 2>&1").c_str()), 0);
   }
-}
-
-pid_t spawn(std::vector<std::string> args, const fs::path& log) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
 }
 
 TEST(Exporter, RealPrometheusScrapesItAndAnswersQueries) {
