@@ -196,11 +196,14 @@ std::optional<L2Transition> l2_transition(const bench::Run& run) {
   L2Transition t;
   for (const auto& [size, b] : bw) t.l2_bytes_per_s = std::max(t.l2_bytes_per_s, b);
   t.hbm_bytes_per_s = bw.back().second;
+  // The edge is where the rate crosses halfway from the plateau down to HBM's: on an H200 HBM reads run at over 80% of
+  // the L2's rate, so a fixed fraction of the plateau would call 1 GiB L2-resident.
+  const double mid = 0.5 * (t.l2_bytes_per_s + t.hbm_bytes_per_s);
   for (const auto& [size, b] : bw)
-    if (b >= 0.8 * t.l2_bytes_per_s) t.last_l2_size = size;
+    if (b > mid) t.last_l2_size = size;
   // Small sizes are slow too (a launch's fixed cost dominates), so HBM begins only past the plateau.
   for (const auto& [size, b] : bw) {
-    if (size > t.last_l2_size && b < 0.8 * t.l2_bytes_per_s) {
+    if (size > t.last_l2_size && b <= mid) {
       t.first_hbm_size = size;
       break;
     }

@@ -31,7 +31,7 @@ struct HostCost {
 [[nodiscard]] Table host_costs_table(const std::vector<HostCost>& costs);
 
 // Where the L2 ends, from an l2.read sweep (batch mode): the plateau below it, the HBM bandwidth above it, and the
-// largest size still at ≥ 80% of the plateau. nullopt if the run has fewer than three sizes.
+// largest size still above the midpoint of the two. nullopt if the run has fewer than three sizes.
 struct L2Transition {
   double l2_bytes_per_s = 0, hbm_bytes_per_s = 0;
   int64_t last_l2_size = 0, first_hbm_size = 0;  // bytes

@@ -60,6 +60,19 @@ __global__ void copy_kernel(V* __restrict__ a, const V* __restrict__ b, size_t n
   for (; i < n; i += stride) a[i] = b[i];
 }
 
+// Flat variant: one access per thread and one block per kFlatThreads accesses, no loop. On the H200 this is the copy
+// that matches cudaMemcpy D2D (1.002-1.007x at 1 and 4 GiB back to back, 128 threads, where a persistent grid-stride
+// loop gets 0.92-0.95x: bench/results/2026-12-03-h200-copy-explore/): each block reads and writes one 2 KB run and
+// retires, and the blocks sweep memory in launch order. Blocks of 96-256 threads are within 0.5% of each other; 64
+// are 20% slower (32 resident blocks per SM is then the limit, not threads).
+constexpr int kFlatThreads = 128;
+
+template <class V>
+__global__ void __launch_bounds__(kFlatThreads) copy_flat_kernel(V* __restrict__ a, const V* __restrict__ b, size_t n) {
+  const size_t i = static_cast<size_t>(blockIdx.x) * kFlatThreads + threadIdx.x;
+  if (i < n) a[i] = b[i];
+}
+
 // Streaming variant: eight accesses in flight per thread, loads and stores marked evict-first.
 template <class V>
 __global__ void copy_streaming_kernel(V* __restrict__ a, const V* __restrict__ b, size_t n) {
@@ -189,6 +202,9 @@ void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, 
         copy_streaming_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
       else if (hint == CacheHint::tiled)
         copy_tiled_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
+      else if (hint == CacheHint::flat)
+        copy_flat_kernel<V><<<static_cast<unsigned>((n + kFlatThreads - 1) / kFlatThreads), kFlatThreads, 0, s>>>(
+            static_cast<V*>(a), static_cast<const V*>(b), n);
       else if (hint == CacheHint::bulk)
         copy_bulk_kernel<<<sm_count * kBulkBlocksPerSm, 32, 0, s>>>(static_cast<char*>(a), static_cast<const char*>(b),
                                                                     bytes);

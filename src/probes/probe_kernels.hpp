@@ -12,7 +12,7 @@ enum class MemOp { read, write, copy, triad };
 // evict-first (ld.global.cs/st.global.cs), eight in flight; `tiled` has each block copy contiguous tiles, eight in
 // flight; `bulk` moves 12 KB tiles through shared memory with the TMA (cp.async.bulk, sm_90+; width is ignored). The
 // probe measures all four next to cudaMemcpy.
-enum class CacheHint { normal, streaming, tiled, bulk };
+enum class CacheHint { normal, streaming, tiled, bulk, flat };
 
 // Bytes each operation moves per element of `elem_bytes`, as BabelStream counts them: read 1, write 1, copy 2, triad 3.
 [[nodiscard]] constexpr double bytes_moved(MemOp op, size_t elems, size_t elem_bytes) {

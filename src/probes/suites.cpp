@@ -54,8 +54,10 @@ void mem_op(State& st, MemOp op, bool against_dram = true) {
       hint = probes::CacheHint::tiled;
     else if (v == "bulk")
       hint = probes::CacheHint::bulk;
+    else if (v == "flat")
+      hint = probes::CacheHint::flat;
     else if (v != "grid_stride")
-      throw_bad_input("variant=" + v + " (grid_stride, streaming, tiled or bulk)");
+      throw_bad_input("variant=" + v + " (flat, grid_stride, streaming, tiled or bulk)");
   }
   const int width = static_cast<int>(st.axis_int("width"));
   if (width != 4 && width != 8 && width != 16) throw_bad_input(fmt::format("width={} (use 4, 8 or 16 bytes)", width));
@@ -179,9 +181,10 @@ Suite mem_suite() {
        {{"bytes", kMemSizes}, {"width", widths}},
        [](State& st) { mem_op(st, MemOp::write); }},
       {"mem.copy",
-       "a[i] = b[i] (read + write counted); variant: grid_stride (4 in flight), streaming (evict-first, 8 in flight), "
-       "tiled (contiguous tiles per block, 8 in flight), bulk (12 KB tiles through shared memory by the TMA, sm_90+)",
-       {{"bytes", kMemSizes}, {"width", widths}, {"variant", {"grid_stride", "streaming", "tiled", "bulk"}}},
+       "a[i] = b[i] (read + write counted); variant: flat (one access per thread, a block per 128, no loop), "
+       "grid_stride (persistent grid, 4 in flight), streaming (evict-first, 8 in flight), tiled (contiguous tiles per "
+       "block, 8 in flight), bulk (12 KB tiles through shared memory by the TMA, sm_90+)",
+       {{"bytes", kMemSizes}, {"width", widths}, {"variant", {"flat", "grid_stride", "streaming", "tiled", "bulk"}}},
        [](State& st) { mem_op(st, MemOp::copy); }},
       {"mem.triad",
        "a[i] = b[i] + s*c[i] (2 reads + 1 write)",

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace gsq::bench {
 namespace {
 
@@ -115,6 +117,17 @@ TEST(Ceilings, RecordedD2dRunAgainstTheoreticalHbm) {
   ASSERT_EQ(t.rows.size(), 1u);
   EXPECT_EQ(t.rows[0][0], "copy.memcpy_d2d");
   EXPECT_EQ(t.rows[0][4], "88.3%");  // 4252 GB/s of 4814 GB/s, recorded on the H200
+}
+
+TEST(Ceilings, CopyAgainstCudaMemcpyTakesTheBestVariantAtTheLargestSize) {
+  // `probe mem` at 4 GiB on the H200 (bench/results/2026-12-03-h200-probes-flat): five copy variants and cudaMemcpy.
+  const bench::Run run = load_run(std::filesystem::path(GSQ_FIXTURE_DIR) / "h200-probe-copy-4g.json");
+  const Table t = ceilings_table(run);
+  const auto row =
+      std::find_if(t.rows.begin(), t.rows.end(), [](const auto& r) { return r[0] == "mem.copy / cudaMemcpy"; });
+  ASSERT_NE(row, t.rows.end());
+  EXPECT_EQ((*row)[1], "0.999×");  // flat 4276.4 GB/s against cudaMemcpy 4279.5 GB/s, cold
+  EXPECT_EQ((*row)[2], "bytes=4Gi, width=16, variant=flat, cold") << "not the first variant listed, the fastest";
 }
 
 TEST(Ceilings, L2ResidentBatchRunsAreNotCalledHbm) {

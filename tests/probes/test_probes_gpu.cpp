@@ -28,7 +28,8 @@ TEST(ProbesGpu, CopyAndTriadKernelsAreExactAtEveryWidth) {
   GSQ_CUDA_CHECK(cudaMemcpy(db.get(), b.data(), n * 4, cudaMemcpyHostToDevice));
   GSQ_CUDA_CHECK(cudaMemcpy(dc.get(), c.data(), n * 4, cudaMemcpyHostToDevice));
   for (int width : {4, 8, 16}) {
-    for (auto [op, hint] : {std::pair{probes::MemOp::copy, probes::CacheHint::normal},
+    for (auto [op, hint] : {std::pair{probes::MemOp::copy, probes::CacheHint::flat},  // a partial last block
+                            std::pair{probes::MemOp::copy, probes::CacheHint::normal},
                             std::pair{probes::MemOp::copy, probes::CacheHint::streaming},
                             std::pair{probes::MemOp::copy, probes::CacheHint::tiled},
                             std::pair{probes::MemOp::copy, probes::CacheHint::bulk},  // a partial last tile
