@@ -95,9 +95,8 @@ int run_bench(BenchOptions& o) {
   std::ostream& say = o.format == "md" ? std::cout : std::cerr;
   if (const auto t = probes::l2_transition(run)) {
     say << fmt::format(
-        "\nL2 → HBM: reads run at up to {:.0f} GB/s while the data fits the L2 (up to {} MiB, above halfway to HBM's "
-        "rate), and fall "
-        "to {:.0f} GB/s ({}); the L2 is {} MiB.\n",
+        "\nL2 → HBM: reads run at up to {:.0f} GB/s while the data fits the L2 (up to {} MiB, above halfway to "
+        "HBM's rate), and fall to {:.0f} GB/s ({}); the L2 is {} MiB.\n",
         t->l2_bytes_per_s / 1e9, t->last_l2_size >> 20, t->hbm_bytes_per_s / 1e9,
         t->first_hbm_size ? fmt::format("from {} MiB", t->first_hbm_size >> 20) : std::string("at the largest size"),
         run.l2_cache_bytes >> 20);

@@ -10,8 +10,9 @@ namespace gsq::probes {
 enum class MemOp { read, write, copy, triad };
 // Variant of the copy kernel: `normal` grid-stride loop, four accesses in flight; `streaming` marks loads and stores
 // evict-first (ld.global.cs/st.global.cs), eight in flight; `tiled` has each block copy contiguous tiles, eight in
-// flight; `bulk` moves 12 KB tiles through shared memory with the TMA (cp.async.bulk, sm_90+; width is ignored). The
-// probe measures all four next to cudaMemcpy.
+// flight; `bulk` moves 12 KB tiles through shared memory with the TMA (cp.async.bulk, sm_90+; width is ignored);
+// `flat` is one access per thread and a block per 128, no loop (level with cudaMemcpy on the H200). The probe measures
+// all five next to cudaMemcpy.
 enum class CacheHint { normal, streaming, tiled, bulk, flat };
 
 // Bytes each operation moves per element of `elem_bytes`, as BabelStream counts them: read 1, write 1, copy 2, triad 3.
