@@ -295,8 +295,8 @@ TEST(ConnectionDeadline, CutsWhatAWorkerHeldTooLongNotWhatWaitsAndRestartsAfterA
   const ino_t id2 = d.accepted();
   ASSERT_GE(s1, 0);
   ASSERT_GE(s2, 0);
-  struct stat st1 {
-  }, st2{};
+  struct stat st1 = {};
+  struct stat st2 = {};
   ASSERT_EQ(fstat(s1, &st1), 0);
   ASSERT_EQ(fstat(s2, &st2), 0);
   EXPECT_EQ(id1, st1.st_ino) << "each accept finds its own socket, not the listener's, not a client's";
