@@ -1,6 +1,5 @@
 #include "monitor/deadline.hpp"
 
-#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -22,18 +21,13 @@ std::optional<int> port_of(const sockaddr_storage& a) {
   return std::nullopt;
 }
 
-// The peer of an accepted connection of `local_port` as cpp-httplib names it in Request::remote_addr / remote_port
-// (getnameinfo, numeric host); nothing for other sockets and for the listening one.
-std::optional<std::string> peer_of(int fd, int local_port) {
+// Whether `fd` is an accepted (connected) socket of `local_port`: not another socket, not the listening one.
+bool accepted_on(int fd, int local_port) {
   sockaddr_storage local{}, peer{};
   socklen_t len = sizeof(local);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 || port_of(local) != local_port) return {};
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 || port_of(local) != local_port) return false;
   len = sizeof(peer);
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return {};
-  char host[NI_MAXHOST];
-  if (getnameinfo(reinterpret_cast<sockaddr*>(&peer), len, host, sizeof(host), nullptr, 0, NI_NUMERICHOST) != 0)
-    return {};
-  return std::string(host) + " " + std::to_string(*port_of(peer));
+  return getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0;
 }
 
 }  // namespace
@@ -47,11 +41,8 @@ ino_t ConnectionDeadline::accepted() {
     if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc()) continue;
     struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || conns_.count(st.st_ino)) continue;
-    if (auto peer = peer_of(fd, port_)) {  // only the accepting thread makes sockets of the port: this is the new one
-      Conn c;
-      c.fd = fd;
-      c.peer = std::move(*peer);
-      conns_.emplace(st.st_ino, std::move(c));
+    if (accepted_on(fd, port_)) {  // only the accepting thread makes sockets of the port: this is the new one
+      conns_.emplace(st.st_ino, Conn{.fd = fd});
       return st.st_ino;
     }
   }
@@ -68,11 +59,9 @@ void ConnectionDeadline::finished(ino_t id) {
   conns_.erase(id);
 }
 
-void ConnectionDeadline::answered(const std::string& peer_addr, int peer_port, double now_s) {
-  const std::string peer = peer_addr + " " + std::to_string(peer_port);
+void ConnectionDeadline::answered(ino_t id, double now_s) {
   std::lock_guard lk(mu_);
-  for (auto& [id, c] : conns_)
-    if (c.serving && c.peer == peer) c.since = now_s;
+  if (auto it = conns_.find(id); it != conns_.end()) it->second.since = now_s;
 }
 
 int ConnectionDeadline::sweep(double now_s) {

@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <mutex>
-#include <string>
 #include <unordered_map>
 
 namespace gsq::monitor {
@@ -25,8 +24,8 @@ class ConnectionDeadline {
   ino_t accepted();
   void started(ino_t id, double now_s);  // a worker took it
   void finished(ino_t id);               // the worker is done with it (cpp-httplib closed it)
-  // The connection from `peer_addr`:`peer_port` has just been answered (call it from the server's logger).
-  void answered(const std::string& peer_addr, int peer_port, double now_s);
+  // The worker on connection `id` has just answered on it (cpp-httplib's logger runs on that worker's thread).
+  void answered(ino_t id, double now_s);
   // Shuts down the connections a worker has held for more than the deadline at `now_s` (seconds on a steady clock)
   // since it took them or last answered on them. Returns how many.
   int sweep(double now_s);
@@ -35,7 +34,6 @@ class ConnectionDeadline {
  private:
   struct Conn {
     int fd = -1;
-    std::string peer;      // "addr port", as cpp-httplib's Request reports it
     bool serving = false;  // a worker has it
     double since = 0;      // taken by a worker, or last answered
     bool cut = false;      // shut down already; waiting for cpp-httplib to close it

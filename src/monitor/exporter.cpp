@@ -102,6 +102,9 @@ double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The connection this worker thread serves (0 on other threads), for the logger that cpp-httplib calls on it.
+thread_local ino_t serving_connection = 0;
+
 // cpp-httplib's thread pool, telling the deadline which connection each worker takes and when. cpp-httplib calls
 // enqueue on its accepting thread right after each accept.
 class DeadlinePool : public httplib::TaskQueue {
@@ -110,10 +113,11 @@ class DeadlinePool : public httplib::TaskQueue {
   void enqueue(std::function<void()> fn) override {
     pool_.enqueue([this, id = deadline_.accepted(), fn = std::move(fn)] {
       deadline_.started(id, steady_seconds());
+      serving_connection = id;
       struct Done {
         ConnectionDeadline& d;
         ino_t id;
-        ~Done() { d.finished(id); }
+        ~Done() { serving_connection = 0, d.finished(id); }
       } done{deadline_, id};
       fn();
     });
@@ -213,8 +217,8 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
-  server.set_logger([&](const httplib::Request& req, const httplib::Response&) {
-    deadline.answered(req.remote_addr, req.remote_port, steady_seconds());
+  server.set_logger([&](const httplib::Request&, const httplib::Response&) {
+    deadline.answered(serving_connection, steady_seconds());
   });
   std::thread reaper([&] {
     const auto period = std::chrono::duration<double>(std::min(0.5, o.request_deadline_s / 4));
