@@ -32,7 +32,7 @@ bool accepted_on(int fd, int local_port) {
 
 }  // namespace
 
-ino_t ConnectionDeadline::accepted() {
+ConnectionDeadline::Accepted ConnectionDeadline::accepted() {
   std::error_code ec;
   std::lock_guard lk(mu_);
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
@@ -43,10 +43,10 @@ ino_t ConnectionDeadline::accepted() {
     if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || conns_.count(st.st_ino)) continue;
     if (accepted_on(fd, port_)) {  // only the accepting thread makes sockets of the port: this is the new one
       conns_.emplace(st.st_ino, Conn{.fd = fd});
-      return st.st_ino;
+      return {st.st_ino, fd};
     }
   }
-  return 0;
+  return {};
 }
 
 void ConnectionDeadline::started(ino_t id, double now_s) {

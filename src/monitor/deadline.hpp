@@ -4,7 +4,9 @@
 // the one a worker has held for longer than the deadline without answering: the worker's next poll/recv returns at
 // once and cpp-httplib closes the socket. A connection's clock starts when a worker takes it and again after each
 // answer on it (keep-alive); connections still waiting for a worker are never cut, so a scrape queued behind slow
-// clients waits for them to be cut instead of failing with them. Linux only (/proc/self/fd).
+// clients waits for them to be cut instead of failing with them. In the exporter the header gate (header_gate.hpp)
+// holds a new connection until its first request's headers are in, so this deadline is what bounds a slow body, a
+// slow reader of the answer, and a slow second request on a kept-alive connection. Linux only (/proc/self/fd).
 #pragma once
 
 #include <sys/types.h>
@@ -19,9 +21,13 @@ class ConnectionDeadline {
  public:
   ConnectionDeadline(int port, double deadline_s) : port_(port), deadline_s_(deadline_s) {}
 
+  struct Accepted {
+    ino_t id = 0;  // 0: no new socket found
+    int fd = -1;
+  };
   // Call right after the server accepted a connection, on the thread that accepts (cpp-httplib's task queue
-  // `enqueue`): finds the new socket of the port in /proc/self/fd and returns its id (0 if none is new).
-  ino_t accepted();
+  // `enqueue`): finds the new socket of the port in /proc/self/fd and returns its id and descriptor.
+  Accepted accepted();
   void started(ino_t id, double now_s);  // a worker took it
   void finished(ino_t id);               // the worker is done with it (cpp-httplib closed it)
   // The worker on connection `id` has just answered on it (cpp-httplib's logger runs on that worker's thread).

@@ -5,16 +5,22 @@
 #include "gpu/nvml.hpp"
 #include "gpu/xid.hpp"
 #include "monitor/deadline.hpp"
+#include "monitor/header_gate.hpp"
 #include "monitor/watch.hpp"
 
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <csignal>
 #include <memory>
@@ -91,11 +97,16 @@ Collector live_collector(const std::function<void(const std::string&)>& log) {
 }
 
 namespace {
-// cpp-httplib's server with its listening socket in reach: the library listens with a backlog of 5, so a burst of
-// connections overflows the kernel's queue and clients retry their SYN after 1, 3, 7, ... seconds.
+// cpp-httplib's server with its listening socket in reach. The library listens with a backlog of 5, so a burst of
+// connections overflows the kernel's queue and clients retry their SYN after 1, 3, 7, ... seconds: listen() again
+// only resizes the queue. TCP_DEFER_ACCEPT has the kernel finish the accept only once the client has sent data, so
+// a scrape usually arrives with its request in and goes straight to a worker instead of through the header gate.
 class Server : public httplib::Server {
  public:
-  void widen_backlog() { (void)::listen(svr_sock_, SOMAXCONN); }  // listen() again only resizes the queue
+  void tune_listener(int defer_s) {
+    (void)::listen(svr_sock_, SOMAXCONN);
+    (void)setsockopt(svr_sock_, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof(defer_s));
+  }
 };
 
 double steady_seconds() {
@@ -105,13 +116,20 @@ double steady_seconds() {
 // The connection this worker thread serves (0 on other threads), for the logger that cpp-httplib calls on it.
 thread_local ino_t serving_connection = 0;
 
-// cpp-httplib's thread pool, telling the deadline which connection each worker takes and when. cpp-httplib calls
-// enqueue on its accepting thread right after each accept.
+// cpp-httplib's thread pool, telling the deadline which connection each worker takes and when, with the header gate
+// in front of it: a connection reaches a worker once its request headers are in, so clients that trickle theirs
+// wait in the gate (one epoll thread) instead of in a worker. cpp-httplib calls enqueue on its accepting thread right
+// after each accept, and shutdown once it stops accepting.
 class DeadlinePool : public httplib::TaskQueue {
  public:
-  DeadlinePool(size_t n, ConnectionDeadline& deadline) : pool_(n), deadline_(deadline) {}
+  DeadlinePool(size_t n, ConnectionDeadline& deadline, double header_deadline_s, std::atomic<uint64_t>& gate_cuts)
+      : pool_(n),
+        deadline_(deadline),
+        gate_(
+            header_deadline_s, [this](std::function<void()> task) { pool_.enqueue(std::move(task)); }, &gate_cuts) {}
   void enqueue(std::function<void()> fn) override {
-    pool_.enqueue([this, id = deadline_.accepted(), fn = std::move(fn)] {
+    const auto conn = deadline_.accepted();
+    auto task = [this, id = conn.id, fn = std::move(fn)] {
       deadline_.started(id, steady_seconds());
       serving_connection = id;
       struct Done {
@@ -120,13 +138,22 @@ class DeadlinePool : public httplib::TaskQueue {
         ~Done() { serving_connection = 0, d.finished(id); }
       } done{deadline_, id};
       fn();
-    });
+    };
+    if (conn.fd < 0) {
+      pool_.enqueue(std::move(task));  // the socket was not found: a worker reads it, the deadline still applies
+      return;
+    }
+    gate_.hold(conn.fd, std::move(task));
   }
-  void shutdown() override { pool_.shutdown(); }
+  void shutdown() override {
+    gate_.stop();
+    pool_.shutdown();
+  }
 
  private:
   httplib::ThreadPool pool_;
   ConnectionDeadline& deadline_;
+  HeaderGate gate_;
 };
 
 double unix_now() {
@@ -202,8 +229,11 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
   });
 
   ConnectionDeadline deadline(o.port, o.request_deadline_s);  // outlives the server and its pool
+  std::atomic<uint64_t> gate_cuts{0};
   Server server;
-  server.new_task_queue = [&] { return new DeadlinePool(static_cast<size_t>(o.threads), deadline); };
+  server.new_task_queue = [&] {
+    return new DeadlinePool(static_cast<size_t>(o.threads), deadline, o.request_deadline_s, gate_cuts);
+  };
   const auto secs = static_cast<time_t>(o.timeout_s);
   server.set_read_timeout(secs, 0);
   server.set_write_timeout(secs, 0);
@@ -220,14 +250,14 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
   server.set_logger([&](const httplib::Request&, const httplib::Response&) {
     deadline.answered(serving_connection, steady_seconds());
   });
+  std::atomic<uint64_t> swept{0};  // cut by the deadline in a worker (gate_cuts: in the header gate)
   std::thread reaper([&] {
     const auto period = std::chrono::duration<double>(std::min(0.5, o.request_deadline_s / 4));
     std::unique_lock lk(mu);
     while (!cv.wait_for(lk, period, [&] { return stopping; })) {
       lk.unlock();
-      const int cut = deadline.sweep(steady_seconds());
+      swept += static_cast<uint64_t>(deadline.sweep(steady_seconds()));
       lk.lock();
-      self.connections_cut += static_cast<uint64_t>(cut);
     }
   });
   server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
@@ -237,6 +267,7 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
       std::lock_guard lk(mu);
       s = self;
       s.scrapes = ++scrapes;
+      s.connections_cut = swept + gate_cuts;
       text = render_metrics(latest.snapshot, latest.counters, s);
     }
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
@@ -268,7 +299,7 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
     throw_bad_input(
         fmt::format("cannot listen on {}:{} (address in use, or not an address of this host)", o.host, o.port));
   }
-  server.widen_backlog();
+  server.tune_listener(std::max(1, static_cast<int>(std::ceil(o.request_deadline_s))));
   std::atomic<bool> signalled{false};
   std::thread stopper([&] {
     int sig = 0;

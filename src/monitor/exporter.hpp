@@ -17,8 +17,9 @@ struct ExporterOptions {
   double interval_s = 5;
   int threads = 16;      // concurrent requests served; more wait in the pool's queue, first in first out
   double timeout_s = 5;  // read and write timeout per connection (per read or write call)
-  // Seconds a connection may take to send a request and get its answer (counted from accept, and again after each
-  // answer); slower ones are shut down, so a client trickling its header cannot hold a worker (ConnectionDeadline).
+  // Seconds a connection may take to send its headers (HeaderGate, before any worker takes it), and then, in a
+  // worker, to send its request and get the answer (again after each answer: ConnectionDeadline); slower ones are
+  // shut down.
   double request_deadline_s = 2;
   size_t max_request_bytes = 8192;
   std::string version;

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "monitor/deadline.hpp"
+#include "monitor/header_gate.hpp"
 #include "monitor/metrics.hpp"
 #include "monitor/rules.hpp"
 #include "monitor/watch.hpp"
@@ -22,9 +23,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <thread>
@@ -290,9 +295,9 @@ TEST(ConnectionDeadline, CutsWhatAWorkerHeldTooLongNotWhatWaitsAndRestartsAfterA
   ASSERT_GE(c1, 0);
   ASSERT_GE(c2, 0);
   const int s1 = accept(lfd, nullptr, nullptr);
-  const ino_t id1 = d.accepted();
+  const ino_t id1 = d.accepted().id;
   const int s2 = accept(lfd, nullptr, nullptr);
-  const ino_t id2 = d.accepted();
+  const ino_t id2 = d.accepted().id;
   ASSERT_GE(s1, 0);
   ASSERT_GE(s2, 0);
   struct stat st1 = {};
@@ -301,7 +306,7 @@ TEST(ConnectionDeadline, CutsWhatAWorkerHeldTooLongNotWhatWaitsAndRestartsAfterA
   ASSERT_EQ(fstat(s2, &st2), 0);
   EXPECT_EQ(id1, st1.st_ino) << "each accept finds its own socket, not the listener's, not a client's";
   EXPECT_EQ(id2, st2.st_ino);
-  EXPECT_EQ(d.accepted(), 0u) << "nothing new";
+  EXPECT_EQ(d.accepted().id, 0u) << "nothing new";
   EXPECT_EQ(d.tracked(), 2u);
 
   d.started(id1, 100.0);
@@ -362,6 +367,85 @@ TEST(Exporter, ASecondExporterOnTheSamePortIsRefused) {
   waitpid(first, &status, 0);
 }
 
+// Whether `fd` is still connected and has nothing to read (the peer has neither answered nor closed it).
+bool still_open(int fd) {
+  char c;
+  const ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+// Waits up to `seconds` for `done` to turn true.
+bool eventually(const std::atomic<bool>& done, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return done;
+}
+
+TEST(HeaderGate, TheBlankLineEndsTheHeadersWithOrWithoutCarriageReturns) {
+  EXPECT_TRUE(headers_complete("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_TRUE(headers_complete("GET / HTTP/1.1\nHost: x\n\n"));
+  EXPECT_TRUE(headers_complete("GET / HTTP/1.0\r\n\r\nbody"));
+  EXPECT_FALSE(headers_complete("GET / HTTP/1.1\r\nHost: x\r\n"));
+  EXPECT_FALSE(headers_complete("GET / HTTP/1.1\r\nHost: x\r\n\r"));
+  EXPECT_FALSE(headers_complete(""));
+}
+
+TEST(HeaderGate, HoldsAConnectionUntilItsHeadersAreInAndCutsTheOneThatMissesTheDeadline) {
+  std::atomic<int> dispatched{0};
+  std::vector<std::thread> ran;
+  std::mutex mu;
+  // The pool: each task on a thread of its own, as a worker would run it.
+  HeaderGate gate(0.4, [&](std::function<void()> task) {
+    std::lock_guard lk(mu);
+    ran.emplace_back(std::move(task));
+  });
+  int slow[2], silent[2], early[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, slow), 0);
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, silent), 0);
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, early), 0);
+  std::atomic<bool> slow_done{false}, silent_done{false}, early_done{false};
+  const std::string whole = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(send(early[0], whole.data(), whole.size(), 0), static_cast<ssize_t>(whole.size()));
+  gate.hold(early[1], [&] { early_done = true, ++dispatched; });
+  gate.hold(silent[1], [&] { silent_done = true, ++dispatched; });
+  gate.hold(slow[1], [&] { slow_done = true, ++dispatched; });
+  EXPECT_TRUE(eventually(early_done, 5)) << "headers already there when it was held: handed over at once";
+  // The slow one sends part of its request line, then (well within the 0.4 s counted from hold) the rest.
+  ASSERT_EQ(send(slow[0], whole.data(), 10, 0), 10);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(slow_done) << "a partial request line is not handed to a worker";
+  ASSERT_EQ(send(slow[0], whole.data() + 10, whole.size() - 10, 0), static_cast<ssize_t>(whole.size() - 10));
+  EXPECT_TRUE(eventually(slow_done, 5)) << "the rest of the headers arrived: handed over";
+  EXPECT_TRUE(still_open(slow[0])) << "a connection handed over in time is not cut";
+  EXPECT_TRUE(eventually(silent_done, 5)) << "the silent one is handed over once cut";
+  EXPECT_TRUE(closed_by_peer(silent[0], 5)) << "the cut socket reads as closed on the client's side";
+  EXPECT_EQ(gate.cut(), 1u);
+  EXPECT_EQ(gate.held(), 0u);
+  EXPECT_EQ(dispatched.load(), 3);
+  gate.stop();
+  for (auto& t : ran) t.join();
+  for (int* p : {slow, silent, early}) close(p[0]), close(p[1]);
+}
+
+TEST(HeaderGate, StoppingHandsOverWhatItHoldsWithoutCountingCuts) {
+  std::atomic<bool> done{false};
+  std::vector<std::function<void()>> tasks;
+  HeaderGate gate(60, [&](std::function<void()> task) { tasks.push_back(std::move(task)); });
+  int sp[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+  gate.hold(sp[1], [&] { done = true; });
+  EXPECT_EQ(gate.held(), 1u);
+  gate.stop();
+  ASSERT_EQ(tasks.size(), 1u);
+  tasks[0]();
+  EXPECT_TRUE(done);
+  EXPECT_EQ(gate.cut(), 0u);
+  EXPECT_TRUE(closed_by_peer(sp[0], 5)) << "the stopping server ends the waiting connection";
+  gate.hold(sp[1], [] {});  // after stop: handed over at once
+  EXPECT_EQ(tasks.size(), 2u);
+  close(sp[0]), close(sp[1]);
+}
+
 TEST(Exporter, ClientsThatTrickleTheirHeadersAreCutAtTheDeadlineAndScrapesGoOn) {
   // One worker, a read timeout far longer than the test: without the deadline the two stalled clients would hold
   // the worker (and the scrape behind them) for 60 s.
@@ -392,6 +476,42 @@ TEST(Exporter, ClientsThatTrickleTheirHeadersAreCutAtTheDeadlineAndScrapesGoOn) 
   ASSERT_TRUE(std::regex_search(after->body, m, std::regex(R"(gsq_exporter_connections_cut_total\{[^}]*\} (\d+))")))
       << after->body.substr(0, 400);
   EXPECT_GE(std::stoi(m[1].str()), 2);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(Exporter, ScrapesAreAnsweredWhileMoreSlowClientsThanWorkersWaitForTheirHeaders) {
+  // One worker and a deadline far longer than the test: six clients stuck in their headers wait in the header gate,
+  // not in the worker, so a scrape is answered while all six are still connected.
+  const int port = 22000 + ::getpid() % 1000;
+  const pid_t pid = spawn_exporter(port, {"--threads", "1", "--timeout", "60", "--request-deadline", "60"});
+  ASSERT_GT(pid, 0);
+  httplib::Client cli("127.0.0.1", port);
+  ASSERT_TRUE(first_metrics(cli)) << "the exporter never answered on port " << port;
+  std::vector<int> stalled;
+  for (int i = 0; i < 6; ++i) {
+    const int fd = connect_loopback(port);
+    ASSERT_GE(fd, 0);
+    const std::string part = "GET /metrics HTTP/1.1\r\nHost: x\r\n";  // no blank line yet
+    ASSERT_EQ(send(fd, part.data(), part.size(), 0), static_cast<ssize_t>(part.size()));
+    stalled.push_back(fd);
+  }
+  cli.set_read_timeout(20, 0);
+  const auto res = cli.Get("/metrics");
+  ASSERT_TRUE(res) << "the scrape got no answer";
+  EXPECT_EQ(res->status, 200);
+  for (int fd : stalled) EXPECT_TRUE(still_open(fd)) << "answered only after a slow client was cut or answered";
+  // A slow client that finishes its headers is answered too.
+  const std::string rest = "\r\n";
+  ASSERT_EQ(send(stalled[0], rest.data(), rest.size(), 0), 2);
+  timeval tv{20, 0};
+  setsockopt(stalled[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char buf[16] = {};
+  ASSERT_EQ(recv(stalled[0], buf, 12, MSG_WAITALL), 12);
+  EXPECT_EQ(std::string(buf, 12), "HTTP/1.1 200");
+  for (int fd : stalled) close(fd);
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
