@@ -73,6 +73,33 @@ __global__ void __launch_bounds__(kFlatThreads) copy_flat_kernel(V* __restrict__
   if (i < n) a[i] = b[i];
 }
 
+// The flat form of the other three operations. On the H200 (bench/results/2026-12-03-h200-probes-flat-ops/, 4 GiB
+// cold) it helps only where each thread moves more than one stream: triad 4425 against 4120 GB/s grid-stride, while
+// read-only falls to 3379 against 4636 and write-only to 3400 against 4358 GB/s.
+template <class V>
+__global__ void __launch_bounds__(kFlatThreads)
+    read_flat_kernel(const V* __restrict__ b, size_t n, float* __restrict__ sink) {
+  const size_t i = static_cast<size_t>(blockIdx.x) * kFlatThreads + threadIdx.x;
+  if (i < n && first(b[i]) == -1.2345f) sink[threadIdx.x] = 1;  // as read_kernel: the load stays, the store never runs
+}
+
+template <class V>
+__global__ void __launch_bounds__(kFlatThreads) write_flat_kernel(V* __restrict__ a, size_t n) {
+  const size_t i = static_cast<size_t>(blockIdx.x) * kFlatThreads + threadIdx.x;
+  V v;
+  float* pv = reinterpret_cast<float*>(&v);
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(V) / sizeof(float)); ++k) pv[k] = 1.5f;
+  if (i < n) a[i] = v;
+}
+
+template <class V>
+__global__ void __launch_bounds__(kFlatThreads)
+    triad_flat_kernel(V* __restrict__ a, const V* __restrict__ b, const V* __restrict__ c, size_t n) {
+  const size_t i = static_cast<size_t>(blockIdx.x) * kFlatThreads + threadIdx.x;
+  if (i < n) a[i] = fma_vec(b[i], 0.4f, c[i]);
+}
+
 // Streaming variant: eight accesses in flight per thread, loads and stores marked evict-first.
 template <class V>
 __global__ void copy_streaming_kernel(V* __restrict__ a, const V* __restrict__ b, size_t n) {
@@ -190,12 +217,19 @@ void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, 
   // Eight blocks of 256 threads per SM: 2048 threads, the most an H100/H200 SM keeps resident.
   const int grid = static_cast<int>(
       std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(sm_count) * 8, (n + kThreads - 1) / kThreads)));
+  const auto flat_grid = static_cast<unsigned>((n + kFlatThreads - 1) / kFlatThreads);
   switch (op) {
     case MemOp::read:
-      read_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<const V*>(b), n, sink);
+      if (hint == CacheHint::flat)
+        read_flat_kernel<V><<<flat_grid, kFlatThreads, 0, s>>>(static_cast<const V*>(b), n, sink);
+      else
+        read_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<const V*>(b), n, sink);
       break;
     case MemOp::write:
-      write_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), n);
+      if (hint == CacheHint::flat)
+        write_flat_kernel<V><<<flat_grid, kFlatThreads, 0, s>>>(static_cast<V*>(a), n);
+      else
+        write_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), n);
       break;
     case MemOp::copy:
       if (hint == CacheHint::streaming)
@@ -203,8 +237,7 @@ void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, 
       else if (hint == CacheHint::tiled)
         copy_tiled_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
       else if (hint == CacheHint::flat)
-        copy_flat_kernel<V><<<static_cast<unsigned>((n + kFlatThreads - 1) / kFlatThreads), kFlatThreads, 0, s>>>(
-            static_cast<V*>(a), static_cast<const V*>(b), n);
+        copy_flat_kernel<V><<<flat_grid, kFlatThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
       else if (hint == CacheHint::bulk)
         copy_bulk_kernel<<<sm_count * kBulkBlocksPerSm, 32, 0, s>>>(static_cast<char*>(a), static_cast<const char*>(b),
                                                                     bytes);
@@ -212,8 +245,12 @@ void launch_typed(MemOp op, void* a, const void* b, const void* c, float* sink, 
         copy_kernel<V><<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), n);
       break;
     case MemOp::triad:
-      triad_kernel<V>
-          <<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), static_cast<const V*>(c), n);
+      if (hint == CacheHint::flat)
+        triad_flat_kernel<V><<<flat_grid, kFlatThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b),
+                                                                static_cast<const V*>(c), n);
+      else
+        triad_kernel<V>
+            <<<grid, kThreads, 0, s>>>(static_cast<V*>(a), static_cast<const V*>(b), static_cast<const V*>(c), n);
       break;
   }
 }

@@ -12,7 +12,7 @@ enum class MemOp { read, write, copy, triad };
 // evict-first (ld.global.cs/st.global.cs), eight in flight; `tiled` has each block copy contiguous tiles, eight in
 // flight; `bulk` moves 12 KB tiles through shared memory with the TMA (cp.async.bulk, sm_90+; width is ignored);
 // `flat` is one access per thread and a block per 128, no loop (level with cudaMemcpy on the H200). The probe measures
-// all five next to cudaMemcpy.
+// all five next to cudaMemcpy. Read, write and triad take `normal` (grid-stride) and `flat`; other hints are ignored.
 enum class CacheHint { normal, streaming, tiled, bulk, flat };
 
 // Bytes each operation moves per element of `elem_bytes`, as BabelStream counts them: read 1, write 1, copy 2, triad 3.

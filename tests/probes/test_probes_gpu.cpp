@@ -16,7 +16,7 @@ namespace {
 
 using test::have_gpu;
 
-TEST(ProbesGpu, CopyAndTriadKernelsAreExactAtEveryWidth) {
+TEST(ProbesGpu, CopyTriadAndWriteKernelsAreExactAtEveryWidth) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU: cudaGetDeviceCount found no device";
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<float> u(-1, 1);
@@ -33,13 +33,18 @@ TEST(ProbesGpu, CopyAndTriadKernelsAreExactAtEveryWidth) {
                             std::pair{probes::MemOp::copy, probes::CacheHint::streaming},
                             std::pair{probes::MemOp::copy, probes::CacheHint::tiled},
                             std::pair{probes::MemOp::copy, probes::CacheHint::bulk},  // a partial last tile
-                            std::pair{probes::MemOp::triad, probes::CacheHint::normal}}) {
+                            std::pair{probes::MemOp::triad, probes::CacheHint::normal},
+                            std::pair{probes::MemOp::triad, probes::CacheHint::flat},
+                            std::pair{probes::MemOp::write, probes::CacheHint::normal},
+                            std::pair{probes::MemOp::write, probes::CacheHint::flat}}) {
       GSQ_CUDA_CHECK(cudaMemset(da.get(), 0xFF, n * 4));  // poisoned
       ASSERT_EQ(probes::launch_mem_op(op, width, da.get(), db.get(), dc.get(), nullptr, n * 4, 132, nullptr, hint),
                 cudaSuccess);
       GSQ_CUDA_CHECK(cudaMemcpy(out.data(), da.get(), n * 4, cudaMemcpyDeviceToHost));
       for (size_t i = 0; i < n; ++i) {
-        const double want = op == probes::MemOp::copy ? b[i] : static_cast<double>(b[i]) + 0.4 * c[i];
+        const double want = op == probes::MemOp::copy    ? b[i]
+                            : op == probes::MemOp::write ? 1.5
+                                                         : static_cast<double>(b[i]) + 0.4 * c[i];
         ASSERT_NEAR(out[i], want, 1e-6 * (1 + std::abs(want))) << "width " << width << " at " << i;
       }
     }
