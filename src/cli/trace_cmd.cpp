@@ -92,6 +92,11 @@ Action register_trace(CLI::App& app) {
                   "records of every call), none")
       ->check(CLI::IsMember({"callbacks", "activity", "none"}))
       ->capture_default_str();
+  cmd->add_option("--kernel-timestamps", l.kernel_timestamps,
+                  "auto: from the GPU's Hardware Event System where CUPTI offers it (Blackwell; no per-launch "
+                  "instrumentation), else CUPTI's software timestamps; software: always the latter")
+      ->check(CLI::IsMember({"auto", "software"}))
+      ->capture_default_str();
   cmd->add_option("--gpu-metrics", o->gpu_metrics_ms,
                   "Also sample the GPU every MS milliseconds (≥ 100; 0 = off): NVML GPM on Hopper+ (SM activity and "
                   "occupancy, DRAM bandwidth, tensor/FP activity, PCIe/NVLink), SM clock, power, temperature, "
@@ -126,7 +131,10 @@ Action register_trace(CLI::App& app) {
       else
         std::cout << human_summary(f) << '\n'
                   << fmt::format("status: {}{}\n", f.header.value("status", "?"),
-                                 f.header.contains("reason") ? " — " + f.header.value("reason", "") : "");
+                                 f.header.contains("reason") ? " — " + f.header.value("reason", "") : "")
+                  << (f.stats.contains("kernel_timestamps")
+                          ? fmt::format("kernel timestamps: {}\n", f.stats.value("kernel_timestamps", ""))
+                          : "");
       return 0;
     }
     if (exp->parsed()) {

@@ -205,6 +205,7 @@ class Tracer {
   // The callbacks of the CPU side; enabled only while recording, so an idle (delayed, on-demand) tracer costs
   // the traced program no callback dispatch.
   std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> wanted_callbacks;
+  std::string kernel_stamps;  // where kernel timestamps come from (hardware events or software); under mu
 
   // Buffers and blocks on their way to the writer.
   std::mutex mu;
@@ -377,6 +378,11 @@ class Tracer {
     return r;
   }
 
+  std::string kernel_timestamps_now() {
+    std::lock_guard lk(mu);
+    return kernel_stamps;
+  }
+
   nlohmann::json stats_json() {
     nlohmann::json records = nlohmann::json::object();
     for (uint8_t k = 1; k < 8; ++k) records[std::string(record_kind_name(k))] = by_kind[k];
@@ -390,6 +396,7 @@ class Tracer {
             {"drop_policy", "newest records dropped when the writer is behind (buffer pool or CPU queue full)"},
             {"cupti_ns_now", cupti_now()},
             {"capture_windows", windows},
+            {"kernel_timestamps", kernel_timestamps_now()},
             {"write_failed", writer && writer->failed()}};
   }
 
@@ -552,10 +559,42 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   g_tracer->cv.notify_one();
 }
 
+// Kernel timestamps from Blackwell's Hardware Event System where CUPTI offers it: no software instrumentation of
+// each launch (CUPTI's timestamp writes around every kernel, the tracer's main cost on launch-bound programs).
+// Returns what the kernel records' timestamps come from. The function is looked up in the libcupti this process
+// uses, since a PyTorch process may have loaded an older copy that lacks it.
+std::string enable_hardware_timestamps() {
+  Dl_info info{};
+  void* lib = nullptr;
+  if (dladdr(reinterpret_cast<void*>(&cuptiGetVersion), &info) && info.dli_fname)
+    lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  using EnableHw = CUptiResult (*)(uint8_t);
+  auto* enable = lib ? reinterpret_cast<EnableHw>(dlsym(lib, "cuptiActivityEnableHWTrace")) : nullptr;
+  if (lib) dlclose(lib);
+  if (!enable) return "software (this libcupti has no hardware event system)";
+  const CUptiResult r = enable(1);
+  if (r == CUPTI_SUCCESS) return "hardware (HES)";
+  const char* err = nullptr;
+  cuptiGetResultString(r, &err);
+  return std::string("software (hardware event system: ") + (err ? err : "unavailable") +
+         "; it needs a Blackwell GPU, no MIG, MPS or confidential computing)";
+}
+
 // Entry and exit of the selected runtime/driver functions. Entry stores the start time in CUPTI's per-call slot;
 // exit appends the record. A driver call made inside a traced runtime call is skipped: the runtime record covers it.
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   Tracer& t = *g_tracer;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CU_INIT_FINISHED && !t.forked_child) {
+      static std::once_flag once;
+      std::call_once(once, [&t] {
+        std::string stamps = enable_hardware_timestamps();
+        std::lock_guard lk(t.mu);
+        t.kernel_stamps = std::move(stamps);
+      });
+    }
+    return;
+  }
   if (!t.cpu_on.load(std::memory_order_relaxed) || t.forked_child) return;
   thread_local int in_runtime = 0;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
@@ -698,6 +737,16 @@ int initialize() {
     return 1;
   }
   header["status"] = "tracing";
+  const std::string stamps = env_string("GSQ_TRACE_KERNEL_TIMESTAMPS");
+  header["kernel_timestamps_asked"] = stamps.empty() ? "auto" : stamps;
+  if (stamps == "software") {
+    t->kernel_stamps = "software (asked)";
+  } else {
+    // The hardware event system can be switched on only once the driver has initialised and before the first
+    // context: CUPTI's CU_INIT_FINISHED callback is that moment (InitializeInjection runs inside cuInit).
+    t->kernel_stamps = "software (CUDA's initialisation did not finish before tracing ended)";
+    cuptiEnableCallback(1, t->subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED);
+  }
   try {
     t->writer = std::make_unique<Writer>(c.file, header);
   } catch (const std::exception& e) {

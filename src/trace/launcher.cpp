@@ -72,6 +72,8 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
     throw_bad_input("nothing to trace: give the command after --, e.g. gpusqueeze trace -o run.gsqt -- python app.py");
   if (o.cpu_api != "callbacks" && o.cpu_api != "activity" && o.cpu_api != "none")
     throw_bad_input("--cpu-api must be callbacks, activity or none, not " + o.cpu_api);
+  if (o.kernel_timestamps != "auto" && o.kernel_timestamps != "software")
+    throw_bad_input("--kernel-timestamps must be auto or software, not " + o.kernel_timestamps);
   LaunchResult result;
   const fs::path library = o.library.empty() ? find_tracer_library() : fs::absolute(o.library);
   const fs::path cupti = check_tracer_loads(library);
@@ -96,6 +98,7 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
                fmt::format("GSQ_TRACE_STRICT={}", o.strict ? 1 : 0),
                fmt::format("GSQ_TRACE_ON_DEMAND={}", o.on_demand ? 1 : 0),
                "GSQ_TRACE_CPU=" + o.cpu_api,
+               "GSQ_TRACE_KERNEL_TIMESTAMPS=" + o.kernel_timestamps,
                fmt::format("GSQ_TRACE_BUFFER_MB={}", o.buffer_mb)};
     // NVTX ranges reach CUPTI only through NVTX's own injection hook; leave a user's setting alone.
     // The tracer corrects the path to the libcupti the process really loaded (GSQ_TRACE_NVTX).

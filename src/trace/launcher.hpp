@@ -12,12 +12,13 @@ namespace gsq::trace {
 struct LaunchOptions {
   std::vector<std::string> command;  // argv of the program to trace
   std::filesystem::path output = "gpusqueeze.gsqt";
-  double delay_s = 0, duration_s = 0;  // trace window; duration 0 = until the program exits
-  bool strict = false;                 // refuse to run untraced when another CUPTI tool is attached
-  bool on_demand = false;              // record nothing until `gpusqueeze capture PID --seconds N`
-  std::string cpu_api = "callbacks";   // callbacks | activity | none
-  int buffer_mb = 256;                 // memory cap for records in flight
-  std::filesystem::path library;       // the tracer library; empty = found beside the executable
+  double delay_s = 0, duration_s = 0;      // trace window; duration 0 = until the program exits
+  bool strict = false;                     // refuse to run untraced when another CUPTI tool is attached
+  bool on_demand = false;                  // record nothing until `gpusqueeze capture PID --seconds N`
+  std::string cpu_api = "callbacks";       // callbacks | activity | none
+  std::string kernel_timestamps = "auto";  // auto (hardware events where CUPTI has them: Blackwell) | software
+  int buffer_mb = 256;                     // memory cap for records in flight
+  std::filesystem::path library;           // the tracer library; empty = found beside the executable
 };
 
 struct LaunchResult {

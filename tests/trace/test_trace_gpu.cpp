@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 extern char** environ;
@@ -104,6 +105,10 @@ TEST(TraceGpu, RecordsExactlyTheWorkThatWasDone) {
   const TraceFile t = read_trace(out);
   ASSERT_EQ(t.header.value("status", ""), "tracing") << t.header.dump();
   EXPECT_TRUE(t.complete);
+  // Hardware kernel timestamps where CUPTI has them (Blackwell), software ones with the reason elsewhere.
+  const std::string stamps = t.stats.value("kernel_timestamps", "");
+  EXPECT_TRUE(stamps == "hardware (HES)" || stamps.starts_with("software (")) << stamps;
+  std::cout << "kernel timestamps: " << stamps << '\n';
   const Counts c = count(t);
   EXPECT_EQ(c.kernels, 21u);  // 20 launched + 1 from the graph
   EXPECT_EQ(c.graph_kernels, 1u);
