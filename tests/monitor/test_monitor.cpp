@@ -279,6 +279,29 @@ bool closed_by_peer(int fd, int seconds) {
   }
 }
 
+// `n` connections to 127.0.0.1:`port` that each send `part` of a request and nothing more (fewer on failure).
+std::vector<int> stalled_clients(int port, int n, const std::string& part) {
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    const int fd = connect_loopback(port);
+    if (fd < 0) break;
+    if (send(fd, part.data(), part.size(), 0) != static_cast<ssize_t>(part.size())) {
+      close(fd);
+      break;
+    }
+    fds.push_back(fd);
+  }
+  return fds;
+}
+
+// Stops an exporter with SIGTERM and returns its exit status (-1 if it did not exit normally).
+int stop_exporter(pid_t pid) {
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 TEST(ConnectionDeadline, CutsWhatAWorkerHeldTooLongNotWhatWaitsAndRestartsAfterAnswers) {
   const int lfd = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(lfd, 0);
@@ -342,10 +365,7 @@ TEST(Exporter, ServesMetricsAndHealthAndStopsOnSigterm) {
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
   EXPECT_EQ(cli.Get("/nope")->status, 404);
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(stop_exporter(pid), 0) << "the exporter's exit status on SIGTERM";
 }
 
 TEST(Exporter, ASecondExporterOnTheSamePortIsRefused) {
@@ -454,14 +474,8 @@ TEST(Exporter, ClientsThatTrickleTheirHeadersAreCutAtTheDeadlineAndScrapesGoOn) 
   ASSERT_GT(pid, 0);
   httplib::Client cli("127.0.0.1", port);
   ASSERT_TRUE(first_metrics(cli)) << "the exporter never answered on port " << port;
-  std::vector<int> stalled;
-  for (int i = 0; i < 2; ++i) {
-    const int fd = connect_loopback(port);
-    ASSERT_GE(fd, 0);
-    const std::string part = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: a";  // and nothing more
-    ASSERT_EQ(send(fd, part.data(), part.size(), 0), static_cast<ssize_t>(part.size()));
-    stalled.push_back(fd);
-  }
+  const std::vector<int> stalled = stalled_clients(port, 2, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: a");
+  ASSERT_EQ(stalled.size(), 2u);
   cli.set_read_timeout(30, 0);
   const auto res = cli.Get("/metrics");
   ASSERT_TRUE(res) << "the scrape behind the stalled clients got no answer";
@@ -476,10 +490,7 @@ TEST(Exporter, ClientsThatTrickleTheirHeadersAreCutAtTheDeadlineAndScrapesGoOn) 
   ASSERT_TRUE(std::regex_search(after->body, m, std::regex(R"(gsq_exporter_connections_cut_total\{[^}]*\} (\d+))")))
       << after->body.substr(0, 400);
   EXPECT_GE(std::stoi(m[1].str()), 2);
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(stop_exporter(pid), 0) << "the exporter's exit status on SIGTERM";
 }
 
 TEST(Exporter, ScrapesAreAnsweredWhileMoreSlowClientsThanWorkersWaitForTheirHeaders) {
@@ -490,14 +501,8 @@ TEST(Exporter, ScrapesAreAnsweredWhileMoreSlowClientsThanWorkersWaitForTheirHead
   ASSERT_GT(pid, 0);
   httplib::Client cli("127.0.0.1", port);
   ASSERT_TRUE(first_metrics(cli)) << "the exporter never answered on port " << port;
-  std::vector<int> stalled;
-  for (int i = 0; i < 6; ++i) {
-    const int fd = connect_loopback(port);
-    ASSERT_GE(fd, 0);
-    const std::string part = "GET /metrics HTTP/1.1\r\nHost: x\r\n";  // no blank line yet
-    ASSERT_EQ(send(fd, part.data(), part.size(), 0), static_cast<ssize_t>(part.size()));
-    stalled.push_back(fd);
-  }
+  const std::vector<int> stalled = stalled_clients(port, 6, "GET /metrics HTTP/1.1\r\nHost: x\r\n");  // no blank line
+  ASSERT_EQ(stalled.size(), 6u);
   cli.set_read_timeout(20, 0);
   const auto res = cli.Get("/metrics");
   ASSERT_TRUE(res) << "the scrape got no answer";
@@ -512,10 +517,7 @@ TEST(Exporter, ScrapesAreAnsweredWhileMoreSlowClientsThanWorkersWaitForTheirHead
   ASSERT_EQ(recv(stalled[0], buf, 12, MSG_WAITALL), 12);
   EXPECT_EQ(std::string(buf, 12), "HTTP/1.1 200");
   for (int fd : stalled) close(fd);
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(stop_exporter(pid), 0) << "the exporter's exit status on SIGTERM";
 }
 
 TEST(LatencyHistogram, CumulativeBucketsSumAndCountFromManyThreads) {
