@@ -119,6 +119,13 @@ std::string render_metrics(const gpu::Snapshot& snap, const std::vector<gpu::Cou
     gauge("gsq_gpu_pcie_link_width_max", "Widest PCIe link the slot and GPU support", g.pcie_width_max);
     counter("gsq_gpu_pcie_replays_total", "PCIe replays (link-level retransmissions)", L, g.pcie_replay_counter);
     gauge("gsq_gpu_bar1_used_bytes", "BAR1 memory mapped", g.bar1_used_bytes);
+    if (g.mig_mode_current.ok())
+      x.add("gsq_gpu_mig_enabled", "gauge", "1 while MIG mode is on, else 0", L, *g.mig_mode_current ? 1 : 0);
+    for (const auto& m : g.mig_instances)
+      if (m.memory_total_bytes.ok())
+        x.add("gsq_gpu_mig_memory_total_bytes", "gauge", "Device memory of a MIG instance of this GPU",
+              L + fmt::format(R"(,mig_instance="{}",mig_uuid="{}")", m.index, escape_label(str(m.uuid))),
+              static_cast<double>(*m.memory_total_bytes));
     const std::pair<const char*, const gpu::Field<uint64_t>*> ecc[] = {
         {R"(,type="corrected",scope="volatile")", &g.ecc_volatile_corrected},
         {R"(,type="uncorrected",scope="volatile")", &g.ecc_volatile_uncorrected},

@@ -65,6 +65,25 @@ TEST(Metrics, UnsupportedValuesAreAbsentNotSentinels) {
   EXPECT_NE(text.find("gsq_gpu_power_limit_watts"), std::string::npos);
 }
 
+TEST(Metrics, MigInstancesAreSeriesOfTheirGpuWithTheirOwnLabels) {
+  EXPECT_NE(render_metrics(test::edited("/captured_at", "2026-12-02T00:00:00Z"), {}, SelfStats{})
+                .find("gsq_gpu_mig_enabled{gpu=\"0\",uuid=\"GPU-"),
+            std::string::npos)
+      << "the recorded H200 had MIG off: the mode is there, 0";
+  // MIG was off on the card the snapshot was recorded on, so the instance is made up here: the test is about names
+  // and labels, and its size is the whole GPU's.
+  auto j = test::h200_snapshot_json();
+  const nlohmann::json mig = {
+      {"index", 1}, {"uuid", "MIG-x\"y"}, {"memory_total_bytes", j["gpus"][0]["memory_total_bytes"]}};
+  j["gpus"][0]["mig_mode_current"] = true;
+  j["gpus"][0]["mig_instances"] = nlohmann::json::array({mig});
+  const std::string text = render_metrics(gpu::snapshot_from_json(j, "MIG on"), {}, SelfStats{});
+  EXPECT_NE(text.find("gsq_gpu_mig_enabled{gpu=\"0\""), std::string::npos);
+  const std::regex series(R"(gsq_gpu_mig_memory_total_bytes\{gpu="0",uuid="GPU-[^"]+",model="NVIDIA H200",)"
+                          R"(hostname="[^"]*",mig_instance="1",mig_uuid="MIG-x\\"y"\} \d+)");
+  EXPECT_TRUE(std::regex_search(text, series)) << text.substr(text.find("gsq_gpu_mig"), 400);
+}
+
 TEST(Metrics, LabelValuesAreEscaped) {
   EXPECT_EQ(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }
