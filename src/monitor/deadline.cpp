@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 
 #include <charconv>
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -31,6 +32,10 @@ bool accepted_on(int fd, int local_port) {
 }
 
 }  // namespace
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 ConnectionDeadline::Accepted ConnectionDeadline::accepted() {
   std::error_code ec;

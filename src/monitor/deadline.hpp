@@ -17,6 +17,9 @@
 
 namespace gsq::monitor {
 
+// Seconds on the steady clock: the clock of ConnectionDeadline's times and of the header gate's deadline.
+[[nodiscard]] double steady_seconds();
+
 class ConnectionDeadline {
  public:
   ConnectionDeadline(int port, double deadline_s) : port_(port), deadline_s_(deadline_s) {}

@@ -109,10 +109,6 @@ class Server : public httplib::Server {
   }
 };
 
-double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // The connection this worker thread serves (0 on other threads), for the logger that cpp-httplib calls on it.
 thread_local ino_t serving_connection = 0;
 

@@ -1,5 +1,7 @@
 #include "monitor/header_gate.hpp"
 
+#include "monitor/deadline.hpp"
+
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -7,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,10 +16,6 @@
 namespace gsq::monitor {
 
 namespace {
-double steady_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Whether a worker should have `fd` now: its headers are complete, it sent more than the limit, it was closed or
 // failed. Peeks into `buf` (kHeaderLimit + 1 bytes); nothing is consumed.
 bool ready_for_worker(int fd, std::string& buf, bool hung_up) {
@@ -61,7 +58,7 @@ void HeaderGate::hold(int fd, std::function<void()> task) {
   {
     std::lock_guard lk(mu_);
     if (!stopped_) {
-      held_[fd] = Held{std::move(task), steady_now()};
+      held_[fd] = Held{std::move(task), steady_seconds()};
       // Edge-triggered: a socket whose partial headers stay unread would otherwise wake the gate without end; Linux
       // signals an edge for every arrival, and for data already there when the socket is added.
       epoll_event ev{};
@@ -115,7 +112,7 @@ void HeaderGate::run() {
     }
     std::vector<int> late;
     {
-      const double now = steady_now();
+      const double now = steady_seconds();
       std::lock_guard lk(mu_);
       for (const auto& [fd, h] : held_)
         if (now - h.since > deadline_s_) late.push_back(fd);
