@@ -25,6 +25,16 @@ __device__ __forceinline__ V fma_vec(const V& b, float s, const V& c) {
   return out;
 }
 
+// A vector of `x` in every lane.
+template <class V>
+__device__ __forceinline__ V splat(float x) {
+  V v;
+  float* pv = reinterpret_cast<float*>(&v);
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(V) / sizeof(float)); ++k) pv[k] = x;
+  return v;
+}
+
 template <class V>
 __global__ void read_kernel(const V* __restrict__ b, size_t n, float* __restrict__ sink) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -42,10 +52,7 @@ __global__ void read_kernel(const V* __restrict__ b, size_t n, float* __restrict
 template <class V>
 __global__ void write_kernel(V* __restrict__ a, size_t n) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  V v;
-  float* pv = reinterpret_cast<float*>(&v);
-#pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(V) / sizeof(float)); ++k) pv[k] = 1.5f;
+  const V v = splat<V>(1.5f);
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) a[i] = v;
 }
 
@@ -67,9 +74,14 @@ __global__ void copy_kernel(V* __restrict__ a, const V* __restrict__ b, size_t n
 // are 20% slower (32 resident blocks per SM is then the limit, not threads).
 constexpr int kFlatThreads = 128;
 
+// The one element a thread of a flat kernel moves.
+__device__ __forceinline__ size_t flat_index() {
+  return static_cast<size_t>(blockIdx.x) * kFlatThreads + threadIdx.x;
+}
+
 template <class V>
 __global__ void __launch_bounds__(kFlatThreads) copy_flat_kernel(V* __restrict__ a, const V* __restrict__ b, size_t n) {
-  const size_t i = static_cast<size_t>(blockIdx.x) * kFlatThreads + threadIdx.x;
+  const size_t i = flat_index();
   if (i < n) a[i] = b[i];
 }
 
@@ -79,24 +91,20 @@ __global__ void __launch_bounds__(kFlatThreads) copy_flat_kernel(V* __restrict__
 template <class V>
 __global__ void __launch_bounds__(kFlatThreads)
     read_flat_kernel(const V* __restrict__ b, size_t n, float* __restrict__ sink) {
-  const size_t i = static_cast<size_t>(blockIdx.x) * kFlatThreads + threadIdx.x;
+  const size_t i = flat_index();
   if (i < n && first(b[i]) == -1.2345f) sink[threadIdx.x] = 1;  // as read_kernel: the load stays, the store never runs
 }
 
 template <class V>
 __global__ void __launch_bounds__(kFlatThreads) write_flat_kernel(V* __restrict__ a, size_t n) {
-  const size_t i = static_cast<size_t>(blockIdx.x) * kFlatThreads + threadIdx.x;
-  V v;
-  float* pv = reinterpret_cast<float*>(&v);
-#pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(V) / sizeof(float)); ++k) pv[k] = 1.5f;
-  if (i < n) a[i] = v;
+  const size_t i = flat_index();
+  if (i < n) a[i] = splat<V>(1.5f);
 }
 
 template <class V>
 __global__ void __launch_bounds__(kFlatThreads)
     triad_flat_kernel(V* __restrict__ a, const V* __restrict__ b, const V* __restrict__ c, size_t n) {
-  const size_t i = static_cast<size_t>(blockIdx.x) * kFlatThreads + threadIdx.x;
+  const size_t i = flat_index();
   if (i < n) a[i] = fma_vec(b[i], 0.4f, c[i]);
 }
 
