@@ -22,24 +22,42 @@ std::string RowPlan::describe() const {
                      accesses_per_thread, elems_per_access);
 }
 
-RowPlan plan_row(DType dtype, int64_t cols, bool aligned16) {
+RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   RowPlan p;
   const int per16 = 16 / dtype_size(dtype);
   p.vector = aligned16 && cols % per16 == 0;
   p.elems_per_access = p.vector ? per16 : 1;
   const int64_t accesses = (cols + p.elems_per_access - 1) / p.elems_per_access;
-  if (accesses <= 1024 * 4) {
-    // About four accesses in flight per thread, from 4 lanes of a warp to a block of 1024 threads per row.
-    const auto want = std::bit_ceil(static_cast<uint64_t>((accesses + 3) / 4));
-    p.threads_per_row = static_cast<int>(std::clamp<uint64_t>(want, 4, 1024));
-  } else {
+  if (accesses > 1024 * 4) {
     p.threads_per_row = p.block_threads = 1024;
     p.accesses_per_thread = 0;
     return p;
   }
+  // Accesses per thread and the smallest block, per operation, as tests/row_tune measured them on the H200 (bf16,
+  // widths 256…16384, bench/results/2026-12-03-h200-row-plans/): two accesses per thread in blocks of 128 while the
+  // row's threads reduce in a few steps (2-3% faster than four there), four beyond, in blocks of 256 (LayerNorm,
+  // softmax) or 512 (RMSNorm); softmax + dropout, bound by its Philox instructions, is fastest with four throughout.
+  int64_t two_up_to = 0;  // widest row, in accesses, that takes two per thread
+  int min_block = 128;    // the block for four per thread
+  switch (op) {
+    case RowOp::layer_norm:  // two reductions: past a warp per row the block-wide steps cost more than they win
+      two_up_to = 64, min_block = 256;
+      break;
+    case RowOp::rms_norm:
+      two_up_to = 256, min_block = 512;
+      break;
+    case RowOp::softmax:
+      two_up_to = 256, min_block = 256;
+      break;
+    case RowOp::softmax_dropout:
+      break;
+  }
+  const int64_t target = accesses <= two_up_to ? 2 : 4;
+  const auto want = std::bit_ceil(static_cast<uint64_t>((accesses + target - 1) / target));
+  p.threads_per_row = static_cast<int>(std::clamp<uint64_t>(want, 4, 1024));
   const int64_t per_thread = (accesses + p.threads_per_row - 1) / p.threads_per_row;
   p.accesses_per_thread = static_cast<int>(std::bit_ceil(static_cast<uint64_t>(per_thread)));
-  p.block_threads = std::max(p.threads_per_row, 128);  // rows of ≥ 128 threads get a block each
+  p.block_threads = std::max(p.threads_per_row, p.accesses_per_thread == 4 ? min_block : 128);
   return p;
 }
 

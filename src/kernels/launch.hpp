@@ -43,7 +43,8 @@ struct RowPlan {
   int block_threads = 128;
   [[nodiscard]] std::string describe() const;
 };
-[[nodiscard]] RowPlan plan_row(DType dtype, int64_t cols, bool aligned16);
+// The plan for `op` over rows of `cols` elements (aligned16: every pointer is 16-byte aligned).
+[[nodiscard]] RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16);
 
 cudaError_t launch_row(RowOp op, DType dtype, const RowArgs& a, cudaStream_t stream);
 // y[b][s][r] = x[b][r][s] for b < batches, r < rows_, s < cols_.

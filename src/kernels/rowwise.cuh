@@ -259,7 +259,7 @@ cudaError_t launch_row_typed(const RowArgs& a, cudaStream_t s) {
                         reinterpret_cast<uintptr_t>(a.weight) | reinterpret_cast<uintptr_t>(a.bias)) %
                            16 ==
                        0;
-  const RowPlan plan = plan_row(dt, a.cols, aligned);
+  const RowPlan plan = plan_row(OP, dt, a.cols, aligned);
   if (plan.vector) return launch_planned<OP, T, 16 / sizeof(T)>(a, plan, s);
   return launch_planned<OP, T, 1>(a, plan, s);
 }

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace gsq::kernels {
@@ -98,40 +99,62 @@ TEST(Dropout, MaskDependsOnSeedAndOffsetOnly) {
 }
 
 TEST(RowPlan, PicksWarpBlockOrTwoPassByWidth) {
-  RowPlan p = plan_row(DType::bf16, 256, true);  // 8 lanes a row, 16 rows a block
+  constexpr RowOp kDropout = RowOp::softmax_dropout;
+  RowPlan p = plan_row(kDropout, DType::bf16, 256, true);  // 8 lanes a row, 16 rows a block
   EXPECT_TRUE(p.vector);
   EXPECT_EQ(p.elems_per_access, 8);
   EXPECT_EQ(p.threads_per_row, 8);
   EXPECT_EQ(p.accesses_per_thread, 4);
   EXPECT_EQ(p.block_threads, 128);
-  p = plan_row(DType::bf16, 4096, true);
+  p = plan_row(kDropout, DType::bf16, 4096, true);
   EXPECT_EQ(p.threads_per_row, 128);
   EXPECT_EQ(p.accesses_per_thread, 4);
   EXPECT_EQ(p.block_threads, 128);
-  p = plan_row(DType::bf16, 32768, true);  // the widest row held in registers: 1024 threads × 4 × 16 bytes
+  p = plan_row(kDropout, DType::bf16, 32768, true);  // the widest row held in registers: 1024 threads × 4 × 16 bytes
   EXPECT_EQ(p.threads_per_row, 1024);
   EXPECT_EQ(p.accesses_per_thread, 4);
-  EXPECT_EQ(plan_row(DType::bf16, 32776, true).accesses_per_thread, 0);
-  p = plan_row(DType::f32, 65536, true);
+  EXPECT_EQ(plan_row(kDropout, DType::bf16, 32776, true).accesses_per_thread, 0);
+  p = plan_row(kDropout, DType::f32, 65536, true);
   EXPECT_EQ(p.accesses_per_thread, 0);  // 256 KiB: two reads by a block of 1024
   EXPECT_EQ(p.block_threads, 1024);
-  p = plan_row(DType::bf16, 4095, true);  // odd width: one element per access, still in registers
+  p = plan_row(kDropout, DType::bf16, 4095, true);  // odd width: one element per access, still in registers
   EXPECT_FALSE(p.vector);
   EXPECT_EQ(p.elems_per_access, 1);
   EXPECT_EQ(p.threads_per_row, 1024);
   EXPECT_EQ(p.accesses_per_thread, 4);
-  EXPECT_EQ(plan_row(DType::bf16, 4097, true).accesses_per_thread, 0);
-  EXPECT_FALSE(plan_row(DType::f16, 4096, false).vector);  // unaligned pointers
-  for (int64_t cols = 1; cols <= 300000; cols = cols * 3 + 1) {
-    for (DType t : {DType::f32, DType::f16, DType::bf16}) {
-      const RowPlan q = plan_row(t, cols, true);
-      if (q.accesses_per_thread == 0) continue;
-      EXPECT_GE(int64_t{q.threads_per_row} * q.accesses_per_thread * q.elems_per_access, cols) << cols;
-      EXPECT_EQ(q.block_threads % q.threads_per_row, 0);
-      EXPECT_LE(q.block_threads, 1024);
-      EXPECT_LE(q.accesses_per_thread, 4);
+  EXPECT_EQ(plan_row(kDropout, DType::bf16, 4097, true).accesses_per_thread, 0);
+  EXPECT_FALSE(plan_row(kDropout, DType::f16, 4096, false).vector);  // unaligned pointers
+  for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::softmax, RowOp::softmax_dropout})
+    for (int64_t cols = 1; cols <= 300000; cols = cols * 3 + 1) {
+      for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+        const RowPlan q = plan_row(op, t, cols, true);
+        if (q.accesses_per_thread == 0) continue;
+        EXPECT_GE(int64_t{q.threads_per_row} * q.accesses_per_thread * q.elems_per_access, cols) << cols;
+        EXPECT_EQ(q.block_threads % q.threads_per_row, 0);
+        EXPECT_LE(q.block_threads, 1024);
+        EXPECT_LE(q.accesses_per_thread, 4);
+      }
     }
-  }
+}
+
+// The per-operation choices row_tune measured on the H200 (bench/results/2026-12-03-h200-row-plans/).
+TEST(RowPlan, TakesTwoAccessesPerThreadWhereTheTunerFoundThemFaster) {
+  auto plan = [](RowOp op, int64_t cols) {
+    const RowPlan p = plan_row(op, DType::bf16, cols, true);
+    return std::tuple{p.threads_per_row, p.accesses_per_thread, p.block_threads};
+  };
+  EXPECT_EQ(plan(RowOp::layer_norm, 256), std::tuple(16, 2, 128));
+  EXPECT_EQ(plan(RowOp::layer_norm, 512), std::tuple(32, 2, 128));
+  EXPECT_EQ(plan(RowOp::layer_norm, 1024), std::tuple(32, 4, 256));  // two would need a block-wide reduction
+  EXPECT_EQ(plan(RowOp::layer_norm, 4096), std::tuple(128, 4, 256));
+  EXPECT_EQ(plan(RowOp::rms_norm, 1024), std::tuple(64, 2, 128));
+  EXPECT_EQ(plan(RowOp::rms_norm, 2048), std::tuple(128, 2, 128));
+  EXPECT_EQ(plan(RowOp::rms_norm, 4096), std::tuple(128, 4, 512));
+  EXPECT_EQ(plan(RowOp::softmax, 256), std::tuple(16, 2, 128));
+  EXPECT_EQ(plan(RowOp::softmax, 4096), std::tuple(128, 4, 256));
+  EXPECT_EQ(plan(RowOp::softmax, 16384), std::tuple(512, 4, 512));
+  EXPECT_EQ(plan(RowOp::softmax_dropout, 1024), std::tuple(32, 4, 128));
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8, true).threads_per_row, 4);  // never fewer than 4 lanes a row
 }
 
 // Addresses that are never dereferenced: validation rejects the call before anything reaches the GPU.

@@ -64,12 +64,13 @@ const char* name(DType t) {
 struct Shape {
   int64_t rows, cols;
 };
-// Every plan: warp (≤ 1024 wide), block (4096, 32768 bf16), two-pass (33000, 65536, 100000, 262144), odd widths.
-const Shape kShapes[] = {{37, 1},    {33, 7},    {64, 64},    {17, 100},  {9, 256},   {5, 1000},
-                         {8, 1024},  {6, 4096},  {3, 4104},   {4, 8192},  {2, 12288}, {2, 32768},
-                         {2, 33000}, {2, 65536}, {1, 100000}, {1, 262144}};
+// Every plan: warp (≤ 1024 wide), block (2048 with two accesses, 4096, 32768 bf16), two-pass (33000, 65536, 100000,
+// 262144), odd widths.
+const Shape kShapes[] = {{37, 1},    {33, 7},    {64, 64},   {17, 100},  {9, 256},    {5, 512},
+                         {5, 1000},  {8, 1024},  {7, 2048},  {6, 4096},  {3, 4104},   {4, 8192},
+                         {2, 12288}, {2, 32768}, {2, 33000}, {2, 65536}, {1, 100000}, {1, 262144}};
 
-enum class Op { layer_norm, rms_norm, softmax, softmax_dropout };
+using Op = RowOp;
 const char* op_name(Op o) {
   switch (o) {
     case Op::layer_norm:
@@ -126,7 +127,7 @@ void check_row_op(Op op, DType t, Shape s, int shift) {
   const auto got = download(y, t, n);
   const std::string where = std::string(op_name(op)) + " " + name(t) + " [" + std::to_string(s.rows) + ", " +
                             std::to_string(s.cols) + "]" + (shift ? " unaligned" : "") +
-                            " plan: " + plan_row(t, s.cols, shift == 0).describe();
+                            " plan: " + plan_row(op, t, s.cols, shift == 0).describe();
   if (op == Op::softmax_dropout) {
     int64_t mask_mismatch = 0;
     // A kept value below the dtype's smallest subnormal rounds to 0 (f16 underflows near 3e-8): not a mask error.

@@ -1,0 +1,287 @@
+// Sweeps the register-resident row kernels' plans (threads per row × 16-byte accesses per thread × block size) for
+// bf16 rows of the given widths, next to the shipped dispatch (plan_row) and cudaMemcpy D2D of the same bytes, all in
+// one process: what plan_row's choice is taken from. Each plan's output is checked against the shipped kernel's on
+// the same input (the reductions' order differs, so within a bf16 rounding step, not bit for bit).
+//
+//   row_tune [--widths 256,1024,4096,16384] [--ops layer_norm,rms_norm,softmax,softmax_dropout]
+//            [--elements 134217728] [--launches 20] [--reps 9]
+//
+// Input and output together are 1 GiB at the default size (17 L2s), so back-to-back launches read from DRAM. Prints
+// µs per launch (median of reps batches), GB/s (read + write), × the copy and × the shipped plan.
+#include "kernels/launch.hpp"
+#include "kernels/rowwise.cuh"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace gsq::kernels;
+
+namespace row_tune {  // named: the kernels' header already opens an unnamed namespace in gsq::kernels
+
+#define CHECK(call)                                                                              \
+  do {                                                                                           \
+    const cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+using T = __nv_bfloat16;
+constexpr int kVec = 8;  // bf16 values per 16-byte access
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+struct OpInfo {
+  const char* name;
+  RowOp op;
+};
+constexpr OpInfo kOps[] = {{"layer_norm", RowOp::layer_norm},
+                           {"rms_norm", RowOp::rms_norm},
+                           {"softmax", RowOp::softmax},
+                           {"softmax_dropout", RowOp::softmax_dropout}};
+
+// The arguments a launch of `op` gets, dropout's derived fields filled as launch_row fills them.
+RowArgs args_for(RowOp op, RowArgs a) {
+  if (op == RowOp::softmax_dropout) {
+    const uint32_t t = dropout_threshold(a.p);
+    a.key = philox_key(a.seed);
+    a.keep_threshold = std::min<uint32_t>(t, 0xffff);
+    a.keep_scale = t > 0xffff ? 0.0f : 1.0f / (1.0f - a.p);
+  }
+  return a;
+}
+
+cudaError_t launch_plan(RowOp op, const RowArgs& a, const RowPlan& p, cudaStream_t s) {
+  switch (op) {
+    case RowOp::layer_norm:
+      return launch_planned<RowOp::layer_norm, T, kVec>(a, p, s);
+    case RowOp::rms_norm:
+      return launch_planned<RowOp::rms_norm, T, kVec>(a, p, s);
+    case RowOp::softmax:
+      return launch_planned<RowOp::softmax, T, kVec>(a, p, s);
+    case RowOp::softmax_dropout:
+      return launch_planned<RowOp::softmax_dropout, T, kVec>(a, p, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+// Median over reps of the mean µs per launch of a batch of `launches` calls of f.
+double time_us(cudaStream_t s, int launches, int reps, const std::function<void()>& f) {
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    CHECK(cudaEventRecord(a, s));
+    for (int i = 0; i < launches; ++i) f();
+    CHECK(cudaEventRecord(b, s));
+    CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(1e3 * ms / launches);
+  }
+  CHECK(cudaGetLastError());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Counts the values of got that are not within a bf16 rounding step (2^-7 relative, 1e-3 absolute) of want, and
+// the largest difference (non-negative floats order as their bit patterns; a NaN counts as a mismatch).
+__global__ void compare_kernel(const T* __restrict__ got, const T* __restrict__ want, size_t n,
+                               unsigned long long* mismatches, unsigned* max_bits) {
+  unsigned long long bad = 0;
+  float worst = 0;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const float g = __bfloat162float(got[i]), w = __bfloat162float(want[i]), d = fabsf(g - w);
+    if (!(d <= ldexpf(fabsf(w), -7) + 1e-3f)) ++bad;
+    if (d > worst) worst = d;
+  }
+  if (bad) atomicAdd(mismatches, bad);
+  atomicMax(max_bits, __float_as_uint(worst));
+}
+
+struct Check {
+  unsigned long long mismatches = 0;
+  float max_diff = 0;
+};
+
+Check compare(const T* got, const T* want, size_t n, cudaStream_t s) {
+  unsigned long long* d_bad;
+  unsigned* d_max;
+  CHECK(cudaMallocAsync(&d_bad, sizeof *d_bad, s));
+  CHECK(cudaMallocAsync(&d_max, sizeof *d_max, s));
+  CHECK(cudaMemsetAsync(d_bad, 0, sizeof *d_bad, s));
+  CHECK(cudaMemsetAsync(d_max, 0, sizeof *d_max, s));
+  compare_kernel<<<1024, 256, 0, s>>>(got, want, n, d_bad, d_max);
+  Check c;
+  unsigned bits = 0;
+  CHECK(cudaMemcpyAsync(&c.mismatches, d_bad, sizeof *d_bad, cudaMemcpyDeviceToHost, s));
+  CHECK(cudaMemcpyAsync(&bits, d_max, sizeof bits, cudaMemcpyDeviceToHost, s));
+  CHECK(cudaStreamSynchronize(s));
+  CHECK(cudaFreeAsync(d_bad, s));
+  CHECK(cudaFreeAsync(d_max, s));
+  std::memcpy(&c.max_diff, &bits, sizeof bits);
+  return c;
+}
+
+std::string label(const RowPlan& p) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%d threads/row x %d accesses, block %d", p.threads_per_row, p.accesses_per_thread,
+                p.block_threads);
+  return buf;
+}
+
+// Plans that keep the row in registers: threads per row tpr (a power of two) with accesses / tpr ∈ {1, 2, 4}
+// accesses each, in blocks of 128…1024 threads holding whole rows.
+std::vector<RowPlan> plans_for(int64_t cols) {
+  std::vector<RowPlan> out;
+  const int64_t accesses = cols / kVec;
+  for (int vpt : {1, 2, 4}) {
+    const int64_t tpr = accesses / vpt;
+    if (tpr < 4 || tpr > 1024 || accesses % vpt != 0 || (tpr & (tpr - 1)) != 0) continue;
+    for (int block : {128, 256, 512, 1024}) {
+      if (block < tpr) continue;
+      RowPlan p;
+      p.vector = true;
+      p.elems_per_access = kVec;
+      p.threads_per_row = static_cast<int>(tpr);
+      p.accesses_per_thread = vpt;
+      p.block_threads = block;
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+}  // namespace row_tune
+
+using namespace row_tune;
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> widths{256, 1024, 4096, 16384};
+  std::vector<std::string> ops{"layer_norm", "rms_norm", "softmax", "softmax_dropout"};
+  int64_t elements = int64_t{1} << 27;
+  int launches = 20, reps = 9;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(1);
+      }
+      return argv[++i];
+    };
+    if (a == "--widths") {
+      widths.clear();
+      for (const auto& w : split(value())) widths.push_back(std::stoll(w));
+    } else if (a == "--ops") {
+      ops = split(value());
+    } else if (a == "--elements") {
+      elements = std::stoll(value());
+    } else if (a == "--launches") {
+      launches = std::stoi(value());
+    } else if (a == "--reps") {
+      reps = std::stoi(value());
+    } else {
+      std::fprintf(stderr,
+                   "unknown argument %s\nusage: %s [--widths 256,1024,...] [--ops layer_norm,...] [--elements N] "
+                   "[--launches N] [--reps N]\n",
+                   a.c_str(), argv[0]);
+      return 1;
+    }
+  }
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s, %d SMs; bf16, %lld elements per launch, median of %d batches of %d launches\n", prop.name,
+              prop.multiProcessorCount, static_cast<long long>(elements), reps, launches);
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const size_t bytes = static_cast<size_t>(elements) * sizeof(T);
+  T *x, *y, *ref, *w, *b;
+  CHECK(cudaMalloc(&x, bytes));
+  CHECK(cudaMalloc(&y, bytes));
+  CHECK(cudaMalloc(&ref, bytes));
+  const int64_t max_cols = *std::max_element(widths.begin(), widths.end());
+  CHECK(cudaMalloc(&w, max_cols * sizeof(T)));
+  CHECK(cudaMalloc(&b, max_cols * sizeof(T)));
+  CHECK(fill_normal(DType::bf16, x, elements, 1, s));
+  CHECK(fill_normal(DType::bf16, w, max_cols, 2, s));
+  CHECK(fill_normal(DType::bf16, b, max_cols, 3, s));
+  CHECK(cudaStreamSynchronize(s));
+  const double gb = 2.0 * static_cast<double>(bytes) / 1e3;  // GB per µs → GB/s when divided by µs
+  int failures = 0;
+  for (const auto& op_name : ops) {
+    const OpInfo* info = nullptr;
+    for (const auto& o : kOps)
+      if (op_name == o.name) info = &o;
+    if (!info) {
+      std::fprintf(stderr, "unknown op %s\n", op_name.c_str());
+      return 1;
+    }
+    for (const int64_t cols : widths) {
+      if (cols <= 0 || elements % cols != 0 || cols % kVec != 0) {
+        std::fprintf(stderr, "width %lld must divide %lld elements and be a multiple of 8\n",
+                     static_cast<long long>(cols), static_cast<long long>(elements));
+        return 1;
+      }
+      RowArgs a;
+      a.x = x, a.rows = elements / cols, a.cols = cols, a.eps = 1e-5f, a.p = 0.1f, a.seed = 7;
+      if (info->op != RowOp::softmax && info->op != RowOp::softmax_dropout) a.weight = w;
+      if (info->op == RowOp::layer_norm) a.bias = b;
+      a.y = ref;
+      CHECK(launch_row(info->op, DType::bf16, a, s));
+      const double copy_us =
+          time_us(s, launches, reps, [&] { CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s)); });
+      a.y = y;
+      const double shipped_us = time_us(s, launches, reps, [&] { CHECK(launch_row(info->op, DType::bf16, a, s)); });
+      const RowPlan shipped = plan_row(info->op, DType::bf16, cols, true);
+      std::printf(
+          "\n%s %lld x %lld: cudaMemcpy %.2f us (%.0f GB/s); shipped plan %s %.2f us (%.0f GB/s, %.3f x copy)\n",
+          op_name.c_str(), static_cast<long long>(a.rows), static_cast<long long>(cols), copy_us, gb / copy_us,
+          label(shipped).c_str(), shipped_us, gb / shipped_us, copy_us / shipped_us);
+      std::printf("  %-44s %9s %8s %8s %9s %10s\n", "plan", "us", "GB/s", "x copy", "x shipped", "max |diff|");
+      double best_us = 1e30;
+      std::string best;
+      const RowArgs la = args_for(info->op, a);
+      for (const RowPlan& p : plans_for(cols)) {
+        CHECK(cudaMemset(y, 0xff, bytes));  // NaN in bf16: a value the plan does not write fails the check
+        CHECK(launch_plan(info->op, la, p, s));
+        const Check c = compare(y, ref, bytes / sizeof(T), s);
+        const bool ok = c.mismatches == 0;
+        const double max_diff = c.max_diff;
+        failures += ok ? 0 : 1;
+        const double us = time_us(s, launches, reps, [&] { CHECK(launch_plan(info->op, la, p, s)); });
+        const std::string name = label(p);
+        std::printf("  %-44s %9.2f %8.0f %8.3f %9.3f %10.2g%s\n", name.c_str(), us, gb / us, copy_us / us,
+                    shipped_us / us, max_diff, ok ? "" : "  MISMATCH");
+        if (ok && us < best_us) best_us = us, best = name;
+      }
+      std::printf("  best: %s %.2f us = %.3f x copy, %.3f x shipped\n", best.c_str(), best_us, copy_us / best_us,
+                  shipped_us / best_us);
+      std::fflush(stdout);
+    }
+  }
+  cudaFree(x), cudaFree(y), cudaFree(ref), cudaFree(w), cudaFree(b);
+  if (failures) std::printf("\n%d plan(s) disagreed with the shipped kernel\n", failures);
+  return failures ? 3 : 0;
+}
