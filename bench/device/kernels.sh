@@ -2,14 +2,16 @@
 # Device run for the kernel library (steps 3 and 4), all figures from one call: the kernels' GPU tests, `gpusqueeze
 # kernels` (ours vs naive vs cudaMemcpy D2D), PyTorch eager and torch.compile through the Python module, `occupancy`
 # of our library next to the runtime's numbers, and Nsight Compute's achieved occupancy and DRAM throughput.
-# Usage on the device with the build carried: BUILD=.carry/build bench/device/kernels.sh (writes $OUT)
+# Usage on the device with the build carried: BUILD=.carry/build bench/device/kernels.sh (writes $OUT); TORCH_WIDTHS
+# sets the row widths of the PyTorch comparison (default 256,1024,4096,16384,65536).
 set -uo pipefail
 LOG=kernels.log source "$(dirname "$0")/lib.sh"
 export PATH=$PATH:/usr/local/cuda/bin
 export GSQ_KERNELS_LIBRARY=$PWD/$BUILD/lib/libgsqkernels.so
 [ "${SKIP_TESTS:-0}" = 1 ] || run ctest --test-dir /work/main/build -R '^(KernelsGpu|KernelsAbi|Occupancy|Philox|Dropout|RowPlan|References)\.' --output-on-failure
 run $B kernels --max-seconds 0.5 -o "$OUT/kernels.json"
-run python3 bench/kernels/torch_compare.py --out "$OUT/torch.json" --compile-budget-s "${COMPILE_BUDGET:-200}"
+run python3 bench/kernels/torch_compare.py --out "$OUT/torch.json" --compile-budget-s "${COMPILE_BUDGET:-200}" \
+  --widths "${TORCH_WIDTHS:-256,1024,4096,16384,65536}"
 run $B occupancy "$GSQ_KERNELS_LIBRARY" --json
 $B occupancy "$GSQ_KERNELS_LIBRARY" --json > "$OUT/occupancy.json" 2>&1
 if command -v ncu >/dev/null; then
