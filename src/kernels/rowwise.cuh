@@ -53,28 +53,42 @@ __device__ __forceinline__ void finish_softmax(const RowArgs& a, int64_t row, in
   for (int k = 0; k < VEC; ++k) out.v[k] = Conv<T>::from(v[k]);
 }
 
+// LayerNorm: (x - mean) * scale * w + b; RMSNorm: x * scale * w (mean = 0), from the packs of x, weight and bias.
+template <RowOp OP, class T, int VEC>
+__device__ __forceinline__ void finish_norm(const RowArgs& a, const Pack<T, VEC>& in, const Pack<T, VEC>& wp,
+                                            const Pack<T, VEC>& bp, float mean, float scale, Pack<T, VEC>& out) {
+  float v[VEC], w[VEC], b[VEC];
+  unpack(in, v);
+  unpack(wp, w);
+  unpack(bp, b);
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) {
+    float y = (v[k] - mean) * scale;  // not fma(x, scale, -mean * scale): that loses digits when |mean| >> std
+    if (a.weight) y *= w[k];
+    if (OP == RowOp::layer_norm && a.bias) y += b[k];
+    out.v[k] = Conv<T>::from(y);
+  }
+}
+
+// Pack idx of the weight and (LayerNorm) bias, zero where the operation has none.
+template <RowOp OP, class T, int VEC>
+__device__ __forceinline__ void load_affine(const RowArgs& a, int64_t idx, Pack<T, VEC>& wp, Pack<T, VEC>& bp) {
+  wp = {}, bp = {};
+  if (a.weight) wp = static_cast<const Pack<T, VEC>*>(a.weight)[idx];
+  if (OP == RowOp::layer_norm && a.bias) bp = static_cast<const Pack<T, VEC>*>(a.bias)[idx];
+}
+
 template <RowOp OP, class T, int VEC>
 __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_t idx, const Pack<T, VEC>& in,
                                            float mean, float scale, Pack<T, VEC>& out) {
-  // LayerNorm: (x - mean) * scale * w + b; RMSNorm: x * scale * w (mean = 0); softmax: exp(x - mean) * scale where
-  // mean is the row maximum and scale 1 / sum.
-  float v[VEC];
-  unpack(in, v);
+  // Softmax: exp(x - mean) * scale where mean is the row maximum and scale 1 / sum.
   if constexpr (OP == RowOp::layer_norm || OP == RowOp::rms_norm) {
-    Pack<T, VEC> wp{}, bp{};  // one 16-byte load each, then unpacked in registers
-    if (a.weight) wp = static_cast<const Pack<T, VEC>*>(a.weight)[idx];
-    if (OP == RowOp::layer_norm && a.bias) bp = static_cast<const Pack<T, VEC>*>(a.bias)[idx];
-    float w[VEC], b[VEC];
-    unpack(wp, w);
-    unpack(bp, b);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      float y = (v[k] - mean) * scale;  // not fma(x, scale, -mean * scale): that loses digits when |mean| >> std
-      if (a.weight) y *= w[k];
-      if (OP == RowOp::layer_norm && a.bias) y += b[k];
-      out.v[k] = Conv<T>::from(y);
-    }
+    Pack<T, VEC> wp, bp;  // one 16-byte load each, then unpacked in registers
+    load_affine<OP, T, VEC>(a, idx, wp, bp);
+    finish_norm<OP, T, VEC>(a, in, wp, bp, mean, scale, out);
   } else {
+    float v[VEC];
+    unpack(in, v);
     const float shift = -mean * kLog2e;
 #pragma unroll
     for (int k = 0; k < VEC; ++k) v[k] = exp2_ftz(fmaf(v[k], kLog2e, shift));
@@ -103,6 +117,17 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
 #pragma unroll
   for (int j = 0; j < VPT; ++j)
     if (valid(j)) p[j] = x[lane + j * tpr];
+  // RMSNorm with at most two packs a thread loads its weight packs here, beside x, so those loads overlap x's DRAM
+  // latency instead of following the reduction: 0.2-0.9% faster on the H200 at rows of 256-2048; LayerNorm, with
+  // bias packs too, was 0.1-0.8% slower that way (bench/results/2026-12-03-h200-row-plans/), and with four packs the
+  // registers for them would spill.
+  constexpr bool kAffineFirst = OP == RowOp::rms_norm && VPT <= 2;
+  P wp[kAffineFirst ? VPT : 1], bp[kAffineFirst ? VPT : 1];
+  if constexpr (kAffineFirst) {
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+      if (valid(j)) load_affine<OP, T, VEC>(a, lane + j * tpr, wp[j], bp[j]);
+  }
   // Folds f over every value of this thread's part of the row.
   auto fold = [&](float acc, auto&& f) {
 #pragma unroll
@@ -155,7 +180,10 @@ __global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
     store([&](int j, int64_t idx, P& out) { finish_softmax<OP, T, VEC>(a, row, idx, e[j], scale, out); });
     return;
   }
-  store([&](int j, int64_t idx, P& out) { finish_row<OP, T, VEC>(a, row, idx, p[j], mean, scale, out); });
+  if constexpr (kAffineFirst)
+    store([&](int j, int64_t, P& out) { finish_norm<OP, T, VEC>(a, p[j], wp[j], bp[j], mean, scale, out); });
+  else
+    store([&](int j, int64_t idx, P& out) { finish_row<OP, T, VEC>(a, row, idx, p[j], mean, scale, out); });
 }
 
 // Rows too wide for registers: one block of 1024 threads per row, statistics in one pass, output in a second. Each
