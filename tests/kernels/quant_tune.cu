@@ -10,6 +10,7 @@
 // (µs per launch, median of reps batches) and the best variant per (shape, M).
 #include "kernels/launch.hpp"
 #include "kernels/quant_kernels.cuh"
+#include "tune_support.cuh"
 
 #include <cublas_v2.h>
 
@@ -24,17 +25,10 @@
 
 using namespace gsq::kernels;
 using namespace gsq::kernels::quant_detail;
+using tune::split;
+using tune::time_us;
 
 namespace {
-
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    const cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                              \
-    }                                                                                            \
-  } while (0)
 
 struct Args {
   __half* y;
@@ -156,17 +150,6 @@ __global__ void make_params(__half2* p, int64_t count, bool asymmetric) {
   }
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t a = 0;
-  while (a <= s.size()) {
-    const size_t b = std::min(s.find(',', a), s.size());
-    if (b > a) out.push_back(s.substr(a, b - a));
-    a = b + 1;
-  }
-  return out;
-}
-
 // The floor any GEMV of these weights meets: a plain read of the same bytes (16-byte loads, grid-stride, `unroll`
 // loads in flight per thread), XOR-reduced so that the loads stay; the store never happens for fill_normal's data.
 template <int Unroll>
@@ -195,30 +178,6 @@ struct Buffers {
     return p;
   }
 };
-
-// Median over reps of the mean µs per launch of a batch of `launches` calls of f(i).
-double time_us(cudaStream_t s, int launches, int reps, const std::function<void(int)>& f) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 8; ++i) f(i);
-  std::vector<double> t;
-  int next = 0;
-  for (int r = 0; r < reps; ++r) {
-    CHECK(cudaEventRecord(a, s));
-    for (int i = 0; i < launches; ++i) f(next++);
-    CHECK(cudaEventRecord(b, s));
-    CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(1e3 * ms / launches);
-  }
-  CHECK(cudaGetLastError());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 }  // namespace
 

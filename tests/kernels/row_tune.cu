@@ -10,6 +10,7 @@
 // µs per launch (median of reps batches), GB/s (read + write), × the copy and × the shipped plan.
 #include "kernels/launch.hpp"
 #include "kernels/rowwise.cuh"
+#include "tune_support.cuh"
 
 #include <cuda_bf16.h>
 
@@ -19,7 +20,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,25 +27,8 @@ using namespace gsq::kernels;
 
 namespace row_tune {  // named: the kernels' header already opens an unnamed namespace in gsq::kernels
 
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    const cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                              \
-    }                                                                                            \
-  } while (0)
-
 using T = __nv_bfloat16;
 constexpr int kVec = 8;  // bf16 values per 16-byte access
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');)
-    if (!part.empty()) out.push_back(part);
-  return out;
-}
 
 struct OpInfo {
   const char* name;
@@ -79,29 +62,6 @@ cudaError_t launch_plan(RowOp op, const RowArgs& a, const RowPlan& p, cudaStream
       return launch_planned<RowOp::softmax_dropout, T, kVec>(a, p, s);
   }
   return cudaErrorInvalidValue;
-}
-
-// Median over reps of the mean µs per launch of a batch of `launches` calls of f.
-double time_us(cudaStream_t s, int launches, int reps, const std::function<void()>& f) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    CHECK(cudaEventRecord(a, s));
-    for (int i = 0; i < launches; ++i) f();
-    CHECK(cudaEventRecord(b, s));
-    CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(1e3 * ms / launches);
-  }
-  CHECK(cudaGetLastError());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 // Counts the values of got that are not within a bf16 rounding step (2^-7 relative, 1e-3 absolute) of want, and
@@ -176,6 +136,8 @@ std::vector<RowPlan> plans_for(int64_t cols) {
 }  // namespace row_tune
 
 using namespace row_tune;
+using tune::split;
+using tune::time_us;
 
 int main(int argc, char** argv) {
   std::vector<int64_t> widths{256, 1024, 4096, 16384};
@@ -251,9 +213,10 @@ int main(int argc, char** argv) {
       a.y = ref;
       CHECK(launch_row(info->op, DType::bf16, a, s));
       const double copy_us =
-          time_us(s, launches, reps, [&] { CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s)); });
+          time_us(s, launches, reps, [&](int) { CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s)); });
       a.y = y;
-      const double shipped_us = time_us(s, launches, reps, [&] { CHECK(launch_row(info->op, DType::bf16, a, s)); });
+      const double shipped_us =
+          time_us(s, launches, reps, [&](int) { CHECK(launch_row(info->op, DType::bf16, a, s)); });
       const RowPlan shipped = plan_row(info->op, DType::bf16, cols, true);
       std::printf(
           "\n%s %lld x %lld: cudaMemcpy %.2f us (%.0f GB/s); shipped plan %s %.2f us (%.0f GB/s, %.3f x copy)\n",
@@ -270,7 +233,7 @@ int main(int argc, char** argv) {
         const bool ok = c.mismatches == 0;
         const double max_diff = c.max_diff;
         failures += ok ? 0 : 1;
-        const double us = time_us(s, launches, reps, [&] { CHECK(launch_plan(info->op, la, p, s)); });
+        const double us = time_us(s, launches, reps, [&](int) { CHECK(launch_plan(info->op, la, p, s)); });
         const std::string name = label(p);
         std::printf("  %-44s %9.2f %8.0f %8.3f %9.3f %10.2g%s\n", name.c_str(), us, gb / us, copy_us / us,
                     shipped_us / us, max_diff, ok ? "" : "  MISMATCH");
