@@ -47,6 +47,9 @@ struct RowPlan {
 [[nodiscard]] RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16);
 
 cudaError_t launch_row(RowOp op, DType dtype, const RowArgs& a, cudaStream_t stream);
+// `a` with dropout's derived fields (key, keep_threshold, keep_scale) filled from p and seed, as launch_row fills them
+// before a softmax + dropout kernel runs.
+[[nodiscard]] RowArgs with_dropout_fields(RowArgs a);
 // y[b][s][r] = x[b][r][s] for b < batches, r < rows_, s < cols_.
 cudaError_t launch_transpose(DType dtype, void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
                              cudaStream_t stream);

@@ -8,18 +8,20 @@ namespace gsq::kernels {
 cudaError_t launch_norm(RowOp op, DType dtype, const RowArgs& a, cudaStream_t s);
 std::vector<std::pair<std::string, const void*>> sample_norm_kernels();
 
+RowArgs with_dropout_fields(RowArgs a) {
+  const uint32_t t = dropout_threshold(a.p);
+  a.key = philox_key(a.seed);
+  a.keep_threshold = std::min<uint32_t>(t, 0xffff);
+  a.keep_scale = t > 0xffff ? 0.0f : 1.0f / (1.0f - a.p);
+  return a;
+}
+
 cudaError_t launch_row(RowOp op, DType dtype, const RowArgs& a, cudaStream_t s) {
   switch (op) {
     case RowOp::softmax:
       return launch_row_op<RowOp::softmax>(dtype, a, s);
-    case RowOp::softmax_dropout: {
-      RowArgs d = a;
-      const uint32_t t = dropout_threshold(a.p);
-      d.key = philox_key(a.seed);
-      d.keep_threshold = std::min<uint32_t>(t, 0xffff);
-      d.keep_scale = t > 0xffff ? 0.0f : 1.0f / (1.0f - a.p);
-      return launch_row_op<RowOp::softmax_dropout>(dtype, d, s);
-    }
+    case RowOp::softmax_dropout:
+      return launch_row_op<RowOp::softmax_dropout>(dtype, with_dropout_fields(a), s);
     default:
       return launch_norm(op, dtype, a, s);
   }

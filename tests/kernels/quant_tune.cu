@@ -188,13 +188,7 @@ int main(int argc, char** argv) {
   int launches = 200, reps = 7;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(1);
-      }
-      return argv[++i];
-    };
+    auto value = [&] { return tune::option_value(argc, argv, i); };
     if (a == "--shapes") {
       shapes = split(value());
     } else if (a == "--m") {

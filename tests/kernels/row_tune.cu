@@ -39,17 +39,6 @@ constexpr OpInfo kOps[] = {{"layer_norm", RowOp::layer_norm},
                            {"softmax", RowOp::softmax},
                            {"softmax_dropout", RowOp::softmax_dropout}};
 
-// The arguments a launch of `op` gets, dropout's derived fields filled as launch_row fills them.
-RowArgs args_for(RowOp op, RowArgs a) {
-  if (op == RowOp::softmax_dropout) {
-    const uint32_t t = dropout_threshold(a.p);
-    a.key = philox_key(a.seed);
-    a.keep_threshold = std::min<uint32_t>(t, 0xffff);
-    a.keep_scale = t > 0xffff ? 0.0f : 1.0f / (1.0f - a.p);
-  }
-  return a;
-}
-
 cudaError_t launch_plan(RowOp op, const RowArgs& a, const RowPlan& p, cudaStream_t s) {
   switch (op) {
     case RowOp::layer_norm:
@@ -146,13 +135,7 @@ int main(int argc, char** argv) {
   int launches = 20, reps = 9;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(1);
-      }
-      return argv[++i];
-    };
+    auto value = [&] { return tune::option_value(argc, argv, i); };
     if (a == "--widths") {
       widths.clear();
       for (const auto& w : split(value())) widths.push_back(std::stoll(w));
@@ -225,7 +208,7 @@ int main(int argc, char** argv) {
       std::printf("  %-44s %9s %8s %8s %9s %10s\n", "plan", "us", "GB/s", "x copy", "x shipped", "max |diff|");
       double best_us = 1e30;
       std::string best;
-      const RowArgs la = args_for(info->op, a);
+      const RowArgs la = info->op == RowOp::softmax_dropout ? with_dropout_fields(a) : a;
       for (const RowPlan& p : plans_for(cols)) {
         CHECK(cudaMemset(y, 0xff, bytes));  // NaN in bf16: a value the plan does not write fails the check
         CHECK(launch_plan(info->op, la, p, s));

@@ -1,5 +1,5 @@
-// What the device tuners (quant_tune, row_tune) share: a CUDA error check that exits, a comma-list splitter and the
-// batch timing of back-to-back launches.
+// What the device tuners (quant_tune, row_tune) share: a CUDA error check that exits, option values, a comma-list
+// splitter and the batch timing of back-to-back launches.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,6 +21,15 @@
   } while (0)
 
 namespace tune {
+
+// The value after option argv[i] (i moves onto it); exits with status 1 when the option is the last argument.
+inline std::string option_value(int argc, char** argv, int& i) {
+  if (i + 1 >= argc) {
+    std::fprintf(stderr, "%s needs a value\n", argv[i]);
+    std::exit(1);
+  }
+  return argv[++i];
+}
 
 inline std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
