@@ -17,9 +17,10 @@ namespace gsq::kernels {
 std::string RowPlan::describe() const {
   if (accesses_per_thread == 0)
     return fmt::format("block of 1024 per row, two reads, {}-element accesses", elems_per_access);
-  return fmt::format("{} per row, {} × {}-element accesses per thread, held in registers",
+  return fmt::format("{} per row, {} × {}-element accesses per thread{}, held in registers",
                      threads_per_row == 32 ? std::string("warp") : fmt::format("{} threads", threads_per_row),
-                     accesses_per_thread, elems_per_access);
+                     accesses_per_thread, elems_per_access,
+                     rows_per_thread > 1 ? fmt::format(" for {} rows", rows_per_thread) : "");
 }
 
 RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
@@ -34,17 +35,20 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
     return p;
   }
   // Accesses per thread and the smallest block, per operation, as tests/row_tune measured them on the H200 (bf16,
-  // widths 256…16384, bench/results/2026-12-03-h200-row-plans/): two accesses per thread in blocks of 128 while the
-  // row's threads reduce in a few steps (2-3% faster than four there), four beyond, in blocks of 256 (LayerNorm,
-  // softmax) or 512 (RMSNorm); softmax + dropout, bound by its Philox instructions, is fastest with four throughout.
+  // widths 256…32768, bench/results/2026-12-03-h200-row-plans/ and 2026-12-04-h200-row-sharing/): two accesses per
+  // thread in blocks of 128 while the row's threads reduce in a few steps (2-3% faster than four there), four
+  // beyond, in blocks of 256 (LayerNorm, softmax) or 512 (RMSNorm); softmax + dropout, bound by its Philox
+  // instructions, is fastest with four throughout. The norms' widest rows take eight a thread in blocks of up to 512
+  // (at 4096 accesses 3-14% faster than a block of 1024 with four, which holds an SM alone).
   int64_t two_up_to = 0;  // widest row, in accesses, that takes two per thread
   int min_block = 128;    // the block for four per thread
+  const bool norm = op == RowOp::layer_norm || op == RowOp::rms_norm;
   switch (op) {
     case RowOp::layer_norm:  // two reductions: past a warp per row the block-wide steps cost more than they win
       two_up_to = 64, min_block = 256;
       break;
     case RowOp::rms_norm:
-      two_up_to = 256, min_block = 512;
+      two_up_to = 1024, min_block = 512;
       break;
     case RowOp::softmax:
       two_up_to = 256, min_block = 256;
@@ -52,12 +56,21 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
     case RowOp::softmax_dropout:
       break;
   }
-  const int64_t target = accesses <= two_up_to ? 2 : 4;
+  // Eight a thread: LayerNorm past 1024 accesses (0.1-1.0% faster than four at 16384 bf16), RMSNorm past 2048.
+  const int64_t eight_past = op == RowOp::layer_norm ? 1024 : 2048;
+  const int64_t target = accesses <= two_up_to ? 2 : (norm && p.vector && accesses > eight_past ? 8 : 4);
   const auto want = std::bit_ceil(static_cast<uint64_t>((accesses + target - 1) / target));
   p.threads_per_row = static_cast<int>(std::clamp<uint64_t>(want, 4, 1024));
   const int64_t per_thread = (accesses + p.threads_per_row - 1) / p.threads_per_row;
   p.accesses_per_thread = static_cast<int>(std::bit_ceil(static_cast<uint64_t>(per_thread)));
   p.block_threads = std::max(p.threads_per_row, p.accesses_per_thread == 4 ? min_block : 128);
+  // Two rows a thread, sharing one load of the weight (and bias) packs: LayerNorm rows of up to 128 accesses in
+  // blocks of 128 (1-1.5% faster), RMSNorm rows of 513-1024 (0.5-0.8%).
+  if (p.vector &&
+      ((op == RowOp::layer_norm && accesses <= 128) || (op == RowOp::rms_norm && accesses > 512 && accesses <= 1024))) {
+    p.rows_per_thread = 2;
+    p.block_threads = op == RowOp::layer_norm ? 128 : p.threads_per_row;
+  }
   return p;
 }
 

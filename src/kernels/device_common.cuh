@@ -99,4 +99,21 @@ __device__ __forceinline__ float row_allreduce(float v, int tpr, float* scratch,
   return v;
 }
 
+// Two sums over the row's threads at once (one set of shuffles and barriers for both); scratch: 64 floats.
+__device__ __forceinline__ void row_allreduce_sum2(float& a, float& b, int tpr, float* scratch) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1)
+    if (m < tpr) a += __shfl_xor_sync(0xffffffffu, a, m), b += __shfl_xor_sync(0xffffffffu, b, m);
+  if (tpr <= 32) return;
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) scratch[warp] = a, scratch[32 + warp] = b;
+  __syncthreads();
+  const unsigned warps_per_row = static_cast<unsigned>(tpr) / 32, first = warp & ~(warps_per_row - 1);
+  a = lane < warps_per_row ? scratch[first + lane] : 0.0f;
+  b = lane < warps_per_row ? scratch[32 + first + lane] : 0.0f;
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) a += __shfl_xor_sync(0xffffffffu, a, m), b += __shfl_xor_sync(0xffffffffu, b, m);
+  __syncthreads();
+}
+
 }  // namespace gsq::kernels

@@ -41,6 +41,7 @@ struct RowPlan {
   int threads_per_row = 32;     // a warp, or a whole block
   int accesses_per_thread = 0;  // 1, 2 or 4; 0: the row does not fit in registers, a block reads it twice
   int block_threads = 128;
+  int rows_per_thread = 1;  // 2: the norms' threads take two rows each, sharing one load of weight and bias
   [[nodiscard]] std::string describe() const;
 };
 // The plan for `op` over rows of `cols` elements (aligned16: every pointer is 16-byte aligned).

@@ -100,90 +100,136 @@ __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_
 // the compiler keep 128 converted floats and spill for bf16; such rows take the two-pass kernel instead.) FULL: the
 // row is exactly tpr * VPT packs, so no pack is tested. A thread past the last row reads and reduces row 0 (valid
 // memory, uniform control flow for the block's reductions) and stores nothing.
-template <RowOp OP, class T, int VEC, int VPT, bool FULL>
-__global__ void __launch_bounds__(1024) row_kernel(RowArgs a, int tpr) {
-  __shared__ float scratch[32];
+//
+// ROWS > 1 (the norms): each group of tpr threads takes ROWS rows, rows_per_block apart, loading all their packs at
+// once and the weight (and bias) packs only once for all of them, so a row costs one load of x, not of x, weight and
+// bias. Blocks of up to 512 threads then (128 registers).
+template <RowOp OP, class T, int VEC, int VPT, bool FULL, int ROWS>
+__device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
+  __shared__ float scratch[64];
   using P = Pack<T, VEC>;
+  constexpr bool kNorm = OP == RowOp::layer_norm || OP == RowOp::rms_norm;
+  static_assert(ROWS == 1 || kNorm, "only the norms share affine packs between rows");
   const unsigned tpr_log2 = __ffs(tpr) - 1, lane = threadIdx.x & (tpr - 1);
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x >> tpr_log2) + (threadIdx.x >> tpr_log2);
-  const bool row_ok = row < a.rows;
-  const int64_t nvec = a.cols / VEC, row_start = (row_ok ? row : 0) * a.cols;
-  const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + row_start);
+  const unsigned rows_per_block = blockDim.x >> tpr_log2;
+  const int64_t first_row = static_cast<int64_t>(blockIdx.x) * (rows_per_block * ROWS) + (threadIdx.x >> tpr_log2);
+  const int64_t nvec = a.cols / VEC;
   unsigned in_row = 0;  // bit j: pack j of this thread is inside the row (one register however many packs)
 #pragma unroll
   for (int j = 0; j < VPT; ++j) in_row |= static_cast<unsigned>(lane + static_cast<int64_t>(j) * tpr < nvec) << j;
   auto valid = [&](int j) { return FULL || (in_row >> j & 1u) != 0; };
-  P p[VPT];
+  auto row_of = [&](int r) { return first_row + static_cast<int64_t>(r) * rows_per_block; };
+  P p[ROWS][VPT];
 #pragma unroll
-  for (int j = 0; j < VPT; ++j)
-    if (valid(j)) p[j] = x[lane + j * tpr];
+  for (int r = 0; r < ROWS; ++r) {
+    const int64_t row = row_of(r) < a.rows ? row_of(r) : 0;
+    const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + row * a.cols);
+#pragma unroll
+    for (int j = 0; j < VPT; ++j)
+      if (valid(j)) p[r][j] = x[lane + j * tpr];
+  }
   // RMSNorm with at most two packs a thread loads its weight packs here, beside x, so those loads overlap x's DRAM
   // latency instead of following the reduction: 0.2-0.9% faster on the H200 at rows of 256-2048; LayerNorm, with
   // bias packs too, was 0.1-0.8% slower that way (bench/results/2026-12-03-h200-row-plans/), and with four packs the
-  // registers for them would spill.
-  constexpr bool kAffineFirst = OP == RowOp::rms_norm && VPT <= 2;
+  // registers for them would spill. Several rows a thread share one load.
+  constexpr bool kAffineFirst = ROWS > 1 || (OP == RowOp::rms_norm && VPT <= 2);
   P wp[kAffineFirst ? VPT : 1], bp[kAffineFirst ? VPT : 1];
   if constexpr (kAffineFirst) {
 #pragma unroll
     for (int j = 0; j < VPT; ++j)
       if (valid(j)) load_affine<OP, T, VEC>(a, lane + j * tpr, wp[j], bp[j]);
   }
-  // Folds f over every value of this thread's part of the row.
-  auto fold = [&](float acc, auto&& f) {
 #pragma unroll
-    for (int j = 0; j < VPT; ++j)
-      if (valid(j)) {
-        float v[VEC];
-        unpack(p[j], v);
+  for (int r = 0; r < ROWS; ++r) {
+    const int64_t row = row_of(r);
+    const bool row_ok = row < a.rows;
+    // Folds f over every value of this thread's part of the row.
+    auto fold = [&](float acc, auto&& f) {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) acc = f(acc, v[k]);
+      for (int j = 0; j < VPT; ++j)
+        if (valid(j)) {
+          float v[VEC];
+          unpack(p[r][j], v);
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) acc = f(acc, v[k]);
+        }
+      return acc;
+    };
+    // Writes every pack of this thread's part of the row, finish(j, idx, out) making pack j.
+    auto store = [&](auto&& finish) {
+      if (!row_ok) return;
+      P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + row * a.cols);
+#pragma unroll
+      for (int j = 0; j < VPT; ++j) {
+        if (!valid(j)) continue;
+        const int64_t idx = lane + j * tpr;
+        P out;
+        finish(j, idx, out);
+        y[idx] = out;
       }
-    return acc;
-  };
-  // Writes every pack of this thread's part of the row, finish(j, idx, out) making pack j.
-  auto store = [&](auto&& finish) {
-    if (!row_ok) return;
-    P* y = reinterpret_cast<P*>(static_cast<T*>(a.y) + row * a.cols);
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-      if (!valid(j)) continue;
-      const int64_t idx = lane + j * tpr;
-      P out;
-      finish(j, idx, out);
-      y[idx] = out;
-    }
-  };
-  const float n = static_cast<float>(a.cols);
-  float mean = 0, scale = 1;
-  if constexpr (OP == RowOp::layer_norm || OP == RowOp::rms_norm) {
-    // Two passes over the registers: the mean (LayerNorm only; RMSNorm centres on 0), then the squared deviations.
-    if constexpr (OP == RowOp::layer_norm)
-      mean = row_allreduce(fold(0.0f, [](float acc, float v) { return acc + v; }), tpr, scratch, SumOp{}) / n;
-    const float q = fold(0.0f, [mean](float acc, float v) { return acc + (v - mean) * (v - mean); });
-    scale = rsqrtf(row_allreduce(q, tpr, scratch, SumOp{}) / n + a.eps);
-  } else {
-    // Softmax: each exponential is computed once and kept (VPT * VEC floats) for the output.
-    mean =
-        row_allreduce(fold(MaxOp::identity(), [](float acc, float v) { return fmaxf(acc, v); }), tpr, scratch, MaxOp{});
-    const float shift = -mean * kLog2e;
-    float e[VPT][VEC], s = 0;
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-      unpack(p[j], e[j]);
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) {
-        e[j][k] = valid(j) ? exp2_ftz(fmaf(e[j][k], kLog2e, shift)) : 0.0f;
-        s += e[j][k];
+    };
+    const float n = static_cast<float>(a.cols);
+    float mean = 0, scale = 1;
+    if constexpr (kNorm) {
+      if constexpr (OP == RowOp::layer_norm && VPT == 8) {
+        // Eight packs a thread: one pass over the registers and one reduction of two sums, of x - shift and its
+        // square, where shift is the row's first element (it keeps the sums exact enough for rows whose mean is far
+        // from zero). Two passes, below, keep the unpacked floats live across the first reduction and spill at the
+        // 64 registers these blocks have; with fewer packs they are as fast or faster and round better.
+        const float shift = Conv<T>::to(static_cast<const T*>(a.x)[(row_ok ? row : 0) * a.cols]);
+        float s1 = 0, s2 = 0;
+        fold(0.0f, [&](float acc, float v) {
+          const float d = v - shift;
+          s1 += d, s2 += d * d;
+          return acc;
+        });
+        row_allreduce_sum2(s1, s2, tpr, scratch);
+        s1 /= n;
+        mean = shift + s1;
+        scale = rsqrtf(fmaxf(s2 / n - s1 * s1, 0.0f) + a.eps);
+      } else {
+        // Two passes over the registers: the mean (LayerNorm only; RMSNorm centres on 0), then the squared
+        // deviations. (One reduction of each thread's count, mean and squared deviations, combined as Chan et al.
+        // do, measured 3-25% slower on the H200.)
+        if constexpr (OP == RowOp::layer_norm)
+          mean = row_allreduce(fold(0.0f, [](float acc, float v) { return acc + v; }), tpr, scratch, SumOp{}) / n;
+        const float q = fold(0.0f, [mean](float acc, float v) { return acc + (v - mean) * (v - mean); });
+        scale = rsqrtf(row_allreduce(q, tpr, scratch, SumOp{}) / n + a.eps);
       }
+      if constexpr (kAffineFirst)
+        store([&](int j, int64_t, P& out) { finish_norm<OP, T, VEC>(a, p[r][j], wp[j], bp[j], mean, scale, out); });
+      else
+        store([&](int j, int64_t idx, P& out) { finish_row<OP, T, VEC>(a, row, idx, p[r][j], mean, scale, out); });
+    } else {
+      // Softmax: each exponential is computed once and kept (VPT * VEC floats) for the output.
+      mean = row_allreduce(fold(MaxOp::identity(), [](float acc, float v) { return fmaxf(acc, v); }), tpr, scratch,
+                           MaxOp{});
+      const float shift = -mean * kLog2e;
+      float e[VPT][VEC], s = 0;
+#pragma unroll
+      for (int j = 0; j < VPT; ++j) {
+        unpack(p[r][j], e[j]);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          e[j][k] = valid(j) ? exp2_ftz(fmaf(e[j][k], kLog2e, shift)) : 0.0f;
+          s += e[j][k];
+        }
+      }
+      scale = 1.0f / row_allreduce(s, tpr, scratch, SumOp{});
+      store([&](int j, int64_t idx, P& out) { finish_softmax<OP, T, VEC>(a, row, idx, e[j], scale, out); });
     }
-    scale = 1.0f / row_allreduce(s, tpr, scratch, SumOp{});
-    store([&](int j, int64_t idx, P& out) { finish_softmax<OP, T, VEC>(a, row, idx, e[j], scale, out); });
-    return;
   }
-  if constexpr (kAffineFirst)
-    store([&](int j, int64_t, P& out) { finish_norm<OP, T, VEC>(a, p[j], wp[j], bp[j], mean, scale, out); });
-  else
-    store([&](int j, int64_t idx, P& out) { finish_row<OP, T, VEC>(a, row, idx, p[j], mean, scale, out); });
+}
+
+template <RowOp OP, class T, int VEC, int VPT, bool FULL, int ROWS = 1>
+__global__ void __launch_bounds__(ROWS > 1 ? 512 : 1024) row_kernel(RowArgs a, int tpr) {
+  row_body<OP, T, VEC, VPT, FULL, ROWS>(a, tpr);
+}
+// The norms' rows of 4096-8192 16-byte accesses: eight a thread in blocks of up to 512, at most 64 registers so two
+// such blocks fit on an SM (a block of 1024 threads with four accesses each holds the SM alone).
+template <RowOp OP, class T, int VEC, bool FULL>
+__global__ void __launch_bounds__(512, 2) row_kernel8(RowArgs a, int tpr) {
+  row_body<OP, T, VEC, 8, FULL, 1>(a, tpr);
 }
 
 // Rows too wide for registers: one block of 1024 threads per row, statistics in one pass, output in a second. Each
@@ -261,23 +307,48 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
     row_kernel_wide<OP, T, VEC><<<static_cast<unsigned>(a.rows), 1024, 0, s>>>(a);
     return cudaGetLastError();
   }
-  const int64_t rows_per_block = plan.block_threads / plan.threads_per_row;
+  const int64_t rows_per_block = int64_t{plan.block_threads} / plan.threads_per_row * plan.rows_per_thread;
   const auto grid = static_cast<unsigned>((a.rows + rows_per_block - 1) / rows_per_block);
   const bool full = a.cols == int64_t{VEC} * plan.threads_per_row * plan.accesses_per_thread;
   auto launch = [&](auto kernel) {
     kernel<<<grid, plan.block_threads, 0, s>>>(a, plan.threads_per_row);
     return cudaGetLastError();
   };
-  switch (plan.accesses_per_thread) {
-    case 1:
+  // Rows per thread: 1; for the norms' 16-byte plans also 2, or 4 with at most two accesses a row.
+  constexpr bool kShare = VEC > 1 && (OP == RowOp::layer_norm || OP == RowOp::rms_norm);
+  const int key = plan.accesses_per_thread * 10 + plan.rows_per_thread;
+  switch (key) {
+    case 11:
       return full ? launch(row_kernel<OP, T, VEC, 1, true>) : launch(row_kernel<OP, T, VEC, 1, false>);
-    case 2:
+    case 21:
       return full ? launch(row_kernel<OP, T, VEC, 2, true>) : launch(row_kernel<OP, T, VEC, 2, false>);
-    case 4:
+    case 41:
       return full ? launch(row_kernel<OP, T, VEC, 4, true>) : launch(row_kernel<OP, T, VEC, 4, false>);
     default:
-      return cudaErrorInvalidValue;
+      break;
   }
+  // The norms' 16-byte plans also take two rows a thread (four with at most two accesses a row), or eight accesses,
+  // in blocks of up to 512.
+  if constexpr (VEC > 1 && (OP == RowOp::layer_norm || OP == RowOp::rms_norm)) {
+    if (plan.block_threads > 512) return cudaErrorInvalidValue;
+    switch (key) {
+      case 12:
+        return full ? launch(row_kernel<OP, T, VEC, 1, true, 2>) : launch(row_kernel<OP, T, VEC, 1, false, 2>);
+      case 22:
+        return full ? launch(row_kernel<OP, T, VEC, 2, true, 2>) : launch(row_kernel<OP, T, VEC, 2, false, 2>);
+      case 42:
+        return full ? launch(row_kernel<OP, T, VEC, 4, true, 2>) : launch(row_kernel<OP, T, VEC, 4, false, 2>);
+      case 14:
+        return full ? launch(row_kernel<OP, T, VEC, 1, true, 4>) : launch(row_kernel<OP, T, VEC, 1, false, 4>);
+      case 24:
+        return full ? launch(row_kernel<OP, T, VEC, 2, true, 4>) : launch(row_kernel<OP, T, VEC, 2, false, 4>);
+      case 81:
+        return full ? launch(row_kernel8<OP, T, VEC, true>) : launch(row_kernel8<OP, T, VEC, false>);
+      default:
+        break;
+    }
+  }
+  return cudaErrorInvalidValue;
 }
 
 template <RowOp OP, class T>

@@ -95,28 +95,37 @@ Check compare(const T* got, const T* want, size_t n, cudaStream_t s) {
 
 std::string label(const RowPlan& p) {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%d threads/row x %d accesses, block %d", p.threads_per_row, p.accesses_per_thread,
+  std::snprintf(buf, sizeof buf, "%d threads/row x %d accesses%s, block %d", p.threads_per_row, p.accesses_per_thread,
+                p.rows_per_thread == 1   ? ""
+                : p.rows_per_thread == 2 ? " x 2 rows"
+                                         : " x 4 rows",
                 p.block_threads);
   return buf;
 }
 
 // Plans that keep the row in registers: threads per row tpr (a power of two) with accesses / tpr ∈ {1, 2, 4}
-// accesses each, in blocks of 128…1024 threads holding whole rows.
-std::vector<RowPlan> plans_for(int64_t cols) {
+// accesses each, in blocks of 128…1024 threads holding whole rows; for the norms also 2 rows a thread (4 with at
+// most two accesses a row) or 8 accesses a thread, in blocks of up to 512.
+std::vector<RowPlan> plans_for(RowOp op, int64_t cols) {
+  const bool norm = op == RowOp::layer_norm || op == RowOp::rms_norm;
   std::vector<RowPlan> out;
   const int64_t accesses = cols / kVec;
-  for (int vpt : {1, 2, 4}) {
+  for (int vpt : {1, 2, 4, 8}) {
     const int64_t tpr = accesses / vpt;
-    if (tpr < 4 || tpr > 1024 || accesses % vpt != 0 || (tpr & (tpr - 1)) != 0) continue;
-    for (int block : {128, 256, 512, 1024}) {
-      if (block < tpr) continue;
-      RowPlan p;
-      p.vector = true;
-      p.elems_per_access = kVec;
-      p.threads_per_row = static_cast<int>(tpr);
-      p.accesses_per_thread = vpt;
-      p.block_threads = block;
-      out.push_back(p);
+    if (tpr < 4 || tpr > 1024 || accesses % vpt != 0 || (tpr & (tpr - 1)) != 0 || (vpt == 8 && !norm)) continue;
+    for (int rows : {1, 2, 4}) {
+      if (rows > 1 && (!norm || vpt == 8 || (rows == 4 && vpt > 2))) continue;
+      for (int block : {128, 256, 512, 1024}) {
+        if (block < tpr || ((rows > 1 || vpt == 8) && block > 512)) continue;
+        RowPlan p;
+        p.vector = true;
+        p.elems_per_access = kVec;
+        p.threads_per_row = static_cast<int>(tpr);
+        p.accesses_per_thread = vpt;
+        p.block_threads = block;
+        p.rows_per_thread = rows;
+        out.push_back(p);
+      }
     }
   }
   return out;
@@ -205,11 +214,11 @@ int main(int argc, char** argv) {
           "\n%s %lld x %lld: cudaMemcpy %.2f us (%.0f GB/s); shipped plan %s %.2f us (%.0f GB/s, %.3f x copy)\n",
           op_name.c_str(), static_cast<long long>(a.rows), static_cast<long long>(cols), copy_us, gb / copy_us,
           label(shipped).c_str(), shipped_us, gb / shipped_us, copy_us / shipped_us);
-      std::printf("  %-44s %9s %8s %8s %9s %10s\n", "plan", "us", "GB/s", "x copy", "x shipped", "max |diff|");
+      std::printf("  %-54s %9s %8s %8s %9s %10s\n", "plan", "us", "GB/s", "x copy", "x shipped", "max |diff|");
       double best_us = 1e30;
       std::string best;
       const RowArgs la = info->op == RowOp::softmax_dropout ? with_dropout_fields(a) : a;
-      for (const RowPlan& p : plans_for(cols)) {
+      for (const RowPlan& p : plans_for(info->op, cols)) {
         CHECK(cudaMemset(y, 0xff, bytes));  // NaN in bf16: a value the plan does not write fails the check
         CHECK(launch_plan(info->op, la, p, s));
         const Check c = compare(y, ref, bytes / sizeof(T), s);
@@ -218,7 +227,7 @@ int main(int argc, char** argv) {
         failures += ok ? 0 : 1;
         const double us = time_us(s, launches, reps, [&](int) { CHECK(launch_plan(info->op, la, p, s)); });
         const std::string name = label(p);
-        std::printf("  %-44s %9.2f %8.0f %8.3f %9.3f %10.2g%s\n", name.c_str(), us, gb / us, copy_us / us,
+        std::printf("  %-54s %9.2f %8.0f %8.3f %9.3f %10.2g%s\n", name.c_str(), us, gb / us, copy_us / us,
                     shipped_us / us, max_diff, ok ? "" : "  MISMATCH");
         if (ok && us < best_us) best_us = us, best = name;
       }

@@ -132,29 +132,45 @@ TEST(RowPlan, PicksWarpBlockOrTwoPassByWidth) {
         EXPECT_GE(int64_t{q.threads_per_row} * q.accesses_per_thread * q.elems_per_access, cols) << cols;
         EXPECT_EQ(q.block_threads % q.threads_per_row, 0);
         EXPECT_LE(q.block_threads, 1024);
-        EXPECT_LE(q.accesses_per_thread, 4);
+        // Eight accesses or two rows a thread: only the norms' 16-byte plans, in blocks of at most 512.
+        const bool norm = op == RowOp::layer_norm || op == RowOp::rms_norm;
+        if (q.accesses_per_thread == 8 || q.rows_per_thread > 1) {
+          EXPECT_TRUE(norm && q.vector) << cols;
+          EXPECT_LE(q.block_threads, 512) << cols;
+        } else {
+          EXPECT_LE(q.accesses_per_thread, 4);
+        }
+        EXPECT_TRUE(q.rows_per_thread == 1 || (q.rows_per_thread == 2 && q.accesses_per_thread <= 4)) << cols;
       }
     }
 }
 
-// The per-operation choices row_tune measured on the H200 (bench/results/2026-12-03-h200-row-plans/).
-TEST(RowPlan, TakesTwoAccessesPerThreadWhereTheTunerFoundThemFaster) {
+// The per-operation choices row_tune measured on the H200 (bench/results/2026-12-03-h200-row-plans/,
+// 2026-12-04-h200-row-sharing/).
+TEST(RowPlan, TakesTheShapesTheTunerFoundFaster) {
   auto plan = [](RowOp op, int64_t cols) {
     const RowPlan p = plan_row(op, DType::bf16, cols, true);
-    return std::tuple{p.threads_per_row, p.accesses_per_thread, p.block_threads};
+    return std::tuple{p.threads_per_row, p.accesses_per_thread, p.block_threads, p.rows_per_thread};
   };
-  EXPECT_EQ(plan(RowOp::layer_norm, 256), std::tuple(16, 2, 128));
-  EXPECT_EQ(plan(RowOp::layer_norm, 512), std::tuple(32, 2, 128));
-  EXPECT_EQ(plan(RowOp::layer_norm, 1024), std::tuple(32, 4, 256));  // two would need a block-wide reduction
-  EXPECT_EQ(plan(RowOp::layer_norm, 4096), std::tuple(128, 4, 256));
-  EXPECT_EQ(plan(RowOp::rms_norm, 1024), std::tuple(64, 2, 128));
-  EXPECT_EQ(plan(RowOp::rms_norm, 2048), std::tuple(128, 2, 128));
-  EXPECT_EQ(plan(RowOp::rms_norm, 4096), std::tuple(128, 4, 512));
-  EXPECT_EQ(plan(RowOp::softmax, 256), std::tuple(16, 2, 128));
-  EXPECT_EQ(plan(RowOp::softmax, 4096), std::tuple(128, 4, 256));
-  EXPECT_EQ(plan(RowOp::softmax, 16384), std::tuple(512, 4, 512));
-  EXPECT_EQ(plan(RowOp::softmax_dropout, 1024), std::tuple(32, 4, 128));
-  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8, true).threads_per_row, 4);  // never fewer than 4 lanes a row
+  EXPECT_EQ(plan(RowOp::layer_norm, 256), std::tuple(16, 2, 128, 2));  // two rows share the weight and bias loads
+  EXPECT_EQ(plan(RowOp::layer_norm, 512), std::tuple(32, 2, 128, 2));
+  EXPECT_EQ(plan(RowOp::layer_norm, 1024), std::tuple(32, 4, 128, 2));  // two would need a block-wide reduction
+  EXPECT_EQ(plan(RowOp::layer_norm, 4096), std::tuple(128, 4, 256, 1));
+  EXPECT_EQ(plan(RowOp::layer_norm, 16384), std::tuple(256, 8, 256, 1));
+  EXPECT_EQ(plan(RowOp::layer_norm, 32768), std::tuple(512, 8, 512, 1));  // not one block of 1024 an SM
+  EXPECT_EQ(plan(RowOp::rms_norm, 1024), std::tuple(64, 2, 128, 1));
+  EXPECT_EQ(plan(RowOp::rms_norm, 2048), std::tuple(128, 2, 128, 1));
+  EXPECT_EQ(plan(RowOp::rms_norm, 4096), std::tuple(256, 2, 256, 1));
+  EXPECT_EQ(plan(RowOp::rms_norm, 8192), std::tuple(512, 2, 512, 2));
+  EXPECT_EQ(plan(RowOp::rms_norm, 16384), std::tuple(512, 4, 512, 1));
+  EXPECT_EQ(plan(RowOp::rms_norm, 32768), std::tuple(512, 8, 512, 1));
+  EXPECT_EQ(plan(RowOp::softmax, 256), std::tuple(16, 2, 128, 1));
+  EXPECT_EQ(plan(RowOp::softmax, 4096), std::tuple(128, 4, 256, 1));
+  EXPECT_EQ(plan(RowOp::softmax, 16384), std::tuple(512, 4, 512, 1));
+  EXPECT_EQ(plan(RowOp::softmax, 32768), std::tuple(1024, 4, 1024, 1));
+  EXPECT_EQ(plan(RowOp::softmax_dropout, 1024), std::tuple(32, 4, 128, 1));
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8, true).threads_per_row, 4);      // never fewer than 4 lanes a row
+  EXPECT_EQ(plan_row(RowOp::layer_norm, DType::bf16, 255, true).rows_per_thread, 1);  // one element an access
 }
 
 // Addresses that are never dereferenced: validation rejects the call before anything reaches the GPU.

@@ -65,10 +65,11 @@ struct Shape {
   int64_t rows, cols;
 };
 // Every plan: warp (≤ 1024 wide), block (2048 with two accesses, 4096, 32768 bf16), two-pass (33000, 65536, 100000,
-// 262144), odd widths.
-const Shape kShapes[] = {{37, 1},    {33, 7},    {64, 64},   {17, 100},  {9, 256},    {5, 512},
-                         {5, 1000},  {8, 1024},  {7, 2048},  {6, 4096},  {3, 4104},   {4, 8192},
-                         {2, 12288}, {2, 32768}, {2, 33000}, {2, 65536}, {1, 100000}, {1, 262144}};
+// 262144), odd widths; the norms' two rows a thread (odd row counts leave a thread's second row out) and eight
+// accesses a thread (16384 f32, 24576 and 32768 bf16), with and without a part-filled last pack slot (6144, 24576).
+const Shape kShapes[] = {{37, 1},    {33, 7},    {64, 64},   {17, 100},  {9, 256},   {5, 512},    {5, 1000},
+                         {8, 1024},  {7, 2048},  {6, 4096},  {3, 4104},  {5, 6144},  {4, 8192},   {2, 12288},
+                         {3, 16384}, {3, 24576}, {2, 32768}, {2, 33000}, {2, 65536}, {1, 100000}, {1, 262144}};
 
 using Op = RowOp;
 const char* op_name(Op o) {
