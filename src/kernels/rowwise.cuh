@@ -232,13 +232,13 @@ __global__ void __launch_bounds__(512, 2) row_kernel8(RowArgs a, int tpr) {
   row_body<OP, T, VEC, 8, FULL, 1>(a, tpr);
 }
 
-// Rows too wide for registers: one block of 1024 threads per row, statistics in one pass, output in a second. Each
-// thread has kUnroll accesses in flight per step; the second read of a row mostly hits the L2.
-template <RowOp OP, class T, int VEC>
-__global__ void __launch_bounds__(1024) row_kernel_wide(RowArgs a) {
+// Rows too wide for registers: one block of THREADS per row, statistics in one pass, output in a second. Each
+// thread has UNROLL accesses in flight per step; the second read of a row mostly hits the L2.
+template <RowOp OP, class T, int VEC, int THREADS = 1024, int UNROLL = 4>
+__global__ void __launch_bounds__(THREADS) row_kernel_wide(RowArgs a) {
   __shared__ float scratch[32];
   using P = Pack<T, VEC>;
-  constexpr int kThreads = 1024, kUnroll = 4;
+  constexpr int kThreads = THREADS, kUnroll = UNROLL;
   const int64_t row = blockIdx.x, nvec = a.cols / VEC;
   const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + row * a.cols);
   // Visits every pack of the row, kUnroll loads issued before any is used.
@@ -314,8 +314,6 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
     kernel<<<grid, plan.block_threads, 0, s>>>(a, plan.threads_per_row);
     return cudaGetLastError();
   };
-  // Rows per thread: 1; for the norms' 16-byte plans also 2, or 4 with at most two accesses a row.
-  constexpr bool kShare = VEC > 1 && (OP == RowOp::layer_norm || OP == RowOp::rms_norm);
   const int key = plan.accesses_per_thread * 10 + plan.rows_per_thread;
   switch (key) {
     case 11:
