@@ -39,7 +39,7 @@ struct RowPlan {
   bool vector = false;          // 16-byte accesses (cols and pointers allow them), else one element per access
   int elems_per_access = 1;     // 16 / sizeof(T) when vector
   int threads_per_row = 32;     // a warp, or a whole block
-  int accesses_per_thread = 0;  // 1, 2 or 4; 0: the row does not fit in registers, a block reads it twice
+  int accesses_per_thread = 0;  // 1, 2, 4 or 8 (norms); 0: the row does not fit in registers, a block reads it twice
   int block_threads = 128;
   int rows_per_thread = 1;  // 2: the norms' threads take two rows each, sharing one load of weight and bias
   [[nodiscard]] std::string describe() const;

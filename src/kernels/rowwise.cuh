@@ -1,11 +1,11 @@
 // Row operations over the last dimension: LayerNorm, RMSNorm, softmax, softmax + dropout.
 //
-// A row that fits in registers (up to 4 accesses of 16 bytes for each of up to 1024 threads) is read once: each thread
-// keeps its VPT packs, the row's threads reduce through shuffles and shared memory, and every value is written once, so
-// the kernel moves the same bytes as a copy. Rows of up to 1024 elements get a warp each, wider ones a block. Wider
-// rows still get a block of 1024 threads that reads the row twice (statistics, then output; the second read mostly hits
-// the L2). Widths that are not a multiple of 16 bytes, or pointers not 16-byte aligned, take the same kernels with
-// one element per access.
+// A row that fits in registers (up to 4096 accesses of 16 bytes: four a thread for up to 1024 threads, or for the norms
+// eight for up to 512) is read once: each thread keeps its VPT packs, the row's threads reduce through shuffles and
+// shared memory, and every value is written once, so the kernel moves the same bytes as a copy. plan_row picks the
+// threads per row (4 to 1024) and the block. Wider rows get a block of 1024 threads that reads the row twice
+// (statistics, then output; the second read mostly hits the L2). Widths that are not a multiple of 16 bytes, or
+// pointers not 16-byte aligned, take the same kernels with one element per access.
 #pragma once
 
 #include "kernels/device_common.cuh"
@@ -225,8 +225,9 @@ template <RowOp OP, class T, int VEC, int VPT, bool FULL, int ROWS = 1>
 __global__ void __launch_bounds__(ROWS > 1 ? 512 : 1024) row_kernel(RowArgs a, int tpr) {
   row_body<OP, T, VEC, VPT, FULL, ROWS>(a, tpr);
 }
-// The norms' rows of 4096-8192 16-byte accesses: eight a thread in blocks of up to 512, at most 64 registers so two
-// such blocks fit on an SM (a block of 1024 threads with four accesses each holds the SM alone).
+// The norms' widest register-resident rows (LayerNorm past 1024 16-byte accesses, RMSNorm past 2048, up to 4096):
+// eight a thread in blocks of up to 512, at most 64 registers so two such blocks fit on an SM (a block of 1024
+// threads with four accesses each holds the SM alone).
 template <RowOp OP, class T, int VEC, bool FULL>
 __global__ void __launch_bounds__(512, 2) row_kernel8(RowArgs a, int tpr) {
   row_body<OP, T, VEC, 8, FULL, 1>(a, tpr);

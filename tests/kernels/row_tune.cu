@@ -1,7 +1,9 @@
 // Sweeps the register-resident row kernels' plans (threads per row × 16-byte accesses per thread × block size) for
 // bf16 rows of the given widths, next to the shipped dispatch (plan_row) and cudaMemcpy D2D of the same bytes, all in
-// one process: what plan_row's choice is taken from. Each plan's output is checked against the shipped kernel's on
-// the same input (the reductions' order differs, so within a bf16 rounding step, not bit for bit).
+// one process: what plan_row's choice is taken from. Rows of 4096 and wider also run the two-pass kernel in blocks of
+// 256-1024 threads with 1-4 accesses in flight (the shape of torch.compile's looped reductions). Each plan's output is
+// checked against the shipped kernel's on the same input (the reductions' order differs, so within a bf16 rounding
+// step, not bit for bit).
 //
 //   row_tune [--widths 256,1024,4096,16384] [--ops layer_norm,rms_norm,softmax,softmax_dropout]
 //            [--elements 134217728] [--launches 20] [--reps 9]
@@ -251,32 +253,25 @@ int main(int argc, char** argv) {
       double best_us = 1e30;
       std::string best;
       const RowArgs la = info->op == RowOp::softmax_dropout ? with_dropout_fields(a) : a;
-      for (const RowPlan& p : plans_for(info->op, cols)) {
+      // Checks one way of running the operation against the shipped kernel, times it and prints its line.
+      auto measure = [&](const std::string& name, auto&& launch) {
         CHECK(cudaMemset(y, 0xff, bytes));  // NaN in bf16: a value the plan does not write fails the check
-        CHECK(launch_plan(info->op, la, p, s));
+        CHECK(launch());
         const Check c = compare(y, ref, bytes / sizeof(T), s);
         const bool ok = c.mismatches == 0;
-        const double max_diff = c.max_diff;
         failures += ok ? 0 : 1;
-        const double us = time_us(s, launches, reps, [&](int) { CHECK(launch_plan(info->op, la, p, s)); });
-        const std::string name = label(p);
+        const double us = time_us(s, launches, reps, [&](int) { CHECK(launch()); });
         std::printf("  %-54s %9.2f %8.0f %8.3f %9.3f %10.2g%s\n", name.c_str(), us, gb / us, copy_us / us,
-                    shipped_us / us, max_diff, ok ? "" : "  MISMATCH");
+                    shipped_us / us, static_cast<double>(c.max_diff), ok ? "" : "  MISMATCH");
         if (ok && us < best_us) best_us = us, best = name;
-      }
+      };
+      for (const RowPlan& p : plans_for(info->op, cols))
+        measure(label(p), [&] { return launch_plan(info->op, la, p, s); });
       if (cols >= 4096)  // the two-pass kernel, for rows that could also stay in registers
         for (const TwoPass& t : kTwoPass) {
-          CHECK(cudaMemset(y, 0xff, bytes));
-          CHECK(t.launch(info->op, la, s));
-          const Check c = compare(y, ref, bytes / sizeof(T), s);
-          const bool ok = c.mismatches == 0;
-          failures += ok ? 0 : 1;
-          const double us = time_us(s, launches, reps, [&](int) { CHECK(t.launch(info->op, la, s)); });
           char name[96];
           std::snprintf(name, sizeof name, "two reads, block %d x %d accesses in flight", t.threads, t.unroll);
-          std::printf("  %-54s %9.2f %8.0f %8.3f %9.3f %10.2g%s\n", name, us, gb / us, copy_us / us, shipped_us / us,
-                      static_cast<double>(c.max_diff), ok ? "" : "  MISMATCH");
-          if (ok && us < best_us) best_us = us, best = name;
+          measure(name, [&] { return t.launch(info->op, la, s); });
         }
       std::printf("  best: %s %.2f us = %.3f x copy, %.3f x shipped\n", best.c_str(), best_us, copy_us / best_us,
                   shipped_us / best_us);
