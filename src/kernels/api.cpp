@@ -16,7 +16,8 @@ namespace gsq::kernels {
 
 std::string RowPlan::describe() const {
   if (accesses_per_thread == 0)
-    return fmt::format("block of 1024 per row, two reads, {}-element accesses", elems_per_access);
+    return fmt::format("block of {} per row, two reads{}, {} × {}-element accesses in flight per thread", block_threads,
+                       cache_hints ? " (first kept in cache, second evict-first)" : "", in_flight, elems_per_access);
   return fmt::format("{} per row, {} × {}-element accesses per thread{}, held in registers",
                      threads_per_row == 32 ? std::string("warp") : fmt::format("{} threads", threads_per_row),
                      accesses_per_thread, elems_per_access,
@@ -38,11 +39,10 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   // widths 256…32768, bench/results/2026-12-03-h200-row-plans/ and 2026-12-04-h200-row-sharing/): two accesses per
   // thread in blocks of 128 while the row's threads reduce in a few steps (2-3% faster than four there), four
   // beyond, in blocks of 256 (LayerNorm, softmax) or 512 (RMSNorm); softmax + dropout, bound by its Philox
-  // instructions, is fastest with four throughout. The norms' widest rows take eight a thread in blocks of up to 512
-  // (at 4096 accesses 3-14% faster than a block of 1024 with four, which holds an SM alone).
+  // instructions, is fastest with four throughout. LayerNorm's widest rows take eight a thread in blocks of up to 512
+  // (at 4096 accesses 14% faster than a block of 1024 with four, which holds an SM alone).
   int64_t two_up_to = 0;  // widest row, in accesses, that takes two per thread
   int min_block = 128;    // the block for four per thread
-  const bool norm = op == RowOp::layer_norm || op == RowOp::rms_norm;
   switch (op) {
     case RowOp::layer_norm:  // two reductions: past a warp per row the block-wide steps cost more than they win
       two_up_to = 64, min_block = 256;
@@ -56,20 +56,27 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
     case RowOp::softmax_dropout:
       break;
   }
-  // Eight a thread: LayerNorm past 1024 accesses (0.1-1.0% faster than four at 16384 bf16), RMSNorm past 2048.
-  const int64_t eight_past = op == RowOp::layer_norm ? 1024 : 2048;
-  const int64_t target = accesses <= two_up_to ? 2 : (norm && p.vector && accesses > eight_past ? 8 : 4);
+  // Eight a thread: LayerNorm past 1024 accesses (0.1-1.0% faster than four at 16384 bf16; RMSNorm's widest rows
+  // take two reads, below).
+  const bool eight = op == RowOp::layer_norm && p.vector && accesses > 1024;
+  const int64_t target = accesses <= two_up_to ? 2 : (eight ? 8 : 4);
   const auto want = std::bit_ceil(static_cast<uint64_t>((accesses + target - 1) / target));
   p.threads_per_row = static_cast<int>(std::clamp<uint64_t>(want, 4, 1024));
   const int64_t per_thread = (accesses + p.threads_per_row - 1) / p.threads_per_row;
   p.accesses_per_thread = static_cast<int>(std::bit_ceil(static_cast<uint64_t>(per_thread)));
   p.block_threads = std::max(p.threads_per_row, p.accesses_per_thread == 4 ? min_block : 128);
   // Two rows a thread, sharing one load of the weight (and bias) packs: LayerNorm rows of up to 128 accesses in
-  // blocks of 128 (1-1.5% faster), RMSNorm rows of 513-1024 (0.5-0.8%).
-  if (p.vector &&
-      ((op == RowOp::layer_norm && accesses <= 128) || (op == RowOp::rms_norm && accesses > 512 && accesses <= 1024))) {
-    p.rows_per_thread = 2;
-    p.block_threads = op == RowOp::layer_norm ? 128 : p.threads_per_row;
+  // blocks of 128 (1-1.5% faster).
+  if (p.vector && op == RowOp::layer_norm && accesses <= 128) p.rows_per_thread = 2, p.block_threads = 128;
+  // RMSNorm rows of 513-1024 and 2049-4096 16-byte accesses: read twice, the first read marked to stay in L1/L2 and
+  // the second evict-first (the shape and hints of torch.compile's looped reduction), in blocks of 512 with two
+  // accesses in flight or of 1024 with one: 2.5% and 2.3% faster than the register-resident plans on the H200
+  // (bench/results/2026-12-04-h200-row-sharing/7-hints-row_tune.log). Without the hints the second read goes to
+  // DRAM often enough to lose 6-25%.
+  if (p.vector && op == RowOp::rms_norm && ((accesses > 512 && accesses <= 1024) || accesses > 2048)) {
+    p.accesses_per_thread = 0, p.rows_per_thread = 1, p.cache_hints = true;
+    p.block_threads = p.threads_per_row = accesses <= 1024 ? 512 : 1024;
+    p.in_flight = accesses <= 1024 ? 2 : 1;
   }
   return p;
 }

@@ -42,6 +42,10 @@ struct RowPlan {
   int accesses_per_thread = 0;  // 1, 2, 4 or 8 (norms); 0: the row does not fit in registers, a block reads it twice
   int block_threads = 128;
   int rows_per_thread = 1;  // 2: the norms' threads take two rows each, sharing one load of weight and bias
+  // Two reads (accesses_per_thread 0): accesses in flight a thread per step, and whether the first read keeps the row
+  // in L1/L2 (evict-last) and the second lets it go (evict-first).
+  int in_flight = 4;
+  bool cache_hints = false;
   [[nodiscard]] std::string describe() const;
 };
 // The plan for `op` over rows of `cols` elements (aligned16: every pointer is 16-byte aligned).

@@ -225,7 +225,7 @@ template <RowOp OP, class T, int VEC, int VPT, bool FULL, int ROWS = 1>
 __global__ void __launch_bounds__(ROWS > 1 ? 512 : 1024) row_kernel(RowArgs a, int tpr) {
   row_body<OP, T, VEC, VPT, FULL, ROWS>(a, tpr);
 }
-// The norms' widest register-resident rows (LayerNorm past 1024 16-byte accesses, RMSNorm past 2048, up to 4096):
+// The norms' widest register-resident rows (plan_row: LayerNorm past 1024 16-byte accesses, up to 4096):
 // eight a thread in blocks of up to 512, at most 64 registers so two such blocks fit on an SM (a block of 1024
 // threads with four accesses each holds the SM alone).
 template <RowOp OP, class T, int VEC, bool FULL>
@@ -235,20 +235,52 @@ __global__ void __launch_bounds__(512, 2) row_kernel8(RowArgs a, int tpr) {
 
 // Rows too wide for registers: one block of THREADS per row, statistics in one pass, output in a second. Each
 // thread has UNROLL accesses in flight per step; the second read of a row mostly hits the L2.
-template <RowOp OP, class T, int VEC, int THREADS = 1024, int UNROLL = 4>
+//
+// HINTS (16-byte packs): the first read marks its lines L1- and L2-evict-last and the second evict-first, the way
+// torch.compile's looped reductions mark them, so the row stays cached between its two reads.
+template <class P>
+__device__ __forceinline__ P load_hinted(const P* ptr, uint64_t policy, bool last) {
+  static_assert(sizeof(P) == 16);
+  uint4 v;
+  if (last)
+    asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(ptr), "l"(policy));
+  else
+    asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(ptr), "l"(policy));
+  P out;
+  memcpy(&out, &v, sizeof out);
+  return out;
+}
+
+template <RowOp OP, class T, int VEC, int THREADS = 1024, int UNROLL = 4, bool HINTS = false>
 __global__ void __launch_bounds__(THREADS) row_kernel_wide(RowArgs a) {
   __shared__ float scratch[32];
   using P = Pack<T, VEC>;
   constexpr int kThreads = THREADS, kUnroll = UNROLL;
   const int64_t row = blockIdx.x, nvec = a.cols / VEC;
   const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + row * a.cols);
+  uint64_t keep = 0, drop = 0;
+  if constexpr (HINTS) {
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(drop));
+  }
+  int pass = 0;
   // Visits every pack of the row, kUnroll loads issued before any is used.
   auto for_each_pack = [&](auto&& f) {
+    const bool first = pass++ == 0;
     for (int64_t base = threadIdx.x; base < nvec; base += kThreads * kUnroll) {
       P v[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
-        if (base + u * kThreads < nvec) v[u] = x[base + u * kThreads];
+        if (base + u * kThreads < nvec) {
+          if constexpr (HINTS)
+            v[u] = load_hinted(x + base + u * kThreads, first ? keep : drop, first);
+          else
+            v[u] = x[base + u * kThreads];
+        }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
         if (base + u * kThreads < nvec) f(base + u * kThreads, v[u]);
@@ -305,8 +337,22 @@ __global__ void __launch_bounds__(THREADS) row_kernel_wide(RowArgs a) {
 template <RowOp OP, class T, int VEC>
 cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s) {
   if (plan.accesses_per_thread == 0) {
-    row_kernel_wide<OP, T, VEC><<<static_cast<unsigned>(a.rows), 1024, 0, s>>>(a);
-    return cudaGetLastError();
+    const auto rows = static_cast<unsigned>(a.rows);
+    if (!plan.cache_hints && plan.block_threads == 1024 && plan.in_flight == 4) {
+      row_kernel_wide<OP, T, VEC><<<rows, 1024, 0, s>>>(a);
+      return cudaGetLastError();
+    }
+    if constexpr (VEC > 1 && OP == RowOp::rms_norm) {  // the hinted plans plan_row picks
+      if (plan.cache_hints && plan.block_threads == 512 && plan.in_flight == 2) {
+        row_kernel_wide<OP, T, VEC, 512, 2, true><<<rows, 512, 0, s>>>(a);
+        return cudaGetLastError();
+      }
+      if (plan.cache_hints && plan.block_threads == 1024 && plan.in_flight == 1) {
+        row_kernel_wide<OP, T, VEC, 1024, 1, true><<<rows, 1024, 0, s>>>(a);
+        return cudaGetLastError();
+      }
+    }
+    return cudaErrorInvalidValue;
   }
   const int64_t rows_per_block = int64_t{plan.block_threads} / plan.threads_per_row * plan.rows_per_thread;
   const auto grid = static_cast<unsigned>((a.rows + rows_per_block - 1) / rows_per_block);

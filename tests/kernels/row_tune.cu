@@ -137,34 +137,39 @@ std::vector<RowPlan> plans_for(RowOp op, int64_t cols) {
 // 1-4 accesses in flight a thread: the shape of Inductor's looped reductions.
 struct TwoPass {
   int threads, unroll;
+  bool hints;
   cudaError_t (*launch)(RowOp, const RowArgs&, cudaStream_t);
 };
 
-template <int THREADS, int UNROLL>
+template <int THREADS, int UNROLL, bool HINTS>
 cudaError_t launch_two_pass(RowOp op, const RowArgs& a, cudaStream_t s) {
   const auto grid = static_cast<unsigned>(a.rows);
   switch (op) {
     case RowOp::layer_norm:
-      row_kernel_wide<RowOp::layer_norm, T, kVec, THREADS, UNROLL><<<grid, THREADS, 0, s>>>(a);
+      row_kernel_wide<RowOp::layer_norm, T, kVec, THREADS, UNROLL, HINTS><<<grid, THREADS, 0, s>>>(a);
       break;
     case RowOp::rms_norm:
-      row_kernel_wide<RowOp::rms_norm, T, kVec, THREADS, UNROLL><<<grid, THREADS, 0, s>>>(a);
+      row_kernel_wide<RowOp::rms_norm, T, kVec, THREADS, UNROLL, HINTS><<<grid, THREADS, 0, s>>>(a);
       break;
     case RowOp::softmax:
-      row_kernel_wide<RowOp::softmax, T, kVec, THREADS, UNROLL><<<grid, THREADS, 0, s>>>(a);
+      row_kernel_wide<RowOp::softmax, T, kVec, THREADS, UNROLL, HINTS><<<grid, THREADS, 0, s>>>(a);
       break;
     case RowOp::softmax_dropout:
-      row_kernel_wide<RowOp::softmax_dropout, T, kVec, THREADS, UNROLL><<<grid, THREADS, 0, s>>>(a);
+      row_kernel_wide<RowOp::softmax_dropout, T, kVec, THREADS, UNROLL, HINTS><<<grid, THREADS, 0, s>>>(a);
       break;
   }
   return cudaGetLastError();
 }
 
-constexpr TwoPass kTwoPass[] = {
-    {256, 1, launch_two_pass<256, 1>},   {256, 2, launch_two_pass<256, 2>},   {256, 4, launch_two_pass<256, 4>},
-    {512, 1, launch_two_pass<512, 1>},   {512, 2, launch_two_pass<512, 2>},   {512, 4, launch_two_pass<512, 4>},
-    {1024, 1, launch_two_pass<1024, 1>}, {1024, 2, launch_two_pass<1024, 2>}, {1024, 4, launch_two_pass<1024, 4>},
-};
+// Each shape plain and with the cache hints of torch.compile's looped reductions.
+#define GSQ_TWO_PASS(threads, unroll)                                  \
+  {threads, unroll, false, launch_two_pass<threads, unroll, false>}, { \
+    threads, unroll, true, launch_two_pass<threads, unroll, true>      \
+  }
+constexpr TwoPass kTwoPass[] = {GSQ_TWO_PASS(256, 1),  GSQ_TWO_PASS(256, 2),  GSQ_TWO_PASS(256, 4),
+                                GSQ_TWO_PASS(512, 1),  GSQ_TWO_PASS(512, 2),  GSQ_TWO_PASS(512, 4),
+                                GSQ_TWO_PASS(1024, 1), GSQ_TWO_PASS(1024, 2), GSQ_TWO_PASS(1024, 4)};
+#undef GSQ_TWO_PASS
 
 }  // namespace row_tune
 
@@ -270,7 +275,8 @@ int main(int argc, char** argv) {
       if (cols >= 4096)  // the two-pass kernel, for rows that could also stay in registers
         for (const TwoPass& t : kTwoPass) {
           char name[96];
-          std::snprintf(name, sizeof name, "two reads, block %d x %d accesses in flight", t.threads, t.unroll);
+          std::snprintf(name, sizeof name, "two reads, block %d x %d accesses in flight%s", t.threads, t.unroll,
+                        t.hints ? ", evict hints" : "");
           measure(name, [&] { return t.launch(info->op, la, s); });
         }
       std::printf("  best: %s %.2f us = %.3f x copy, %.3f x shipped\n", best.c_str(), best_us, copy_us / best_us,

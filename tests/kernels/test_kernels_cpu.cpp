@@ -161,9 +161,13 @@ TEST(RowPlan, TakesTheShapesTheTunerFoundFaster) {
   EXPECT_EQ(plan(RowOp::rms_norm, 1024), std::tuple(64, 2, 128, 1));
   EXPECT_EQ(plan(RowOp::rms_norm, 2048), std::tuple(128, 2, 128, 1));
   EXPECT_EQ(plan(RowOp::rms_norm, 4096), std::tuple(256, 2, 256, 1));
-  EXPECT_EQ(plan(RowOp::rms_norm, 8192), std::tuple(512, 2, 512, 2));
+  EXPECT_EQ(plan(RowOp::rms_norm, 8192), std::tuple(512, 0, 512, 1));  // two reads, cache hints
+  EXPECT_TRUE(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).cache_hints);
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).in_flight, 2);
   EXPECT_EQ(plan(RowOp::rms_norm, 16384), std::tuple(512, 4, 512, 1));
-  EXPECT_EQ(plan(RowOp::rms_norm, 32768), std::tuple(512, 8, 512, 1));
+  EXPECT_EQ(plan(RowOp::rms_norm, 32768), std::tuple(1024, 0, 1024, 1));
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 32768, true).in_flight, 1);
+  EXPECT_FALSE(plan_row(RowOp::rms_norm, DType::bf16, 8190, true).cache_hints);  // one element an access
   EXPECT_EQ(plan(RowOp::softmax, 256), std::tuple(16, 2, 128, 1));
   EXPECT_EQ(plan(RowOp::softmax, 4096), std::tuple(128, 4, 256, 1));
   EXPECT_EQ(plan(RowOp::softmax, 16384), std::tuple(512, 4, 512, 1));
