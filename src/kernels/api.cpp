@@ -71,8 +71,8 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   // RMSNorm rows of 513-1024 and 2049-4096 16-byte accesses: read twice, the first read marked to stay in L1/L2 and
   // the second evict-first (the shape and hints of torch.compile's looped reduction), in blocks of 512 with two
   // accesses in flight or of 1024 with one: 2.5% and 2.3% faster than the register-resident plans on the H200
-  // (bench/results/2026-12-04-h200-row-sharing/7-hints-row_tune.log). Without the hints the second read goes to
-  // DRAM often enough to lose 6-25%.
+  // (bench/results/2026-12-04-h200-row-sharing/7-hints-row_tune.log); the same shape without the hints measured
+  // 6-25% slower.
   if (p.vector && op == RowOp::rms_norm && ((accesses > 512 && accesses <= 1024) || accesses > 2048)) {
     p.accesses_per_thread = 0, p.rows_per_thread = 1, p.cache_hints = true;
     p.block_threads = p.threads_per_row = accesses <= 1024 ? 512 : 1024;

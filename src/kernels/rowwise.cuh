@@ -233,8 +233,9 @@ __global__ void __launch_bounds__(512, 2) row_kernel8(RowArgs a, int tpr) {
   row_body<OP, T, VEC, 8, FULL, 1>(a, tpr);
 }
 
-// Rows too wide for registers: one block of THREADS per row, statistics in one pass, output in a second. Each
-// thread has UNROLL accesses in flight per step; the second read of a row mostly hits the L2.
+// Rows too wide for registers, and RMSNorm's hinted plans: one block of THREADS per row, statistics in one pass,
+// output in a second. Each thread has UNROLL accesses in flight per step; the second read of a row mostly hits the
+// L2.
 //
 // HINTS (16-byte packs): the first read marks its lines L1- and L2-evict-last and the second evict-first, the way
 // torch.compile's looped reductions mark them, so the row stays cached between its two reads.
