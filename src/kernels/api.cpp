@@ -35,6 +35,17 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
     p.accesses_per_thread = 0;
     return p;
   }
+  // RMSNorm rows of 513-1024 and 2049-4096 16-byte accesses: read twice, the first read marked to stay in L1/L2 and
+  // the second evict-first (the shape and hints of torch.compile's looped reduction), in blocks of 512 with two
+  // accesses in flight or of 1024 with one: 2.5% and 2.3% faster than the register-resident plans on the H200
+  // (bench/results/2026-12-04-h200-row-sharing/7-hints-row_tune.log); the same shape without the hints measured
+  // 6-25% slower.
+  if (p.vector && op == RowOp::rms_norm && ((accesses > 512 && accesses <= 1024) || accesses > 2048)) {
+    p.accesses_per_thread = 0, p.cache_hints = true;
+    p.block_threads = p.threads_per_row = accesses <= 1024 ? 512 : 1024;
+    p.in_flight = accesses <= 1024 ? 2 : 1;
+    return p;
+  }
   // Accesses per thread and the smallest block, per operation, as tests/row_tune measured them on the H200 (bf16,
   // widths 256…32768, bench/results/2026-12-03-h200-row-plans/ and 2026-12-04-h200-row-sharing/): two accesses per
   // thread in blocks of 128 while the row's threads reduce in a few steps (2-3% faster than four there), four
@@ -68,16 +79,6 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   // Two rows a thread, sharing one load of the weight (and bias) packs: LayerNorm rows of up to 128 accesses in
   // blocks of 128 (1-1.5% faster).
   if (p.vector && op == RowOp::layer_norm && accesses <= 128) p.rows_per_thread = 2, p.block_threads = 128;
-  // RMSNorm rows of 513-1024 and 2049-4096 16-byte accesses: read twice, the first read marked to stay in L1/L2 and
-  // the second evict-first (the shape and hints of torch.compile's looped reduction), in blocks of 512 with two
-  // accesses in flight or of 1024 with one: 2.5% and 2.3% faster than the register-resident plans on the H200
-  // (bench/results/2026-12-04-h200-row-sharing/7-hints-row_tune.log); the same shape without the hints measured
-  // 6-25% slower.
-  if (p.vector && op == RowOp::rms_norm && ((accesses > 512 && accesses <= 1024) || accesses > 2048)) {
-    p.accesses_per_thread = 0, p.rows_per_thread = 1, p.cache_hints = true;
-    p.block_threads = p.threads_per_row = accesses <= 1024 ? 512 : 1024;
-    p.in_flight = accesses <= 1024 ? 2 : 1;
-  }
   return p;
 }
 

@@ -373,8 +373,7 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
     default:
       break;
   }
-  // The norms' 16-byte plans also take two rows a thread (four with at most two accesses a row), or eight accesses,
-  // in blocks of up to 512.
+  // The norms' 16-byte plans also take two rows a thread, or eight accesses, in blocks of up to 512.
   if constexpr (VEC > 1 && (OP == RowOp::layer_norm || OP == RowOp::rms_norm)) {
     if (plan.block_threads > 512) return cudaErrorInvalidValue;
     switch (key) {
@@ -384,10 +383,6 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
         return full ? launch(row_kernel<OP, T, VEC, 2, true, 2>) : launch(row_kernel<OP, T, VEC, 2, false, 2>);
       case 42:
         return full ? launch(row_kernel<OP, T, VEC, 4, true, 2>) : launch(row_kernel<OP, T, VEC, 4, false, 2>);
-      case 14:
-        return full ? launch(row_kernel<OP, T, VEC, 1, true, 4>) : launch(row_kernel<OP, T, VEC, 1, false, 4>);
-      case 24:
-        return full ? launch(row_kernel<OP, T, VEC, 2, true, 4>) : launch(row_kernel<OP, T, VEC, 2, false, 4>);
       case 81:
         return full ? launch(row_kernel8<OP, T, VEC, true>) : launch(row_kernel8<OP, T, VEC, false>);
       default:

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace gsq::kernels;
@@ -41,18 +42,24 @@ constexpr OpInfo kOps[] = {{"layer_norm", RowOp::layer_norm},
                            {"softmax", RowOp::softmax},
                            {"softmax_dropout", RowOp::softmax_dropout}};
 
-cudaError_t launch_plan(RowOp op, const RowArgs& a, const RowPlan& p, cudaStream_t s) {
+// f(std::integral_constant<RowOp, OP>{}) for the run-time op: one place that turns it into a template argument.
+template <class F>
+cudaError_t with_op(RowOp op, F&& f) {
   switch (op) {
     case RowOp::layer_norm:
-      return launch_planned<RowOp::layer_norm, T, kVec>(a, p, s);
+      return f(std::integral_constant<RowOp, RowOp::layer_norm>{});
     case RowOp::rms_norm:
-      return launch_planned<RowOp::rms_norm, T, kVec>(a, p, s);
+      return f(std::integral_constant<RowOp, RowOp::rms_norm>{});
     case RowOp::softmax:
-      return launch_planned<RowOp::softmax, T, kVec>(a, p, s);
+      return f(std::integral_constant<RowOp, RowOp::softmax>{});
     case RowOp::softmax_dropout:
-      return launch_planned<RowOp::softmax_dropout, T, kVec>(a, p, s);
+      return f(std::integral_constant<RowOp, RowOp::softmax_dropout>{});
   }
   return cudaErrorInvalidValue;
+}
+
+cudaError_t launch_plan(RowOp op, const RowArgs& a, const RowPlan& p, cudaStream_t s) {
+  return with_op(op, [&](auto o) { return launch_planned<decltype(o)::value, T, kVec>(a, p, s); });
 }
 
 // Counts the values of got that are not within a bf16 rounding step (2^-7 relative, 1e-3 absolute) of want, and
@@ -98,16 +105,14 @@ Check compare(const T* got, const T* want, size_t n, cudaStream_t s) {
 std::string label(const RowPlan& p) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "%d threads/row x %d accesses%s, block %d", p.threads_per_row, p.accesses_per_thread,
-                p.rows_per_thread == 1   ? ""
-                : p.rows_per_thread == 2 ? " x 2 rows"
-                                         : " x 4 rows",
-                p.block_threads);
+                p.rows_per_thread == 2 ? " x 2 rows" : "", p.block_threads);
   return buf;
 }
 
 // Plans that keep the row in registers: threads per row tpr (a power of two) with accesses / tpr ∈ {1, 2, 4}
-// accesses each, in blocks of 128…1024 threads holding whole rows; for the norms also 2 rows a thread (4 with at
-// most two accesses a row) or 8 accesses a thread, in blocks of up to 512.
+// accesses each, in blocks of 128…1024 threads holding whole rows; for the norms also 2 rows a thread or 8 accesses
+// a thread, in blocks of up to 512. (Four rows a thread measured slower than two at every width on the H200:
+// bench/results/2026-12-04-h200-row-sharing/1-rows-row_tune.log.)
 std::vector<RowPlan> plans_for(RowOp op, int64_t cols) {
   const bool norm = op == RowOp::layer_norm || op == RowOp::rms_norm;
   std::vector<RowPlan> out;
@@ -115,8 +120,8 @@ std::vector<RowPlan> plans_for(RowOp op, int64_t cols) {
   for (int vpt : {1, 2, 4, 8}) {
     const int64_t tpr = accesses / vpt;
     if (tpr < 4 || tpr > 1024 || accesses % vpt != 0 || (tpr & (tpr - 1)) != 0 || (vpt == 8 && !norm)) continue;
-    for (int rows : {1, 2, 4}) {
-      if (rows > 1 && (!norm || vpt == 8 || (rows == 4 && vpt > 2))) continue;
+    for (int rows : {1, 2}) {
+      if (rows > 1 && (!norm || vpt == 8)) continue;
       for (int block : {128, 256, 512, 1024}) {
         if (block < tpr || ((rows > 1 || vpt == 8) && block > 512)) continue;
         RowPlan p;
@@ -143,22 +148,11 @@ struct TwoPass {
 
 template <int THREADS, int UNROLL, bool HINTS>
 cudaError_t launch_two_pass(RowOp op, const RowArgs& a, cudaStream_t s) {
-  const auto grid = static_cast<unsigned>(a.rows);
-  switch (op) {
-    case RowOp::layer_norm:
-      row_kernel_wide<RowOp::layer_norm, T, kVec, THREADS, UNROLL, HINTS><<<grid, THREADS, 0, s>>>(a);
-      break;
-    case RowOp::rms_norm:
-      row_kernel_wide<RowOp::rms_norm, T, kVec, THREADS, UNROLL, HINTS><<<grid, THREADS, 0, s>>>(a);
-      break;
-    case RowOp::softmax:
-      row_kernel_wide<RowOp::softmax, T, kVec, THREADS, UNROLL, HINTS><<<grid, THREADS, 0, s>>>(a);
-      break;
-    case RowOp::softmax_dropout:
-      row_kernel_wide<RowOp::softmax_dropout, T, kVec, THREADS, UNROLL, HINTS><<<grid, THREADS, 0, s>>>(a);
-      break;
-  }
-  return cudaGetLastError();
+  return with_op(op, [&](auto o) {
+    row_kernel_wide<decltype(o)::value, T, kVec, THREADS, UNROLL, HINTS>
+        <<<static_cast<unsigned>(a.rows), THREADS, 0, s>>>(a);
+    return cudaGetLastError();
+  });
 }
 
 // Each shape plain and with the cache hints of torch.compile's looped reductions.
