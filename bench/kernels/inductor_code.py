@@ -1,6 +1,6 @@
-"""Prints the Triton kernels torch.compile generates for the row operations at given widths (TORCH_LOGS=output_code
-shows the source; this prints each kernel's launch heuristics and loads), so ours can be compared with what Inductor
-picks: block shape, warps, eviction hints.
+"""Compiles and runs LayerNorm and RMSNorm with torch.compile at the given widths, one case after another, so that
+TORCH_LOGS=output_code prints the Triton kernels Inductor generates for each (this script prints only a header line
+per case): block shape, persistent or looped reduction, eviction hints, to compare with ours.
 
     TORCH_LOGS=output_code python3 bench/kernels/inductor_code.py --cases rms_norm:8192,layer_norm:16384
 """

@@ -27,10 +27,6 @@ from timing import median_us  # noqa: E402
 QUEUE_AHEAD_CYCLES = 4_000_000
 
 
-def time_ms(fn, reps, queue_ahead_cycles):
-    return median_us(fn, reps, queue_ahead_cycles=queue_ahead_cycles) / 1000
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--widths", default="256,1024,4096,16384,65536")
@@ -43,6 +39,10 @@ def main():
                     help="GPU spin before each timed sample, in clock cycles (0: none)")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
+
+    def time_ms(fn):
+        return median_us(fn, args.reps, queue_ahead_cycles=args.queue_ahead_cycles) / 1000
+
     dt = getattr(torch, args.dtype)
     dev = torch.device("cuda")
     torch.manual_seed(0)
@@ -83,14 +83,14 @@ def main():
                 kept = yo != 0
                 entry["kept_fraction"] = kept.float().mean().item()
                 entry["max_abs_diff_vs_eager"] = (yo[kept] - yr[kept]).abs().max().item()
-            entry["copy_ms"] = time_ms(lambda: y_copy.copy_(x), args.reps, args.queue_ahead_cycles)
-            entry["ours_ms"] = time_ms(ours, args.reps, args.queue_ahead_cycles)
-            entry["eager_ms"] = time_ms(lambda: ref(x), args.reps, args.queue_ahead_cycles)
+            entry["copy_ms"] = time_ms(lambda: y_copy.copy_(x))
+            entry["ours_ms"] = time_ms(ours)
+            entry["eager_ms"] = time_ms(lambda: ref(x))
             if not args.no_compile and time.time() - t0 < args.compile_budget_s:
                 torch._dynamo.reset()
                 comp = torch.compile(ref, dynamic=False)
                 try:
-                    entry["compile_ms"] = time_ms(lambda: comp(x), args.reps, args.queue_ahead_cycles)
+                    entry["compile_ms"] = time_ms(lambda: comp(x))
                 except Exception as e:  # noqa: BLE001 - a failed compile is a result, not a crash
                     entry["compile_error"] = str(e)[:200]
             for k in ["copy", "ours", "eager", "compile"]:
@@ -110,16 +110,15 @@ def main():
         assert torch.equal(gk.nchw_to_nhwc(x), x.contiguous(memory_format=torch.channels_last))
         assert torch.equal(gk.nhwc_to_nchw(gk.nchw_to_nhwc(x)), x)
         entry = {"op": "nchw_to_nhwc", "shape": list(shape), "bytes": bytes_moved}
-        entry["copy_ms"] = time_ms(lambda: y_copy.copy_(x), args.reps, args.queue_ahead_cycles)
-        entry["ours_ms"] = time_ms(lambda: gk.nchw_to_nhwc(x), args.reps, args.queue_ahead_cycles)
-        entry["eager_ms"] = time_ms(lambda: x.contiguous(memory_format=torch.channels_last), args.reps,
-                                    args.queue_ahead_cycles)
+        entry["copy_ms"] = time_ms(lambda: y_copy.copy_(x))
+        entry["ours_ms"] = time_ms(lambda: gk.nchw_to_nhwc(x))
+        entry["eager_ms"] = time_ms(lambda: x.contiguous(memory_format=torch.channels_last))
         if not args.no_compile and time.time() - t0 < args.compile_budget_s:
             torch._dynamo.reset()
             comp = torch.compile(lambda t: t.contiguous(memory_format=torch.channels_last) + 0, dynamic=False)
             entry["compile_note"] = "compiled function adds + 0 (a bare layout change compiles to the eager call)"
             try:
-                entry["compile_ms"] = time_ms(lambda: comp(x), args.reps, args.queue_ahead_cycles)
+                entry["compile_ms"] = time_ms(lambda: comp(x))
             except Exception as e:  # noqa: BLE001
                 entry["compile_error"] = str(e)[:200]
         for k in ["copy", "ours", "eager", "compile"]:
