@@ -227,8 +227,9 @@ Action register_probe(CLI::App& app) {
   cmd->footer(
       "probe mem      read, write, copy, triad (BabelStream byte counting) with 4/8/16-byte accesses over 16 MiB–4 "
       "GiB,\n"
-      "               copy in four variants (grid-stride, evict-first streaming, per-block tiles, TMA bulk copies\n"
-      "               through shared memory); cudaMemcpy D2D as the reference;\n"
+      "               copy in five variants (flat: one access a thread, the fastest; grid-stride, evict-first\n"
+      "               streaming, per-block tiles, TMA bulk copies through shared memory); cudaMemcpy D2D as the\n"
+      "               reference (-b 'mem\\.(copy|memcpy_d2d)' -a variant=flat -a width=16 for the two side by side);\n"
       "               theoretical HBM = memory clock × bus width × 2.\n"
       "probe l2       reads over 2 MiB–1 GiB with the data left in cache (batch mode): the L2 ceiling and the size\n"
       "               where bandwidth falls to HBM.\n"

@@ -30,20 +30,37 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   p.vector = aligned16 && cols % per16 == 0;
   p.elems_per_access = p.vector ? per16 : 1;
   const int64_t accesses = (cols + p.elems_per_access - 1) / p.elems_per_access;
+  // Rows read twice, the first read marked to stay in L1/L2 and the second evict-first (the shape and hints of
+  // torch.compile's looped reductions), for 16-byte rows of RMSNorm past 256 accesses, LayerNorm past 4096 and
+  // softmax from 1025 to 16384. On the H200, against the plans they replace (register-resident, or the plain
+  // two-read kernel past 4096 accesses; bench/results/2026-12-04-h200-row-sharing/ and 2026-12-04-h200-row-hints/):
+  //   RMSNorm   257-512 in blocks of 256 with two accesses in flight +0.2-5%, 513-1024 in 512 with two +2.5%,
+  //             1025-2048 in 512 with four +1.1%, 2049-4096 in 1024 with one +2.3%, past 4096 in 1024 with four
+  //             +6-11%;
+  //   LayerNorm past 4096 in blocks of 1024 with two +4-12% (its register plans stay ahead up to 4096: its second
+  //             read also loads the bias);
+  //   softmax   1025-2048 in 512 with four +10%, 2049-8192 in 1024 with four +22-27%, 8193-16384 in 1024 with two
+  //             +7% (past that the plain kernel is level).
+  // The same shapes without the hints measured 6-25% slower.
+  if (p.vector && ((op == RowOp::rms_norm && accesses > 256) || (op == RowOp::layer_norm && accesses > 4096) ||
+                   (op == RowOp::softmax && accesses > 1024 && accesses <= 16384))) {
+    p.accesses_per_thread = 0, p.cache_hints = true;
+    if (op == RowOp::layer_norm)
+      p.block_threads = 1024, p.in_flight = 2;
+    else if (op == RowOp::softmax)
+      p.block_threads = accesses <= 2048 ? 512 : 1024, p.in_flight = accesses <= 8192 ? 4 : 2;
+    else if (accesses <= 512)
+      p.block_threads = 256, p.in_flight = 2;
+    else if (accesses <= 2048)
+      p.block_threads = 512, p.in_flight = accesses <= 1024 ? 2 : 4;
+    else
+      p.block_threads = 1024, p.in_flight = accesses <= 4096 ? 1 : 4;
+    p.threads_per_row = p.block_threads;
+    return p;
+  }
   if (accesses > 1024 * 4) {
     p.threads_per_row = p.block_threads = 1024;
     p.accesses_per_thread = 0;
-    return p;
-  }
-  // RMSNorm rows of 513-1024 and 2049-4096 16-byte accesses: read twice, the first read marked to stay in L1/L2 and
-  // the second evict-first (the shape and hints of torch.compile's looped reduction), in blocks of 512 with two
-  // accesses in flight or of 1024 with one: 2.5% and 2.3% faster than the register-resident plans on the H200
-  // (bench/results/2026-12-04-h200-row-sharing/7-hints-row_tune.log); the same shape without the hints measured
-  // 6-25% slower.
-  if (p.vector && op == RowOp::rms_norm && ((accesses > 512 && accesses <= 1024) || accesses > 2048)) {
-    p.accesses_per_thread = 0, p.cache_hints = true;
-    p.block_threads = p.threads_per_row = accesses <= 1024 ? 512 : 1024;
-    p.in_flight = accesses <= 1024 ? 2 : 1;
     return p;
   }
   // Accesses per thread and the smallest block, per operation, as tests/row_tune measured them on the H200 (bf16,

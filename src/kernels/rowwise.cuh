@@ -233,9 +233,9 @@ __global__ void __launch_bounds__(512, 2) row_kernel8(RowArgs a, int tpr) {
   row_body<OP, T, VEC, 8, FULL, 1>(a, tpr);
 }
 
-// Rows too wide for registers, and RMSNorm's hinted plans: one block of THREADS per row, statistics in one pass,
-// output in a second. Each thread has UNROLL accesses in flight per step; the second read of a row mostly hits the
-// L2.
+// Rows too wide for registers, and the hinted plans of the norms and softmax: one block of THREADS per row, statistics
+// in one pass, output in a second. Each thread has UNROLL accesses in flight per step; the second read of a row mostly
+// hits the L2.
 //
 // HINTS (16-byte packs): the first read marks its lines L1- and L2-evict-last and the second evict-first, the way
 // torch.compile's looped reductions mark them, so the row stays cached between its two reads.
@@ -258,7 +258,7 @@ __device__ __forceinline__ P load_hinted(const P* ptr, uint64_t policy, bool las
 
 template <RowOp OP, class T, int VEC, int THREADS = 1024, int UNROLL = 4, bool HINTS = false>
 __global__ void __launch_bounds__(THREADS) row_kernel_wide(RowArgs a) {
-  __shared__ float scratch[32];
+  __shared__ float scratch[64];
   using P = Pack<T, VEC>;
   constexpr int kThreads = THREADS, kUnroll = UNROLL;
   const int64_t row = blockIdx.x, nvec = a.cols / VEC;
@@ -303,13 +303,15 @@ __global__ void __launch_bounds__(THREADS) row_kernel_wide(RowArgs a) {
         s1 += d, s2 += d * d;
       }
     });
-    s2 = row_allreduce(s2, kThreads, scratch, SumOp{}) / n;
+    // LayerNorm reduces both sums in one set of shuffles and barriers instead of two (about 1% at rows of 16384
+    // bf16 on the H200, bench/results/2026-12-04-h200-row-hints/).
     if constexpr (OP == RowOp::layer_norm) {
-      s1 = row_allreduce(s1, kThreads, scratch, SumOp{}) / n;
+      row_allreduce_sum2(s1, s2, kThreads, scratch);
+      s1 /= n, s2 /= n;
       mean = shift + s1;
       scale = rsqrtf(fmaxf(s2 - s1 * s1, 0.0f) + a.eps);
     } else {
-      scale = rsqrtf(s2 + a.eps);
+      scale = rsqrtf(row_allreduce(s2, kThreads, scratch, SumOp{}) / n + a.eps);
     }
   } else {
     float m = MaxOp::identity(), s = 0;  // online: running maximum and the sum rescaled to it
@@ -343,15 +345,29 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
       row_kernel_wide<OP, T, VEC><<<rows, 1024, 0, s>>>(a);
       return cudaGetLastError();
     }
-    if constexpr (VEC > 1 && OP == RowOp::rms_norm) {  // the hinted plans plan_row picks
-      if (plan.cache_hints && plan.block_threads == 512 && plan.in_flight == 2) {
-        row_kernel_wide<OP, T, VEC, 512, 2, true><<<rows, 512, 0, s>>>(a);
+    // The hinted plans plan_row picks (16-byte packs): block threads × accesses in flight. Not softmax + dropout,
+    // which never reads a row twice.
+    if constexpr (VEC > 1 && OP != RowOp::softmax_dropout) {
+      auto launch = [&](auto kernel, int threads) {
+        kernel<<<rows, threads, 0, s>>>(a);
         return cudaGetLastError();
-      }
-      if (plan.cache_hints && plan.block_threads == 1024 && plan.in_flight == 1) {
-        row_kernel_wide<OP, T, VEC, 1024, 1, true><<<rows, 1024, 0, s>>>(a);
-        return cudaGetLastError();
-      }
+      };
+      if (plan.cache_hints) switch (plan.block_threads * 10 + plan.in_flight) {
+          case 2562:
+            return launch(row_kernel_wide<OP, T, VEC, 256, 2, true>, 256);
+          case 5122:
+            return launch(row_kernel_wide<OP, T, VEC, 512, 2, true>, 512);
+          case 5124:
+            return launch(row_kernel_wide<OP, T, VEC, 512, 4, true>, 512);
+          case 10241:
+            return launch(row_kernel_wide<OP, T, VEC, 1024, 1, true>, 1024);
+          case 10242:
+            return launch(row_kernel_wide<OP, T, VEC, 1024, 2, true>, 1024);
+          case 10244:
+            return launch(row_kernel_wide<OP, T, VEC, 1024, 4, true>, 1024);
+          default:
+            break;
+        }
     }
     return cudaErrorInvalidValue;
   }

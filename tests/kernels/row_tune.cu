@@ -1,6 +1,6 @@
 // Sweeps the register-resident row kernels' plans (threads per row × 16-byte accesses per thread × block size) for
 // bf16 rows of the given widths, next to the shipped dispatch (plan_row) and cudaMemcpy D2D of the same bytes, all in
-// one process: what plan_row's choice is taken from. Rows of 4096 and wider also run the two-pass kernel in blocks of
+// one process: what plan_row's choice is taken from. Rows of 2048 and wider also run the two-pass kernel in blocks of
 // 256-1024 threads with 1-4 accesses in flight (the shape of torch.compile's looped reductions). Each plan's output is
 // checked against the shipped kernel's on the same input (the reductions' order differs, so within a bf16 rounding
 // step, not bit for bit).
@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
       };
       for (const RowPlan& p : plans_for(info->op, cols))
         measure(label(p), [&] { return launch_plan(info->op, la, p, s); });
-      if (cols >= 4096)  // the two-pass kernel, for rows that could also stay in registers
+      if (cols >= 2048)  // the two-pass kernel, for rows that could also stay in registers
         for (const TwoPass& t : kTwoPass) {
           char name[96];
           std::snprintf(name, sizeof name, "two reads, block %d x %d accesses in flight%s", t.threads, t.unroll,

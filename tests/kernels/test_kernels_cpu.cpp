@@ -160,18 +160,30 @@ TEST(RowPlan, TakesTheShapesTheTunerFoundFaster) {
   EXPECT_EQ(plan(RowOp::layer_norm, 32768), std::tuple(512, 8, 512, 1));  // not one block of 1024 an SM
   EXPECT_EQ(plan(RowOp::rms_norm, 1024), std::tuple(64, 2, 128, 1));
   EXPECT_EQ(plan(RowOp::rms_norm, 2048), std::tuple(128, 2, 128, 1));
-  EXPECT_EQ(plan(RowOp::rms_norm, 4096), std::tuple(256, 2, 256, 1));
-  EXPECT_EQ(plan(RowOp::rms_norm, 8192), std::tuple(512, 0, 512, 1));  // two reads, cache hints
-  EXPECT_TRUE(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).cache_hints);
-  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).in_flight, 2);
-  EXPECT_EQ(plan(RowOp::rms_norm, 16384), std::tuple(512, 4, 512, 1));
-  EXPECT_EQ(plan(RowOp::rms_norm, 32768), std::tuple(1024, 0, 1024, 1));
-  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 32768, true).in_flight, 1);
+  // Two reads with cache hints: RMSNorm past 256 16-byte accesses, LayerNorm past 4096, softmax 1025-16384.
+  auto hinted = [](RowOp op, int64_t cols) {
+    const RowPlan p = plan_row(op, DType::bf16, cols, true);
+    return std::tuple{p.accesses_per_thread, p.block_threads, p.in_flight, p.cache_hints};
+  };
+  EXPECT_EQ(hinted(RowOp::rms_norm, 4096), std::tuple(0, 256, 2, true));
+  EXPECT_EQ(hinted(RowOp::rms_norm, 8192), std::tuple(0, 512, 2, true));
+  EXPECT_EQ(hinted(RowOp::rms_norm, 16384), std::tuple(0, 512, 4, true));
+  EXPECT_EQ(hinted(RowOp::rms_norm, 32768), std::tuple(0, 1024, 1, true));
+  EXPECT_EQ(hinted(RowOp::rms_norm, 65536), std::tuple(0, 1024, 4, true));
+  EXPECT_EQ(hinted(RowOp::rms_norm, 262144), std::tuple(0, 1024, 4, true));
+  EXPECT_EQ(hinted(RowOp::layer_norm, 65536), std::tuple(0, 1024, 2, true));
+  EXPECT_EQ(hinted(RowOp::layer_norm, 262144), std::tuple(0, 1024, 2, true));
+  EXPECT_EQ(hinted(RowOp::softmax, 16384), std::tuple(0, 512, 4, true));
+  EXPECT_EQ(hinted(RowOp::softmax, 65536), std::tuple(0, 1024, 4, true));
+  EXPECT_EQ(hinted(RowOp::softmax, 131072), std::tuple(0, 1024, 2, true));
+  EXPECT_EQ(hinted(RowOp::softmax, 262144), std::tuple(0, 1024, 4, false));  // past 16384 the plain kernel is level
+  EXPECT_EQ(hinted(RowOp::softmax_dropout, 65536), std::tuple(0, 1024, 4, false));
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::f32, 4096, true).block_threads, 512);  // 1024 accesses, as bf16 8192
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).threads_per_row, 512);
   EXPECT_FALSE(plan_row(RowOp::rms_norm, DType::bf16, 8190, true).cache_hints);  // one element an access
   EXPECT_EQ(plan(RowOp::softmax, 256), std::tuple(16, 2, 128, 1));
   EXPECT_EQ(plan(RowOp::softmax, 4096), std::tuple(128, 4, 256, 1));
-  EXPECT_EQ(plan(RowOp::softmax, 16384), std::tuple(512, 4, 512, 1));
-  EXPECT_EQ(plan(RowOp::softmax, 32768), std::tuple(1024, 4, 1024, 1));
+  EXPECT_EQ(plan(RowOp::softmax, 8192), std::tuple(256, 4, 256, 1));
   EXPECT_EQ(plan(RowOp::softmax_dropout, 1024), std::tuple(32, 4, 128, 1));
   EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8, true).threads_per_row, 4);      // never fewer than 4 lanes a row
   EXPECT_EQ(plan_row(RowOp::layer_norm, DType::bf16, 255, true).rows_per_thread, 1);  // one element an access
