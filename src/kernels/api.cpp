@@ -41,7 +41,7 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   //             read also loads the bias);
   //   softmax   1025-2048 in 512 with four +10%, 2049-8192 in 1024 with four +22-27%, 8193-16384 in 1024 with two
   //             +7% (past that the plain kernel is level).
-  // The same shapes without the hints measured 6-25% slower.
+  // The same shapes without the hints measured 6-25% slower (norms) and 8-11% (softmax).
   if (p.vector && ((op == RowOp::rms_norm && accesses > 256) || (op == RowOp::layer_norm && accesses > 4096) ||
                    (op == RowOp::softmax && accesses > 1024 && accesses <= 16384))) {
     p.accesses_per_thread = 0, p.cache_hints = true;
@@ -84,8 +84,8 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
     case RowOp::softmax_dropout:
       break;
   }
-  // Eight a thread: LayerNorm past 1024 accesses (0.1-1.0% faster than four at 16384 bf16; RMSNorm's widest rows
-  // take two reads, below).
+  // Eight a thread: LayerNorm past 1024 accesses (0.1-1.0% faster than four at 16384 bf16; RMSNorm's 16-byte rows
+  // that wide take the hinted two reads above).
   const bool eight = op == RowOp::layer_norm && p.vector && accesses > 1024;
   const int64_t target = accesses <= two_up_to ? 2 : (eight ? 8 : 4);
   const auto want = std::bit_ceil(static_cast<uint64_t>((accesses + target - 1) / target));
