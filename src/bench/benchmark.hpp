@@ -60,6 +60,8 @@ struct Settings {
   bool keep_throttled = false;
   double throttle_clock_ratio = 0.95;
   bool pin_cpu = true;  // run the launching thread on one CPU near the GPU: migrations add launch-time noise
+  // Configurations take turns sample by sample (all set up at once) instead of running one after the other.
+  bool interleave = false;
 };
 
 // The ceilings a benchmark may compare itself to, from the device's attributes (0 where unknown).
@@ -97,6 +99,10 @@ class State {
   // Also time launches paced by this thread ("host" mode): for benchmarks about the CPU side of launching.
   void also_host_paced() { host_paced_ = true; }
 
+  // Interleaved runs: called after every sample, where the harness hands the GPU to the next configuration; returns
+  // the seconds this one waited for its turn, which its time limits and host overhead do not count.
+  void between_samples(std::function<double()> f) { between_samples_ = std::move(f); }
+
   // Times `launch` (which enqueues work on the given stream and must not synchronize) under every enabled mode.
   void exec(const std::function<void(cudaStream_t)>& launch);
 
@@ -121,6 +127,7 @@ class State {
   cudaStream_t stream_;
   int device_;
   std::function<void(uint32_t&, uint8_t&)> clock_probe_;  // SM MHz and slowdown flag; no-op without NVML
+  std::function<double()> between_samples_;
   void* l2_flush_;
   size_t l2_flush_bytes_;
   Peaks peaks_;

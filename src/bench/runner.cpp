@@ -2,6 +2,7 @@
 #include "bench/runner.hpp"
 
 #include "bench/cuda_raii.hpp"
+#include "bench/turns.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/stats.hpp"
@@ -18,9 +19,12 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <exception>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <set>
+#include <thread>
 #include <tuple>
 
 namespace gsq::bench {
@@ -268,21 +272,72 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
     if (r.clock_event_reasons_mask.ok()) slow = (*r.clock_event_reasons_mask & kSlowdownReasons) ? 1 : 0;
   };
 
-  std::optional<CpuPin> pin;
-  if (run.settings.pin_cpu && nvml && nvml->snapshot.gpus[nvml->index].cpu_affinity.ok()) {
-    pin.emplace(*nvml->snapshot.gpus[nvml->index].cpu_affinity);
-    run.pinned_cpu = pin->cpu();
-  }
-  for (const Benchmark* b : selected) {
-    for (const auto& axes : expand_axes(b->axes, o.overrides, o.set == "boundary")) {
-      State st(run.settings, axes, stream.get(), o.device, probe, flush.get(), flush_bytes, peaks);
-      st.result().name = b->name;
-      if (o.progress) o.progress("running " + config_label(st.result()));
-      b->run(st);
-      GSQ_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-      run.results.push_back(st.take_result());
+  std::string pin_cpus;  // where the launching thread runs: one CPU of the GPU's NUMA affinity, empty = not pinned
+  if (run.settings.pin_cpu && nvml && nvml->snapshot.gpus[nvml->index].cpu_affinity.ok())
+    pin_cpus = *nvml->snapshot.gpus[nvml->index].cpu_affinity;
+  struct Config {
+    const Benchmark* benchmark;
+    std::map<std::string, std::string> axes;
+  };
+  std::vector<Config> configs;
+  for (const Benchmark* b : selected)
+    for (auto& axes : expand_axes(b->axes, o.overrides, o.set == "boundary")) configs.push_back({b, std::move(axes)});
+  auto make_state = [&](const Config& c) {
+    auto st = std::make_unique<State>(run.settings, c.axes, stream.get(), o.device, probe, flush.get(), flush_bytes,
+                                      peaks);
+    st->result().name = c.benchmark->name;
+    return st;
+  };
+  auto measure = [&](const Config& c, State& st) {
+    if (o.progress) o.progress("running " + config_label(st.result()));
+    c.benchmark->run(st);
+    GSQ_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  };
+
+  if (!run.settings.interleave || configs.size() < 2) {
+    std::optional<CpuPin> pin;
+    if (!pin_cpus.empty()) pin.emplace(pin_cpus), run.pinned_cpu = pin->cpu();
+    for (const Config& c : configs) {
+      auto st = make_state(c);
+      measure(c, *st);
+      run.results.push_back(st->take_result());
     }
+    return run;
   }
+
+  // Interleaved: every configuration is set up at once, each on its own thread, and they take turns on the one
+  // stream, one sample at a time (Turns). The first failure stops the others at their next sample.
+  std::vector<std::unique_ptr<State>> states;
+  for (const Config& c : configs) states.push_back(make_state(c));
+  Turns turns(configs.size());
+  struct Stopped {};  // thrown into the other configurations once one has failed
+  std::exception_ptr failure;  // written only by the thread holding the turn
+  std::vector<std::thread> threads;
+  threads.reserve(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    threads.emplace_back([&, i] {
+      turns.wait(i);
+      try {
+        if (failure) throw Stopped{};
+        GSQ_CUDA_CHECK(cudaSetDevice(o.device));  // the current device is per thread
+        std::optional<CpuPin> pin;
+        if (!pin_cpus.empty()) pin.emplace(pin_cpus), run.pinned_cpu = pin->cpu();
+        states[i]->between_samples([&, i] {
+          const double waited = turns.yield(i);
+          if (failure) throw Stopped{};
+          return waited;
+        });
+        measure(configs[i], *states[i]);
+      } catch (const Stopped&) {
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+      turns.leave(i);
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  for (auto& st : states) run.results.push_back(st->take_result());
   return run;
 }
 
@@ -321,6 +376,7 @@ json to_json(const Run& run, bool with_samples) {
                 {"batch_target_ms", s.batch_target_ms},
                 {"keep_throttled", s.keep_throttled},
                 {"throttle_clock_ratio", s.throttle_clock_ratio},
+                {"interleave", s.interleave},
                 {"pinned_cpu", run.pinned_cpu}}},
               {"results", results}};
 }
@@ -337,6 +393,7 @@ Run run_from_json(const json& j, const std::string& origin) {
     run.fingerprint = j.at("fingerprint").get<std::string>();
     run.env_fields = j.at("env_fields").get<std::map<std::string, std::string>>();
     run.set = j.value("set", "default");
+    if (j.contains("settings")) run.settings.interleave = j.at("settings").value("interleave", false);
     size_t index = 0;
     for (const auto& jr : j.at("results")) {
       Result r;
@@ -474,9 +531,9 @@ Table ceilings_table(const Run& run) {
     const double a = derive(*copy, copy->measurements[0]).bytes_per_s,
                  b = derive(*ref, ref->measurements[0]).bytes_per_s;
     t.rows.push_back({"mem.copy / cudaMemcpy", fmt::format("{:.3f}×", b > 0 ? a / b : 0),
-                      fmt::format("bytes={}, width=16{}, {}", copy->axes.at("bytes"),
+                      fmt::format("bytes={}, width=16{}, {}{}", copy->axes.at("bytes"),
                                   copy->axes.count("variant") ? ", variant=" + copy->axes.at("variant") : "",
-                                  copy->measurements[0].mode),
+                                  copy->measurements[0].mode, run.settings.interleave ? ", interleaved" : ""),
                       "", ""});
   }
   if (t.rows.empty()) t.rows.push_back({"(no benchmark declares bytes)", "", "", "", ""});

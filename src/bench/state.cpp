@@ -28,9 +28,9 @@ float elapsed_ms(const Event& a, const Event& b) {
   return ms;
 }
 
-// Stopping rule: checked every 8 samples once min_samples and min_seconds are in.
-bool converged(const std::vector<double>& samples, const Settings& s, Clock::time_point t0) {
-  if (samples.size() < s.min_samples || samples.size() % 8 != 0 || seconds_since(t0) < s.min_seconds) return false;
+// Stopping rule: checked every 8 samples once min_samples and min_seconds (of the configuration's own time) are in.
+bool converged(const std::vector<double>& samples, const Settings& s, double seconds) {
+  if (samples.size() < s.min_samples || samples.size() % 8 != 0 || seconds < s.min_seconds) return false;
   std::vector<double> sorted = samples;
   std::sort(sorted.begin(), sorted.end());
   const double med = stats::percentile_sorted(sorted, 0.5);
@@ -133,14 +133,16 @@ class BlockingFlag {
 
 void State::sample_until_stop(Measurement& m, const std::function<Sample()>& take) {
   const auto t0 = Clock::now();
-  double gpu_s = 0;
+  double gpu_s = 0, waited_s = 0;
   for (;;) {
     const Sample s = take();
     m.samples_ns.push_back(s.ns_per_launch);
     gpu_s += s.gpu_s;
     if (s.sm_clock_mhz != 0) m.sm_clock_mhz.push_back(s.sm_clock_mhz);
     m.throttled.push_back(s.slowdown);
-    if (converged(m.samples_ns, settings_, t0)) {
+    if (between_samples_) waited_s += between_samples_();
+    const double own_s = seconds_since(t0) - waited_s;
+    if (converged(m.samples_ns, settings_, own_s)) {
       m.stop_reason = "converged";
       break;
     }
@@ -148,13 +150,12 @@ void State::sample_until_stop(Measurement& m, const std::function<Sample()>& tak
       m.stop_reason = "sample limit";
       break;
     }
-    if (seconds_since(t0) >= settings_.max_seconds &&
-        m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
+    if (own_s >= settings_.max_seconds && m.samples_ns.size() >= std::min<uint32_t>(settings_.min_samples, 5)) {
       m.stop_reason = "time limit";
       break;
     }
   }
-  m.wall_s = seconds_since(t0);
+  m.wall_s = seconds_since(t0) - waited_s;
   m.overhead_ns_per_sample = (m.wall_s - gpu_s) * 1e9 / static_cast<double>(m.samples_ns.size());
   if (m.sm_clock_mhz.size() != m.samples_ns.size()) m.sm_clock_mhz.clear();
   apply_throttle_rule(m);
@@ -222,6 +223,7 @@ Measurement State::measure_first_calls(const std::function<void(cudaStream_t)>& 
   m.mode = "first_calls";
   Event start = Event::create(), stop = Event::create();
   const auto t0 = Clock::now();
+  double waited_s = 0;
   for (int i = 0; i < 10; ++i) {
     GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
     launch(stream_);
@@ -229,9 +231,10 @@ Measurement State::measure_first_calls(const std::function<void(cudaStream_t)>& 
     GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
     m.samples_ns.push_back(elapsed_ms(start, stop) * 1e6);
     m.throttled.push_back(0);
+    if (between_samples_) waited_s += between_samples_();
   }
   m.stop_reason = "fixed count";
-  m.wall_s = seconds_since(t0);
+  m.wall_s = seconds_since(t0) - waited_s;
   return m;
 }
 

@@ -141,6 +141,9 @@ void add_run_options(CLI::App* cmd, BenchOptions& o) {
       ->check(CLI::Range(0.01, 3600.0))
       ->capture_default_str();
   cmd->add_option("--device", o.run.device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_flag("--interleave", o.run.settings.interleave,
+                "Configurations take turns sample by sample instead of running one after the other (all are set up "
+                "at once): drift in clocks or temperature then reaches each alike, for ratios between them");
   cmd->add_flag("--allow-busy", o.run.allow_busy,
                 "Run even if other processes use the GPU (the result says so on stderr)");
   cmd->add_option("-o,--output", o.output, "Write the gpusqueeze.bench/1 JSON (raw samples included) to FILE");
@@ -229,7 +232,8 @@ Action register_probe(CLI::App& app) {
       "GiB,\n"
       "               copy in five variants (flat: one access a thread, the fastest; grid-stride, evict-first\n"
       "               streaming, per-block tiles, TMA bulk copies through shared memory); cudaMemcpy D2D as the\n"
-      "               reference (-b 'mem\\.(copy|memcpy_d2d)' -a variant=flat -a width=16 for the two side by side);\n"
+      "               reference (-b 'mem\\.(copy|memcpy_d2d)' -a variant=flat -a width=16 --interleave for the two\n"
+      "               side by side, taking turns sample by sample);\n"
       "               theoretical HBM = memory clock × bus width × 2.\n"
       "probe l2       reads over 2 MiB–1 GiB with the data left in cache (batch mode): the L2 ceiling and the size\n"
       "               where bandwidth falls to HBM.\n"

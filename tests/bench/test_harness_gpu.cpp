@@ -55,5 +55,31 @@ TEST(HarnessGpu, ShortCoreRunGivesSamplesInBothModes) {
   EXPECT_GT(run.results[2].peak_bytes_per_s, 0) << "theoretical HBM from NVML";
 }
 
+TEST(HarnessGpu, InterleavedRunKeepsEveryConfigurationInOrder) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU: cudaGetDeviceCount found no device";
+  RunOptions o;
+  o.filter = "copy.memcpy_d2d|launch.empty";
+  o.overrides = {{"bytes", {"16Mi", "64Mi"}}};
+  o.settings.max_seconds = 0.3;
+  o.settings.interleave = true;
+  o.allow_busy = true;
+  const bench::Run run = run_suite("core", core_suite(), o);
+  ASSERT_EQ(run.results.size(), 4u);
+  EXPECT_EQ(run.results[0].name, "launch.empty");
+  EXPECT_EQ(run.results[2].axes.at("bytes"), "16Mi");
+  EXPECT_EQ(run.results[3].axes.at("bytes"), "64Mi");
+  for (const auto& r : run.results) {
+    for (const auto& m : r.measurements) {
+      EXPECT_GE(m.samples_ns.size(), 5u) << config_label(r) << " " << m.mode;
+      for (double ns : m.samples_ns) EXPECT_GT(ns, 0);
+      // Its own time, not the turns it waited (four configurations: about 1.2 s if the waits counted).
+      EXPECT_LT(m.wall_s, 0.6) << config_label(r) << " " << m.mode;
+    }
+  }
+  EXPECT_GT(derive(run.results[3], run.results[3].measurements[0]).bytes_per_s,
+            derive(run.results[2], run.results[2].measurements[0]).bytes_per_s * 0.5);
+  EXPECT_TRUE(to_json(run, false).at("settings").at("interleave").get<bool>());
+}
+
 }  // namespace
 }  // namespace gsq::bench
