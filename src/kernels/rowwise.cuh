@@ -256,8 +256,9 @@ __device__ __forceinline__ P load_hinted(const P* ptr, uint64_t policy, bool las
   return out;
 }
 
-template <RowOp OP, class T, int VEC, int THREADS = 1024, int UNROLL = 4, bool HINTS = false>
-__global__ void __launch_bounds__(THREADS) row_kernel_wide(RowArgs a) {
+// MIN_BLOCKS: blocks an SM must fit (the register cap that follows: 65536 / (THREADS × MIN_BLOCKS)).
+template <RowOp OP, class T, int VEC, int THREADS = 1024, int UNROLL = 4, bool HINTS = false, int MIN_BLOCKS = 1>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a) {
   __shared__ float scratch[64];
   using P = Pack<T, VEC>;
   constexpr int kThreads = THREADS, kUnroll = UNROLL;
