@@ -130,6 +130,19 @@ TEST(Ceilings, CopyAgainstCudaMemcpyTakesTheBestVariantAtTheLargestSize) {
   EXPECT_EQ((*row)[2], "bytes=4Gi, width=16, variant=flat, cold") << "not the first variant listed, the fastest";
 }
 
+TEST(Ceilings, InterleavedRunSaysSo) {
+  // `probe mem ... -a bytes=1Gi,4Gi --interleave` on the H200 (bench/results/2026-12-04-h200-interleave, round 1).
+  const bench::Run run = load_run(std::filesystem::path(GSQ_FIXTURE_DIR) / "h200-probe-copy-interleaved.json");
+  EXPECT_TRUE(run.settings.interleave);
+  const Table t = ceilings_table(run);
+  const auto row =
+      std::find_if(t.rows.begin(), t.rows.end(), [](const auto& r) { return r[0] == "mem.copy / cudaMemcpy"; });
+  ASSERT_NE(row, t.rows.end());
+  EXPECT_EQ((*row)[1], "0.998×");  // flat 4295.5 GB/s against cudaMemcpy 4304.7 GB/s at 4 GiB, cold
+  EXPECT_EQ((*row)[2], "bytes=4Gi, width=16, variant=flat, cold, interleaved");
+  EXPECT_FALSE(load_run(std::filesystem::path(GSQ_FIXTURE_DIR) / "h200-probe-copy-4g.json").settings.interleave);
+}
+
 TEST(Ceilings, L2ResidentBatchRunsAreNotCalledHbm) {
   bench::Run r = sample_run();
   r.l2_cache_bytes = 60u << 20;
