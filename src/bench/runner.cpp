@@ -283,8 +283,8 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
   for (const Benchmark* b : selected)
     for (auto& axes : expand_axes(b->axes, o.overrides, o.set == "boundary")) configs.push_back({b, std::move(axes)});
   auto make_state = [&](const Config& c) {
-    auto st = std::make_unique<State>(run.settings, c.axes, stream.get(), o.device, probe, flush.get(), flush_bytes,
-                                      peaks);
+    auto st =
+        std::make_unique<State>(run.settings, c.axes, stream.get(), o.device, probe, flush.get(), flush_bytes, peaks);
     st->result().name = c.benchmark->name;
     return st;
   };
@@ -310,7 +310,7 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
   std::vector<std::unique_ptr<State>> states;
   for (const Config& c : configs) states.push_back(make_state(c));
   Turns turns(configs.size());
-  struct Stopped {};  // thrown into the other configurations once one has failed
+  struct Stopped {};           // thrown into the other configurations once one has failed
   std::exception_ptr failure;  // written only by the thread holding the turn
   std::vector<std::thread> threads;
   threads.reserve(configs.size());

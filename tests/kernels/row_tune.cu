@@ -164,13 +164,11 @@ cudaError_t launch_two_pass(RowOp op, const RowArgs& a, cudaStream_t s) {
   }
 #define GSQ_TWO_PASS_FULL(threads, unroll, blocks) \
   { threads, unroll, true, launch_two_pass<threads, unroll, true, blocks>, blocks }
-constexpr TwoPass kTwoPass[] = {GSQ_TWO_PASS(256, 1),          GSQ_TWO_PASS(256, 2),
-                                GSQ_TWO_PASS_FULL(256, 2, 8),  GSQ_TWO_PASS(256, 4),
-                                GSQ_TWO_PASS_FULL(256, 4, 8),  GSQ_TWO_PASS(512, 1),
-                                GSQ_TWO_PASS(512, 2),          GSQ_TWO_PASS(512, 4),
-                                GSQ_TWO_PASS_FULL(512, 4, 3),  GSQ_TWO_PASS_FULL(512, 4, 4),
-                                GSQ_TWO_PASS(1024, 1),         GSQ_TWO_PASS(1024, 2),
-                                GSQ_TWO_PASS(1024, 4),         GSQ_TWO_PASS_FULL(1024, 4, 2)};
+constexpr TwoPass kTwoPass[] = {
+    GSQ_TWO_PASS(256, 1),         GSQ_TWO_PASS(256, 2),         GSQ_TWO_PASS_FULL(256, 2, 8), GSQ_TWO_PASS(256, 4),
+    GSQ_TWO_PASS_FULL(256, 4, 8), GSQ_TWO_PASS(512, 1),         GSQ_TWO_PASS(512, 2),         GSQ_TWO_PASS(512, 4),
+    GSQ_TWO_PASS_FULL(512, 4, 3), GSQ_TWO_PASS_FULL(512, 4, 4), GSQ_TWO_PASS(1024, 1),        GSQ_TWO_PASS(1024, 2),
+    GSQ_TWO_PASS(1024, 4),        GSQ_TWO_PASS_FULL(1024, 4, 2)};
 #undef GSQ_TWO_PASS_FULL
 #undef GSQ_TWO_PASS
 
