@@ -14,7 +14,8 @@ namespace gsq::bench {
 
 class Turns {
  public:
-  // Participants 0…n-1; participant 0 holds the first turn.
+  // Participants 0…n-1; participant 0 holds the first turn. Each participant calls these for itself, and yield and
+  // leave only while it holds the turn.
   explicit Turns(size_t n) : taking_part_(n, true), left_(n) {}
   Turns(const Turns&) = delete;
   Turns& operator=(const Turns&) = delete;
