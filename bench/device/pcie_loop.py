@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The reference for `probe pcie`: a plain synchronous cudaMemcpy loop, what a user would write to time a copy.
 
-Calls the CUDA runtime through ctypes (no other dependency): host buffers from cudaMallocHost (pinned) or malloc
-(pageable), a device buffer from cudaMalloc, then per size and direction `--reps` rounds of `--calls` back-to-back
-cudaMemcpy calls timed with the host's monotonic clock; the median round gives GB/s. With --probe PCIE_JSON (the
-gpusqueeze.bench/1 output of `gpusqueeze probe pcie`, same call) it prints the probe's cold P50 rate next to the loop's
-and their ratio per size, direction and memory kind.
+Calls the CUDA runtime through ctypes (no other dependency): host buffers from cudaMallocHost (pinned) or a
+zero-filled ctypes array (pageable), a device buffer from cudaMalloc, then per size and direction `--reps` rounds
+of `--calls` back-to-back cudaMemcpy calls timed with the host's monotonic clock; the median round gives GB/s. With
+--probe PCIE_JSON (the gpusqueeze.bench/1 output of `gpusqueeze probe pcie`, same call) it prints the probe's P50
+rate of each mode (cold, batch) next to the loop's and their ratio per size, direction and memory kind.
 
 Usage: python3 bench/device/pcie_loop.py [--sizes 16Mi,256Mi] [--probe pcie.json] [--out loop.json]
 """
@@ -96,7 +96,7 @@ def main():
         for r in rows:
             for res in probe["results"]:
                 if res["name"] == f"pcie.{r['direction']}" and res["axes"].get("bytes") == r["bytes"] and \
-                        res["axes"].get("memory") == r["memory"] and res["measurements"]:
+                        res["axes"].get("memory") == r["memory"]:
                     for m in res["measurements"]:  # cold and batch: the P50 rate of each
                         gbps = m["throughput"]["bytes_per_s"] / 1e9
                         r[f"probe_{m['mode']}_gbps"] = gbps
