@@ -13,6 +13,8 @@ outputs against eager torch (max abs difference) before timing it.
 import argparse
 import json
 import pathlib
+import random
+import statistics
 import sys
 import time
 
@@ -33,6 +35,9 @@ def main():
     ap.add_argument("--elements", type=int, default=128 * 2**20)
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time the contenders of each shape this many rounds in rotating order (medians over rounds; "
+                         "ours / compile per round with a bootstrap 95%% interval)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--compile-budget-s", type=float, default=300, help="stop compiling new shapes after this long")
     ap.add_argument("--queue-ahead-cycles", type=int, default=QUEUE_AHEAD_CYCLES,
@@ -42,6 +47,33 @@ def main():
 
     def time_ms(fn):
         return median_us(fn, args.reps, queue_ahead_cycles=args.queue_ahead_cycles) / 1000
+
+    def measure(entry, contenders):
+        """Times every contender (name -> callable; None: not compiled) for --rounds rounds, the order rotating each
+        round, so drift in clocks or temperature reaches each alike. Fills NAME_ms (median over rounds) and, with
+        more than one round, the per-round times and ours / compile per round (compile time over ours: above 1 ours
+        is faster) with the median and a bootstrap 95% interval of that median."""
+        names = [k for k, f in contenders.items() if f is not None]
+        per_round = {k: [] for k in names}
+        for r in range(args.rounds):
+            for k in names[r % len(names):] + names[:r % len(names)]:
+                try:
+                    per_round[k].append(time_ms(contenders[k]))
+                except Exception as e:  # noqa: BLE001 - a failed compile is a result, not a crash
+                    entry[k + "_error"] = str(e)[:200]
+                    per_round.pop(k)
+                    names.remove(k)
+                    break
+        for k, t in per_round.items():
+            entry[k + "_ms"] = statistics.median(t)
+        if args.rounds > 1:
+            entry["rounds_ms"] = per_round
+            if "compile" in per_round:
+                ratios = [c / o for c, o in zip(per_round["compile"], per_round["ours"])]
+                rng = random.Random(0)
+                boot = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
+                entry["ours_vs_compile"] = {"median": statistics.median(ratios), "ci95": [boot[50], boot[1949]],
+                                            "per_round": ratios}
 
     dt = getattr(torch, args.dtype)
     dev = torch.device("cuda")
@@ -83,16 +115,12 @@ def main():
                 kept = yo != 0
                 entry["kept_fraction"] = kept.float().mean().item()
                 entry["max_abs_diff_vs_eager"] = (yo[kept] - yr[kept]).abs().max().item()
-            entry["copy_ms"] = time_ms(lambda: y_copy.copy_(x))
-            entry["ours_ms"] = time_ms(ours)
-            entry["eager_ms"] = time_ms(lambda: ref(x))
+            comp = None
             if not args.no_compile and time.time() - t0 < args.compile_budget_s:
                 torch._dynamo.reset()
-                comp = torch.compile(ref, dynamic=False)
-                try:
-                    entry["compile_ms"] = time_ms(lambda: comp(x))
-                except Exception as e:  # noqa: BLE001 - a failed compile is a result, not a crash
-                    entry["compile_error"] = str(e)[:200]
+                compiled = torch.compile(ref, dynamic=False)
+                comp = lambda: compiled(x)  # noqa: E731
+            measure(entry, {"copy": lambda: y_copy.copy_(x), "ours": ours, "eager": lambda: ref(x), "compile": comp})
             for k in ["copy", "ours", "eager", "compile"]:
                 if k + "_ms" in entry:
                     entry[k + "_gbps"] = bytes_moved / entry[k + "_ms"] / 1e6
@@ -110,17 +138,14 @@ def main():
         assert torch.equal(gk.nchw_to_nhwc(x), x.contiguous(memory_format=torch.channels_last))
         assert torch.equal(gk.nhwc_to_nchw(gk.nchw_to_nhwc(x)), x)
         entry = {"op": "nchw_to_nhwc", "shape": list(shape), "bytes": bytes_moved}
-        entry["copy_ms"] = time_ms(lambda: y_copy.copy_(x))
-        entry["ours_ms"] = time_ms(lambda: gk.nchw_to_nhwc(x))
-        entry["eager_ms"] = time_ms(lambda: x.contiguous(memory_format=torch.channels_last))
+        comp = None
         if not args.no_compile and time.time() - t0 < args.compile_budget_s:
             torch._dynamo.reset()
-            comp = torch.compile(lambda t: t.contiguous(memory_format=torch.channels_last) + 0, dynamic=False)
+            compiled = torch.compile(lambda t: t.contiguous(memory_format=torch.channels_last) + 0, dynamic=False)
             entry["compile_note"] = "compiled function adds + 0 (a bare layout change compiles to the eager call)"
-            try:
-                entry["compile_ms"] = time_ms(lambda: comp(x))
-            except Exception as e:  # noqa: BLE001
-                entry["compile_error"] = str(e)[:200]
+            comp = lambda: compiled(x)  # noqa: E731
+        measure(entry, {"copy": lambda: y_copy.copy_(x), "ours": lambda: gk.nchw_to_nhwc(x),
+                        "eager": lambda: x.contiguous(memory_format=torch.channels_last), "compile": comp})
         for k in ["copy", "ours", "eager", "compile"]:
             if k + "_ms" in entry:
                 entry[k + "_gbps"] = bytes_moved / entry[k + "_ms"] / 1e6
@@ -128,19 +153,24 @@ def main():
 
     result["rows"] = rows_out
     result["wall_s"] = time.time() - t0
+    rounds = f", {args.rounds} rounds in rotating order, medians over rounds" if args.rounds > 1 else ""
     print(f"# gpusqueeze kernels vs PyTorch {torch.__version__} on {props.name} ({args.dtype}, medians of "
-          f"{args.reps} CUDA-event timings; GB/s = read + write bytes / time)\n")
+          f"{args.reps} CUDA-event timings{rounds}; GB/s = read + write bytes / time)\n")
     print("| kernel | shape | ours GB/s | × copy | eager GB/s | compile GB/s | ours / eager | ours / compile | "
           "copy GB/s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for e in rows_out:
         shape = f"{e['rows']}×{e['cols']}" if "cols" in e else "×".join(map(str, e["shape"]))
         comp = e.get("compile_gbps")
+        vs = "–"
+        if comp:
+            vs = f"{e['ours_gbps'] / comp:.3f}"
+            if "ours_vs_compile" in e:  # the per-round ratio's median and its 95% interval
+                r = e["ours_vs_compile"]
+                vs = f"{r['median']:.3f} [{r['ci95'][0]:.3f}–{r['ci95'][1]:.3f}]"
         print(f"| {e['op']} | {shape} | {e['ours_gbps']:.0f} | {e['ours_gbps'] / e['copy_gbps']:.3f} | "
-              f"{e['eager_gbps']:.0f} | {comp:.0f} | {e['ours_gbps'] / e['eager_gbps']:.2f} | "
-              f"{e['ours_gbps'] / comp:.2f} | {e['copy_gbps']:.0f} |" if comp else
-              f"| {e['op']} | {shape} | {e['ours_gbps']:.0f} | {e['ours_gbps'] / e['copy_gbps']:.3f} | "
-              f"{e['eager_gbps']:.0f} | – | {e['ours_gbps'] / e['eager_gbps']:.2f} | – | {e['copy_gbps']:.0f} |")
+              f"{e['eager_gbps']:.0f} | {f'{comp:.0f}' if comp else '–'} | {e['ours_gbps'] / e['eager_gbps']:.2f} | "
+              f"{vs} | {e['copy_gbps']:.0f} |")
     if args.out:
         pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
 

@@ -16,7 +16,8 @@ namespace gsq::kernels {
 
 std::string RowPlan::describe() const {
   if (accesses_per_thread == 0)
-    return fmt::format("block of {} per row, two reads{}, {} × {}-element accesses in flight per thread", block_threads,
+    return fmt::format("block of {} per row{}, two reads{}, {} × {}-element accesses in flight per thread",
+                       block_threads, min_blocks > 1 ? fmt::format(" ({} blocks an SM)", min_blocks) : "",
                        cache_hints ? " (first kept in cache, second evict-first)" : "", in_flight, elems_per_access);
   return fmt::format("{} per row, {} × {}-element accesses per thread{}, held in registers",
                      threads_per_row == 32 ? std::string("warp") : fmt::format("{} threads", threads_per_row),
@@ -34,9 +35,13 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   // torch.compile's looped reductions), for 16-byte rows of RMSNorm past 256 accesses, LayerNorm past 4096 and
   // softmax from 1025 to 16384. On the H200, against the plans they replace (register-resident, or the plain
   // two-read kernel past 4096 accesses; bench/results/2026-12-04-h200-row-sharing/ and 2026-12-04-h200-row-hints/):
-  //   RMSNorm   257-512 in blocks of 256 with two accesses in flight +0.2-5%, 513-1024 in 512 with two +2.5%,
-  //             1025-2048 in 512 with four +1.1%, 2049-4096 in 1024 with one +2.3%, past 4096 in 1024 with four
-  //             +6-11%;
+  //   RMSNorm   257-512 in blocks of 256 with two accesses in flight, 513-1024 in 256 with four, 1025-2048 in
+  //             512 with four, 2049-4096 in 1024 with one +2.3%, past 4096 in 1024 with four +6-11%; where the
+  //             compiler's register count leaves threads out (45 registers: five blocks of 256 or two of 512 an
+  //             SM), eight blocks of 256 (257-512) and three of 512 (1025-2048) are asked for, 32 and 40 registers
+  //             without spills. On four H200s (bench/results/2026-12-04-h200-copy-order/) these measured 0.981-0.985
+  //             × copy at 8192 and 16384 bf16 where the earlier blocks of 512 with two (8192) and without the
+  //             occupancy (16384) ran 0.906-0.988 and 0.964-0.983: fast on one card, 8% behind on three;
   //   LayerNorm past 4096 in blocks of 1024 with two +4-12% (its register plans stay ahead up to 4096: its second
   //             read also loads the bias);
   //   softmax   1025-2048 in 512 with four +10%, 2049-8192 in 1024 with four +22-27%, 8193-16384 in 1024 with two
@@ -50,9 +55,11 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
     else if (op == RowOp::softmax)
       p.block_threads = accesses <= 2048 ? 512 : 1024, p.in_flight = accesses <= 8192 ? 4 : 2;
     else if (accesses <= 512)
-      p.block_threads = 256, p.in_flight = 2;
+      p.block_threads = 256, p.in_flight = 2, p.min_blocks = 8;
+    else if (accesses <= 1024)
+      p.block_threads = 256, p.in_flight = 4;
     else if (accesses <= 2048)
-      p.block_threads = 512, p.in_flight = accesses <= 1024 ? 2 : 4;
+      p.block_threads = 512, p.in_flight = 4, p.min_blocks = 3;
     else
       p.block_threads = 1024, p.in_flight = accesses <= 4096 ? 1 : 4;
     p.threads_per_row = p.block_threads;
@@ -93,9 +100,15 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   const int64_t per_thread = (accesses + p.threads_per_row - 1) / p.threads_per_row;
   p.accesses_per_thread = static_cast<int>(std::bit_ceil(static_cast<uint64_t>(per_thread)));
   p.block_threads = std::max(p.threads_per_row, p.accesses_per_thread == 4 ? min_block : 128);
-  // Two rows a thread, sharing one load of the weight (and bias) packs: LayerNorm rows of up to 128 accesses in
-  // blocks of 128 (1-1.5% faster).
-  if (p.vector && op == RowOp::layer_norm && accesses <= 128) p.rows_per_thread = 2, p.block_threads = 128;
+  // LayerNorm's 16-byte rows of up to 256 accesses in blocks of one row group (one warp of two rows a thread up to
+  // 128 accesses, sharing one load of the weight and bias packs; 64 threads for one row past that): a block retires,
+  // and its slot takes new rows, as soon as its own rows are done instead of waiting for the slowest of four or
+  // eight. On the H200 (bench/results/2026-12-04-h200-copy-order/) 0.6-0.8% faster than blocks of 128 at 256-1024
+  // bf16 and 1.8% than blocks of 256 at 2048; RMSNorm and softmax gained under 0.3% and keep theirs.
+  if (p.vector && op == RowOp::layer_norm && accesses <= 128)
+    p.rows_per_thread = 2, p.block_threads = 32;
+  else if (p.vector && op == RowOp::layer_norm && p.threads_per_row <= 64)
+    p.block_threads = p.threads_per_row;
   return p;
 }
 

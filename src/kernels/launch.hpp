@@ -46,6 +46,9 @@ struct RowPlan {
   // in L1/L2 (evict-last) and the second lets it go (evict-first).
   int in_flight = 4;
   bool cache_hints = false;
+  // Two reads: blocks an SM the compiler is asked to fit (__launch_bounds__ minimum blocks, so registers are capped at
+  // 65536 / (block_threads × min_blocks)); 1 leaves the register count to the compiler.
+  int min_blocks = 1;
   [[nodiscard]] std::string describe() const;
 };
 // The plan for `op` over rows of `cols` elements (aligned16: every pointer is 16-byte aligned).

@@ -353,18 +353,26 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
         kernel<<<rows, threads, 0, s>>>(a);
         return cudaGetLastError();
       };
-      if (plan.cache_hints) switch (plan.block_threads * 10 + plan.in_flight) {
-          case 2562:
-            return launch(row_kernel_wide<OP, T, VEC, 256, 2, true>, 256);
-          case 5122:
-            return launch(row_kernel_wide<OP, T, VEC, 512, 2, true>, 512);
-          case 5124:
+      // Key: block threads, accesses in flight, blocks an SM asked for. The shapes only RMSNorm's plans take are
+      // built for it alone (LayerNorm's kernel would spill at three blocks of 512).
+      constexpr bool kRms = OP == RowOp::rms_norm;
+      if (plan.cache_hints) switch (plan.block_threads * 100 + plan.in_flight * 10 + plan.min_blocks) {
+          case 25628:
+            if constexpr (kRms) return launch(row_kernel_wide<OP, T, VEC, 256, 2, true, 8>, 256);
+            break;
+          case 25641:
+            if constexpr (kRms) return launch(row_kernel_wide<OP, T, VEC, 256, 4, true>, 256);
+            break;
+          case 51241:
             return launch(row_kernel_wide<OP, T, VEC, 512, 4, true>, 512);
-          case 10241:
+          case 51243:
+            if constexpr (kRms) return launch(row_kernel_wide<OP, T, VEC, 512, 4, true, 3>, 512);
+            break;
+          case 102411:
             return launch(row_kernel_wide<OP, T, VEC, 1024, 1, true>, 1024);
-          case 10242:
+          case 102421:
             return launch(row_kernel_wide<OP, T, VEC, 1024, 2, true>, 1024);
-          case 10244:
+          case 102441:
             return launch(row_kernel_wide<OP, T, VEC, 1024, 4, true>, 1024);
           default:
             break;

@@ -104,14 +104,21 @@ Check compare(const T* got, const T* want, size_t n, cudaStream_t s) {
 
 std::string label(const RowPlan& p) {
   char buf[96];
+  if (p.accesses_per_thread == 0) {  // the same words as the two-read sweep's lines
+    std::snprintf(buf, sizeof buf, "two reads, block %d x %d accesses in flight%s", p.block_threads, p.in_flight,
+                  p.cache_hints ? ", evict hints" : "");
+    std::string out = buf;
+    if (p.min_blocks > 1) out += ", " + std::to_string(p.min_blocks) + " blocks/SM";
+    return out;
+  }
   std::snprintf(buf, sizeof buf, "%d threads/row x %d accesses%s, block %d", p.threads_per_row, p.accesses_per_thread,
                 p.rows_per_thread == 2 ? " x 2 rows" : "", p.block_threads);
   return buf;
 }
 
 // Plans that keep the row in registers: threads per row tpr (a power of two) with accesses / tpr ∈ {1, 2, 4}
-// accesses each, in blocks of 128…1024 threads holding whole rows; for the norms also 2 rows a thread or 8 accesses
-// a thread, in blocks of up to 512. (Four rows a thread measured slower than two at every width on the H200:
+// accesses each, in blocks of 32…1024 threads holding whole rows (one warp a block is the shape of torch.compile's
+// persistent reductions); for the norms also 2 rows a thread or 8 accesses a thread, in blocks of up to 512. (Four rows a thread measured slower than two at every width on the H200:
 // bench/results/2026-12-04-h200-row-sharing/1-rows-row_tune.log.)
 std::vector<RowPlan> plans_for(RowOp op, int64_t cols) {
   const bool norm = op == RowOp::layer_norm || op == RowOp::rms_norm;
@@ -122,7 +129,7 @@ std::vector<RowPlan> plans_for(RowOp op, int64_t cols) {
     if (tpr < 4 || tpr > 1024 || accesses % vpt != 0 || (tpr & (tpr - 1)) != 0 || (vpt == 8 && !norm)) continue;
     for (int rows : {1, 2}) {
       if (rows > 1 && (!norm || vpt == 8)) continue;
-      for (int block : {128, 256, 512, 1024}) {
+      for (int block : {32, 64, 128, 256, 512, 1024}) {
         if (block < tpr || ((rows > 1 || vpt == 8) && block > 512)) continue;
         RowPlan p;
         p.vector = true;

@@ -152,9 +152,10 @@ TEST(RowPlan, TakesTheShapesTheTunerFoundFaster) {
     const RowPlan p = plan_row(op, DType::bf16, cols, true);
     return std::tuple{p.threads_per_row, p.accesses_per_thread, p.block_threads, p.rows_per_thread};
   };
-  EXPECT_EQ(plan(RowOp::layer_norm, 256), std::tuple(16, 2, 128, 2));  // two rows share the weight and bias loads
-  EXPECT_EQ(plan(RowOp::layer_norm, 512), std::tuple(32, 2, 128, 2));
-  EXPECT_EQ(plan(RowOp::layer_norm, 1024), std::tuple(32, 4, 128, 2));  // two would need a block-wide reduction
+  EXPECT_EQ(plan(RowOp::layer_norm, 256), std::tuple(16, 2, 32, 2));  // two rows share the weight and bias loads
+  EXPECT_EQ(plan(RowOp::layer_norm, 512), std::tuple(32, 2, 32, 2));
+  EXPECT_EQ(plan(RowOp::layer_norm, 1024), std::tuple(32, 4, 32, 2));  // two would need a block-wide reduction
+  EXPECT_EQ(plan(RowOp::layer_norm, 2048), std::tuple(64, 4, 64, 1));  // a block is one row: it retires with it
   EXPECT_EQ(plan(RowOp::layer_norm, 4096), std::tuple(128, 4, 256, 1));
   EXPECT_EQ(plan(RowOp::layer_norm, 16384), std::tuple(256, 8, 256, 1));
   EXPECT_EQ(plan(RowOp::layer_norm, 32768), std::tuple(512, 8, 512, 1));  // not one block of 1024 an SM
@@ -166,8 +167,12 @@ TEST(RowPlan, TakesTheShapesTheTunerFoundFaster) {
     return std::tuple{p.accesses_per_thread, p.block_threads, p.in_flight, p.cache_hints};
   };
   EXPECT_EQ(hinted(RowOp::rms_norm, 4096), std::tuple(0, 256, 2, true));
-  EXPECT_EQ(hinted(RowOp::rms_norm, 8192), std::tuple(0, 512, 2, true));
+  EXPECT_EQ(hinted(RowOp::rms_norm, 8192), std::tuple(0, 256, 4, true));
   EXPECT_EQ(hinted(RowOp::rms_norm, 16384), std::tuple(0, 512, 4, true));
+  // Occupancy asked of the compiler where its own register count leaves an SM's threads idle.
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 4096, true).min_blocks, 8);
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).min_blocks, 1);
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 16384, true).min_blocks, 3);
   EXPECT_EQ(hinted(RowOp::rms_norm, 32768), std::tuple(0, 1024, 1, true));
   EXPECT_EQ(hinted(RowOp::rms_norm, 65536), std::tuple(0, 1024, 4, true));
   EXPECT_EQ(hinted(RowOp::rms_norm, 262144), std::tuple(0, 1024, 4, true));
@@ -178,8 +183,8 @@ TEST(RowPlan, TakesTheShapesTheTunerFoundFaster) {
   EXPECT_EQ(hinted(RowOp::softmax, 131072), std::tuple(0, 1024, 2, true));
   EXPECT_EQ(hinted(RowOp::softmax, 262144), std::tuple(0, 1024, 4, false));  // past 16384 the plain kernel is level
   EXPECT_EQ(hinted(RowOp::softmax_dropout, 65536), std::tuple(0, 1024, 4, false));
-  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::f32, 4096, true).block_threads, 512);  // 1024 accesses, as bf16 8192
-  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).threads_per_row, 512);
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::f32, 4096, true).block_threads, 256);  // 1024 accesses, as bf16 8192
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).threads_per_row, 256);
   EXPECT_FALSE(plan_row(RowOp::rms_norm, DType::bf16, 8190, true).cache_hints);  // one element an access
   EXPECT_EQ(plan(RowOp::softmax, 256), std::tuple(16, 2, 128, 1));
   EXPECT_EQ(plan(RowOp::softmax, 4096), std::tuple(128, 4, 256, 1));
