@@ -6,6 +6,9 @@ every call reads HBM. Timing: 5 warmup calls, then --reps samples of 10 calls be
 Each sample starts behind a GPU spin of --queue-ahead-cycles (default 4M, about 2 ms on an H200) so all ten calls are
 queued before the first event fires: the figures are GPU time, the same for every contender, not host launch cost
 (--queue-ahead-cycles 0 measures the way earlier results did, with the first call's host cost inside each sample).
+--rounds N times the four contenders of each shape N times in rotating order, so drift between them reaches each
+alike, and gives ours / compile as the median of the per-round ratios with a bootstrap 95% interval: a gap of a few
+tenths of a percent is then a measured difference or a tie, not a guess.
 
 Prints a markdown table per kernel and writes --out JSON (gpusqueeze.torch_compare/1). Also checks each of our
 outputs against eager torch (max abs difference) before timing it.
@@ -62,8 +65,7 @@ def main():
                 except Exception as e:  # noqa: BLE001 - a failed compile is a result, not a crash
                     entry[k + "_error"] = str(e)[:200]
                     per_round.pop(k)
-                    names.remove(k)
-                    break
+                    names.remove(k)  # the rotated list this round walks is a copy
         for k, t in per_round.items():
             entry[k + "_ms"] = statistics.median(t)
         if args.rounds > 1:

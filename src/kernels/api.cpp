@@ -38,10 +38,11 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   //   RMSNorm   257-512 in blocks of 256 with two accesses in flight, 513-1024 in 256 with four, 1025-2048 in
   //             512 with four, 2049-4096 in 1024 with one +2.3%, past 4096 in 1024 with four +6-11%; where the
   //             compiler's register count leaves threads out (45 registers: five blocks of 256 or two of 512 an
-  //             SM), eight blocks of 256 (257-512) and three of 512 (1025-2048) are asked for, 32 and 40 registers
-  //             without spills. On four H200s (bench/results/2026-12-04-h200-copy-order/) these measured 0.981-0.985
-  //             × copy at 8192 and 16384 bf16 where the earlier blocks of 512 with two (8192) and without the
-  //             occupancy (16384) ran 0.906-0.988 and 0.964-0.983: fast on one card, 8% behind on three;
+  //             SM), eight blocks of 256 (257-512) and three of 512 (1025-2048) are asked for: 32 and 40
+  //             registers, no spills. Across six H200s (bench/results/2026-12-04-h200-row-blocks-copy-variants/)
+  //             these ran 0.980-0.985 × copy at 8192 and 16384 bf16 and 0.989-0.991 at 4096, where the plans
+  //             before them (blocks of 512 with two at 8192, no occupancy asked at 4096 and 16384) ran 0.906-0.988,
+  //             0.964-0.983 and 0.962: fast on one card, up to 8% behind on others;
   //   LayerNorm past 4096 in blocks of 1024 with two +4-12% (its register plans stay ahead up to 4096: its second
   //             read also loads the bias);
   //   softmax   1025-2048 in 512 with four +10%, 2049-8192 in 1024 with four +22-27%, 8193-16384 in 1024 with two
@@ -103,8 +104,8 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   // LayerNorm's 16-byte rows of up to 256 accesses in blocks of one row group (one warp of two rows a thread up to
   // 128 accesses, sharing one load of the weight and bias packs; 64 threads for one row past that): a block retires,
   // and its slot takes new rows, as soon as its own rows are done instead of waiting for the slowest of four or
-  // eight. On the H200 (bench/results/2026-12-04-h200-copy-order/) 0.6-0.8% faster than blocks of 128 at 256-1024
-  // bf16 and 1.8% than blocks of 256 at 2048; RMSNorm and softmax gained under 0.3% and keep theirs.
+  // eight. On the H200 (bench/results/2026-12-04-h200-row-blocks-copy-variants/) 0.6-0.8% faster than blocks of
+  // 128 at 256-1024 bf16 and 1.8% than blocks of 256 at 2048; RMSNorm and softmax gained under 0.3% and keep theirs.
   if (p.vector && op == RowOp::layer_norm && accesses <= 128)
     p.rows_per_thread = 2, p.block_threads = 32;
   else if (p.vector && op == RowOp::layer_norm && p.threads_per_row <= 64)

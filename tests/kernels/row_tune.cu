@@ -118,7 +118,8 @@ std::string label(const RowPlan& p) {
 
 // Plans that keep the row in registers: threads per row tpr (a power of two) with accesses / tpr ∈ {1, 2, 4}
 // accesses each, in blocks of 32…1024 threads holding whole rows (one warp a block is the shape of torch.compile's
-// persistent reductions); for the norms also 2 rows a thread or 8 accesses a thread, in blocks of up to 512. (Four rows a thread measured slower than two at every width on the H200:
+// persistent reductions); for the norms also 2 rows a thread or 8 accesses a thread, in blocks of up to 512. (Four
+// rows a thread measured slower than two at every width on the H200:
 // bench/results/2026-12-04-h200-row-sharing/1-rows-row_tune.log.)
 std::vector<RowPlan> plans_for(RowOp op, int64_t cols) {
   const bool norm = op == RowOp::layer_norm || op == RowOp::rms_norm;
