@@ -39,10 +39,10 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   //             512 with four, 2049-4096 in 1024 with one +2.3%, past 4096 in 1024 with four +6-11%; where the
   //             compiler's register count leaves threads out (45 registers: five blocks of 256 or two of 512 an
   //             SM), eight blocks of 256 (257-512) and three of 512 (1025-2048) are asked for: 32 and 40
-  //             registers, no spills. Across six H200s (bench/results/2026-12-04-h200-row-blocks-copy-variants/)
-  //             these ran 0.980-0.985 × copy at 8192 and 16384 bf16 and 0.989-0.991 at 4096, where the plans
-  //             before them (blocks of 512 with two at 8192, no occupancy asked at 4096 and 16384) ran 0.906-0.988,
-  //             0.964-0.983 and 0.962: fast on one card, up to 8% behind on others;
+  //             registers, no spills. On five to eight H200s each, these ran 0.980-0.985 × copy at 8192 and
+  //             16384 bf16 and 0.987-0.991 at 4096 (bench/results/2026-12-04-h200-row-blocks-copy-variants/); the
+  //             plans before them (blocks of 512 with two at 8192, no occupancy asked at 4096 and 16384) ran
+  //             0.906-0.988, 0.964-0.983 and 0.962: fast on one card, up to 8% behind on others;
   //   LayerNorm past 4096 in blocks of 1024 with two +4-12% (its register plans stay ahead up to 4096: its second
   //             read also loads the bias);
   //   softmax   1025-2048 in 512 with four +10%, 2049-8192 in 1024 with four +22-27%, 8193-16384 in 1024 with two
