@@ -126,7 +126,7 @@ TEST(Ceilings, CopyAgainstCudaMemcpyTakesTheBestVariantAtEachSize) {
   const auto row =
       std::find_if(t.rows.begin(), t.rows.end(), [](const auto& r) { return r[0] == "mem.copy / cudaMemcpy"; });
   ASSERT_NE(row, t.rows.end());
-  EXPECT_EQ((*row)[1], "0.999×");  // flat 4276.4 GB/s against cudaMemcpy 4279.5 GB/s, cold
+  EXPECT_EQ((*row)[1], "0.9993×");  // flat 4276.4 GB/s against cudaMemcpy 4279.5 GB/s, cold
   EXPECT_EQ((*row)[2], "bytes=4Gi, width=16, variant=flat, cold") << "not the first variant listed, the fastest";
 }
 
@@ -139,11 +139,11 @@ TEST(Ceilings, InterleavedRunSaysSo) {
       std::find_if(t.rows.begin(), t.rows.end(), [](const auto& r) { return r[0] == "mem.copy / cudaMemcpy"; });
   ASSERT_NE(row, t.rows.end());
   // One row a size, smallest first: the verdict differs between them on this card.
-  EXPECT_EQ((*row)[1], "1.001×");  // flat 4289.8 GB/s against cudaMemcpy 4283.5 GB/s at 1 GiB, cold
+  EXPECT_EQ((*row)[1], "1.0015×");  // flat 4289.8 GB/s against cudaMemcpy 4283.5 GB/s at 1 GiB, cold
   EXPECT_EQ((*row)[2], "bytes=1Gi, width=16, variant=flat, cold, interleaved");
   ASSERT_NE(row + 1, t.rows.end());
   EXPECT_EQ(row[1][0], "mem.copy / cudaMemcpy");
-  EXPECT_EQ(row[1][1], "0.998×");  // flat 4295.5 GB/s against cudaMemcpy 4304.7 GB/s at 4 GiB, cold
+  EXPECT_EQ(row[1][1], "0.9978×");  // flat 4295.5 GB/s against cudaMemcpy 4304.7 GB/s at 4 GiB, cold
   EXPECT_EQ(row[1][2], "bytes=4Gi, width=16, variant=flat, cold, interleaved");
   EXPECT_FALSE(load_run(std::filesystem::path(GSQ_FIXTURE_DIR) / "h200-probe-copy-4g.json").settings.interleave);
 }
