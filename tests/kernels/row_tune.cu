@@ -102,15 +102,19 @@ Check compare(const T* got, const T* want, size_t n, cudaStream_t s) {
   return c;
 }
 
-std::string label(const RowPlan& p) {
+// A two-read shape as the sweep prints it, and the shipped plan too, so the two lines can be matched.
+std::string two_read_label(int threads, int in_flight, bool hints, int min_blocks) {
   char buf[96];
-  if (p.accesses_per_thread == 0) {  // the same words as the two-read sweep's lines
-    std::snprintf(buf, sizeof buf, "two reads, block %d x %d accesses in flight%s", p.block_threads, p.in_flight,
-                  p.cache_hints ? ", evict hints" : "");
-    std::string out = buf;
-    if (p.min_blocks > 1) out += ", " + std::to_string(p.min_blocks) + " blocks/SM";
-    return out;
-  }
+  std::snprintf(buf, sizeof buf, "two reads, block %d x %d accesses in flight%s", threads, in_flight,
+                hints ? ", evict hints" : "");
+  std::string out = buf;
+  if (min_blocks > 1) out += ", " + std::to_string(min_blocks) + " blocks/SM";
+  return out;
+}
+
+std::string label(const RowPlan& p) {
+  if (p.accesses_per_thread == 0) return two_read_label(p.block_threads, p.in_flight, p.cache_hints, p.min_blocks);
+  char buf[96];
   std::snprintf(buf, sizeof buf, "%d threads/row x %d accesses%s, block %d", p.threads_per_row, p.accesses_per_thread,
                 p.rows_per_thread == 2 ? " x 2 rows" : "", p.block_threads);
   return buf;
@@ -282,14 +286,9 @@ int main(int argc, char** argv) {
       for (const RowPlan& p : plans_for(info->op, cols))
         measure(label(p), [&] { return launch_plan(info->op, la, p, s); });
       if (cols >= 2048)  // the two-pass kernel, for rows that could also stay in registers
-        for (const TwoPass& t : kTwoPass) {
-          char name[96];
-          char blocks[32] = "";
-          if (t.min_blocks > 1) std::snprintf(blocks, sizeof blocks, ", %d blocks/SM", t.min_blocks);
-          std::snprintf(name, sizeof name, "two reads, block %d x %d accesses in flight%s%s", t.threads, t.unroll,
-                        t.hints ? ", evict hints" : "", blocks);
-          measure(name, [&] { return t.launch(info->op, la, s); });
-        }
+        for (const TwoPass& t : kTwoPass)
+          measure(two_read_label(t.threads, t.unroll, t.hints, t.min_blocks),
+                  [&] { return t.launch(info->op, la, s); });
       std::printf("  best: %s %.2f us = %.3f x copy, %.3f x shipped\n", best.c_str(), best_us, copy_us / best_us,
                   shipped_us / best_us);
       std::fflush(stdout);
