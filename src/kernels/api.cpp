@@ -18,7 +18,10 @@ std::string RowPlan::describe() const {
   if (accesses_per_thread == 0)
     return fmt::format("block of {} per row{}, two reads{}, {} × {}-element accesses in flight per thread",
                        block_threads, min_blocks > 1 ? fmt::format(" ({} blocks an SM)", min_blocks) : "",
-                       cache_hints ? " (first kept in cache, second evict-first)" : "", in_flight, elems_per_access);
+                       !cache_hints       ? ""
+                       : hint_second_read ? " (first kept in cache, second evict-first)"
+                                          : " (first kept in cache)",
+                       in_flight, elems_per_access);
   return fmt::format("{} per row, {} × {}-element accesses per thread{}, held in registers",
                      threads_per_row == 32 ? std::string("warp") : fmt::format("{} threads", threads_per_row),
                      accesses_per_thread, elems_per_access,
@@ -35,14 +38,17 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   // torch.compile's looped reductions), for 16-byte rows of RMSNorm past 256 accesses, LayerNorm past 4096 and
   // softmax from 1025 to 16384. On the H200, against the plans they replace (register-resident, or the plain
   // two-read kernel past 4096 accesses; bench/results/2026-12-04-h200-row-sharing/ and 2026-12-04-h200-row-hints/):
-  //   RMSNorm   257-512 in blocks of 256 with two accesses in flight, 513-1024 in 256 with four, 1025-2048 in
+  //   RMSNorm   257-512 in blocks of 256 with two accesses in flight, 513-1024 in 512 with two, 1025-2048 in
   //             512 with four, 2049-4096 in 1024 with one +2.3%, past 4096 in 1024 with four +6-11%; where the
   //             compiler's register count leaves threads out (45 registers: five blocks of 256 or two of 512 an
-  //             SM), eight blocks of 256 (257-512) and three of 512 (1025-2048) are asked for: 32 and 40
-  //             registers, no spills. On five to eight H200s each, these ran 0.980-0.985 × copy at 8192 and
-  //             16384 bf16 and 0.987-0.991 at 4096 (bench/results/2026-12-04-h200-row-blocks-copy-variants/); the
-  //             plans before them (blocks of 512 with two at 8192, no occupancy asked at 4096 and 16384) ran
-  //             0.906-0.988, 0.964-0.983 and 0.962: fast on one card, up to 8% behind on others;
+  //             SM), eight blocks of 256 (257-512), four of 512 (513-1024) and three of 512 (1025-2048) are asked
+  //             for: 32, 32 and 40 registers, no spills. On five to eight H200s each, these ran 0.980-0.985 × copy
+  //             at 16384 bf16 and 0.987-0.991 at 4096 (bench/results/2026-12-04-h200-row-blocks-copy-variants/);
+  //             the plans before them (no occupancy asked at 4096 and 16384) ran 0.964-0.983 and 0.962. At 8192,
+  //             512 × 2 with four blocks an SM (torch.compile's shape: 512 threads, 32 registers) and 32-bit
+  //             indices in the row ran 0.999-1.004 × torch.compile on four H200s where blocks of 256 × 4 ran
+  //             0.991-0.992; its second read is a plain load (the row is still in L1), 0.2% faster than one marked
+  //             evict-first on two cards (bench/results/2026-12-04-h200-rms-variants/);
   //   LayerNorm past 4096 in blocks of 1024 with two +4-12% (its register plans stay ahead up to 4096: its second
   //             read also loads the bias);
   //   softmax   1025-2048 in 512 with four +10%, 2049-8192 in 1024 with four +22-27%, 8193-16384 in 1024 with two
@@ -58,7 +64,7 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
     else if (accesses <= 512)
       p.block_threads = 256, p.in_flight = 2, p.min_blocks = 8;
     else if (accesses <= 1024)
-      p.block_threads = 256, p.in_flight = 4;
+      p.block_threads = 512, p.in_flight = 2, p.min_blocks = 4, p.hint_second_read = false;
     else if (accesses <= 2048)
       p.block_threads = 512, p.in_flight = 4, p.min_blocks = 3;
     else
@@ -95,7 +101,11 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
   // Eight a thread: LayerNorm past 1024 accesses (0.1-1.0% faster than four at 16384 bf16; RMSNorm's 16-byte rows
   // that wide take the hinted two reads above).
   const bool eight = op == RowOp::layer_norm && p.vector && accesses > 1024;
-  const int64_t target = accesses <= two_up_to ? 2 : (eight ? 8 : 4);
+  // RMSNorm's 16-byte rows of 17-32 accesses (256 bf16): one a thread, a warp a row, in blocks of 128: 0.5-0.7%
+  // faster than two a thread on three H200s, the only plan there ahead of torch.compile (1.003-1.005 ×;
+  // bench/results/2026-12-04-h200-rms-variants/).
+  const bool one = op == RowOp::rms_norm && p.vector && accesses > 16 && accesses <= 32;
+  const int64_t target = one ? 1 : accesses <= two_up_to ? 2 : (eight ? 8 : 4);
   const auto want = std::bit_ceil(static_cast<uint64_t>((accesses + target - 1) / target));
   p.threads_per_row = static_cast<int>(std::clamp<uint64_t>(want, 4, 1024));
   const int64_t per_thread = (accesses + p.threads_per_row - 1) / p.threads_per_row;

@@ -49,6 +49,9 @@ struct RowPlan {
   // Two reads: blocks an SM the compiler is asked to fit (__launch_bounds__ minimum blocks, so registers are capped at
   // 65536 / (block_threads × min_blocks)); 1 leaves the register count to the compiler.
   int min_blocks = 1;
+  // Two reads with cache_hints: whether the second read is marked evict-first too; false: a plain load (the row is
+  // still in L1).
+  bool hint_second_read = true;
   [[nodiscard]] std::string describe() const;
 };
 // The plan for `op` over rows of `cols` elements (aligned16: every pointer is 16-byte aligned).

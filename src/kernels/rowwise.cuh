@@ -256,13 +256,21 @@ __device__ __forceinline__ P load_hinted(const P* ptr, uint64_t policy, bool las
   return out;
 }
 
-// MIN_BLOCKS: blocks an SM must fit (the register cap that follows: 65536 / (THREADS × MIN_BLOCKS)).
-template <RowOp OP, class T, int VEC, int THREADS = 1024, int UNROLL = 4, bool HINTS = false, int MIN_BLOCKS = 1>
+// MIN_BLOCKS: blocks an SM must fit (the register cap that follows: 65536 / (THREADS × MIN_BLOCKS)). HINT_SECOND
+// (with HINTS): the second read marked evict-first; false: a plain load.
+template <RowOp OP, class T, int VEC, int THREADS = 1024, int UNROLL = 4, bool HINTS = false, int MIN_BLOCKS = 1,
+          bool HINT_SECOND = true>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a) {
   __shared__ float scratch[64];
   using P = Pack<T, VEC>;
   constexpr int kThreads = THREADS, kUnroll = UNROLL;
-  const int64_t row = blockIdx.x, nvec = a.cols / VEC;
+  // Indices inside the row: 32-bit (unsigned: signed ones made f32 kernels spill) in the register-capped shapes
+  // (MIN_BLOCKS > 1), where a 64-bit index costs registers under the cap — RMSNorm 8192 bf16 in 512 × 2 at four
+  // blocks an SM ran 0.4% faster with them on the H200 —, 64-bit elsewhere: in the 1024 × 4 shapes 32-bit indices
+  // ran 2-4% slower at 32768-65536 (bench/results/2026-12-04-h200-rms-variants/). The row's offset is 64-bit.
+  using Idx = std::conditional_t<(MIN_BLOCKS > 1), unsigned, int64_t>;
+  const int64_t row = blockIdx.x;
+  const Idx nvec = static_cast<Idx>(a.cols / VEC);
   const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + row * a.cols);
   uint64_t keep = 0, drop = 0;
   if constexpr (HINTS) {
@@ -273,13 +281,14 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a
   // Visits every pack of the row, kUnroll loads issued before any is used.
   auto for_each_pack = [&](auto&& f) {
     const bool first = pass++ == 0;
-    for (int64_t base = threadIdx.x; base < nvec; base += kThreads * kUnroll) {
+    for (Idx base = threadIdx.x; base < nvec; base += kThreads * kUnroll) {
       P v[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
         if (base + u * kThreads < nvec) {
           if constexpr (HINTS)
-            v[u] = load_hinted(x + base + u * kThreads, first ? keep : drop, first);
+            v[u] = first || HINT_SECOND ? load_hinted(x + base + u * kThreads, first ? keep : drop, first)
+                                        : x[base + u * kThreads];
           else
             v[u] = x[base + u * kThreads];
         }
@@ -353,26 +362,29 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
         kernel<<<rows, threads, 0, s>>>(a);
         return cudaGetLastError();
       };
-      // Key: block threads, accesses in flight, blocks an SM asked for. The shapes only RMSNorm's plans take are
-      // built for it alone (LayerNorm's kernel would spill at three blocks of 512).
+      // Key: block threads, accesses in flight, blocks an SM asked for, 1 where the second read is a plain load.
+      // The shapes only RMSNorm's plans take are built for it alone (LayerNorm's kernel would spill at three blocks
+      // of 512).
       constexpr bool kRms = OP == RowOp::rms_norm;
-      if (plan.cache_hints) switch (plan.block_threads * 100 + plan.in_flight * 10 + plan.min_blocks) {
-          case 25628:
+      const int key =
+          plan.block_threads * 1000 + plan.in_flight * 100 + plan.min_blocks * 10 + (plan.hint_second_read ? 0 : 1);
+      if (plan.cache_hints) switch (key) {
+          case 256280:
             if constexpr (kRms) return launch(row_kernel_wide<OP, T, VEC, 256, 2, true, 8>, 256);
             break;
-          case 25641:
-            if constexpr (kRms) return launch(row_kernel_wide<OP, T, VEC, 256, 4, true>, 256);
+          case 512241:
+            if constexpr (kRms) return launch(row_kernel_wide<OP, T, VEC, 512, 2, true, 4, false>, 512);
             break;
-          case 51241:
+          case 512410:
             return launch(row_kernel_wide<OP, T, VEC, 512, 4, true>, 512);
-          case 51243:
+          case 512430:
             if constexpr (kRms) return launch(row_kernel_wide<OP, T, VEC, 512, 4, true, 3>, 512);
             break;
-          case 102411:
+          case 1024110:
             return launch(row_kernel_wide<OP, T, VEC, 1024, 1, true>, 1024);
-          case 102421:
+          case 1024210:
             return launch(row_kernel_wide<OP, T, VEC, 1024, 2, true>, 1024);
-          case 102441:
+          case 1024410:
             return launch(row_kernel_wide<OP, T, VEC, 1024, 4, true>, 1024);
           default:
             break;

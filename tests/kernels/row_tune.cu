@@ -103,17 +103,18 @@ Check compare(const T* got, const T* want, size_t n, cudaStream_t s) {
 }
 
 // A two-read shape as the sweep prints it, and the shipped plan too, so the two lines can be matched.
-std::string two_read_label(int threads, int in_flight, bool hints, int min_blocks) {
+std::string two_read_label(int threads, int in_flight, bool hints, int min_blocks, bool hint_second = true) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "two reads, block %d x %d accesses in flight%s", threads, in_flight,
-                hints ? ", evict hints" : "");
+                !hints ? "" : (hint_second ? ", evict hints" : ", evict hint on the first"));
   std::string out = buf;
   if (min_blocks > 1) out += ", " + std::to_string(min_blocks) + " blocks/SM";
   return out;
 }
 
 std::string label(const RowPlan& p) {
-  if (p.accesses_per_thread == 0) return two_read_label(p.block_threads, p.in_flight, p.cache_hints, p.min_blocks);
+  if (p.accesses_per_thread == 0)
+    return two_read_label(p.block_threads, p.in_flight, p.cache_hints, p.min_blocks, p.hint_second_read);
   char buf[96];
   std::snprintf(buf, sizeof buf, "%d threads/row x %d accesses%s, block %d", p.threads_per_row, p.accesses_per_thread,
                 p.rows_per_thread == 2 ? " x 2 rows" : "", p.block_threads);
@@ -156,13 +157,14 @@ struct TwoPass {
   int threads, unroll;
   bool hints;
   cudaError_t (*launch)(RowOp, const RowArgs&, cudaStream_t);
-  int min_blocks = 1;  // blocks per SM the compiler must fit (__launch_bounds__), 1 = its own register choice
+  int min_blocks = 1;       // blocks per SM the compiler must fit (__launch_bounds__), 1 = its own register choice
+  bool hint_second = true;  // with hints: the second read marked evict-first too (false: a plain load)
 };
 
-template <int THREADS, int UNROLL, bool HINTS, int MIN_BLOCKS = 1>
+template <int THREADS, int UNROLL, bool HINTS, int MIN_BLOCKS = 1, bool HINT_SECOND = true>
 cudaError_t launch_two_pass(RowOp op, const RowArgs& a, cudaStream_t s) {
   return with_op(op, [&](auto o) {
-    row_kernel_wide<decltype(o)::value, T, kVec, THREADS, UNROLL, HINTS, MIN_BLOCKS>
+    row_kernel_wide<decltype(o)::value, T, kVec, THREADS, UNROLL, HINTS, MIN_BLOCKS, HINT_SECOND>
         <<<static_cast<unsigned>(a.rows), THREADS, 0, s>>>(a);
     return cudaGetLastError();
   });
@@ -176,11 +178,16 @@ cudaError_t launch_two_pass(RowOp op, const RowArgs& a, cudaStream_t s) {
   }
 #define GSQ_TWO_PASS_FULL(threads, unroll, blocks) \
   { threads, unroll, true, launch_two_pass<threads, unroll, true, blocks>, blocks }
+#define GSQ_TWO_PASS_FIRST_HINT(threads, unroll, blocks) \
+  { threads, unroll, true, launch_two_pass<threads, unroll, true, blocks, false>, blocks, false }
 constexpr TwoPass kTwoPass[] = {
-    GSQ_TWO_PASS(256, 1),         GSQ_TWO_PASS(256, 2),         GSQ_TWO_PASS_FULL(256, 2, 8), GSQ_TWO_PASS(256, 4),
-    GSQ_TWO_PASS_FULL(256, 4, 8), GSQ_TWO_PASS(512, 1),         GSQ_TWO_PASS(512, 2),         GSQ_TWO_PASS(512, 4),
-    GSQ_TWO_PASS_FULL(512, 4, 3), GSQ_TWO_PASS_FULL(512, 4, 4), GSQ_TWO_PASS(1024, 1),        GSQ_TWO_PASS(1024, 2),
-    GSQ_TWO_PASS(1024, 4),        GSQ_TWO_PASS_FULL(1024, 4, 2)};
+    GSQ_TWO_PASS(256, 1),         GSQ_TWO_PASS(256, 2),         GSQ_TWO_PASS_FULL(256, 2, 8),
+    GSQ_TWO_PASS(256, 4),         GSQ_TWO_PASS_FULL(256, 4, 8), GSQ_TWO_PASS(512, 1),
+    GSQ_TWO_PASS(512, 2),         GSQ_TWO_PASS_FULL(512, 2, 4), GSQ_TWO_PASS_FIRST_HINT(512, 2, 4),
+    GSQ_TWO_PASS(512, 4),         GSQ_TWO_PASS_FULL(512, 4, 3), GSQ_TWO_PASS_FULL(512, 4, 4),
+    GSQ_TWO_PASS(1024, 1),        GSQ_TWO_PASS(1024, 2),        GSQ_TWO_PASS(1024, 4),
+    GSQ_TWO_PASS_FULL(1024, 4, 2)};
+#undef GSQ_TWO_PASS_FIRST_HINT
 #undef GSQ_TWO_PASS_FULL
 #undef GSQ_TWO_PASS
 
@@ -287,7 +294,7 @@ int main(int argc, char** argv) {
         measure(label(p), [&] { return launch_plan(info->op, la, p, s); });
       if (cols >= 2048)  // the two-pass kernel, for rows that could also stay in registers
         for (const TwoPass& t : kTwoPass)
-          measure(two_read_label(t.threads, t.unroll, t.hints, t.min_blocks),
+          measure(two_read_label(t.threads, t.unroll, t.hints, t.min_blocks, t.hint_second),
                   [&] { return t.launch(info->op, la, s); });
       std::printf("  best: %s %.2f us = %.3f x copy, %.3f x shipped\n", best.c_str(), best_us, copy_us / best_us,
                   shipped_us / best_us);

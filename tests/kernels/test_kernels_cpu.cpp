@@ -159,6 +159,8 @@ TEST(RowPlan, TakesTheShapesTheTunerFoundFaster) {
   EXPECT_EQ(plan(RowOp::layer_norm, 4096), std::tuple(128, 4, 256, 1));
   EXPECT_EQ(plan(RowOp::layer_norm, 16384), std::tuple(256, 8, 256, 1));
   EXPECT_EQ(plan(RowOp::layer_norm, 32768), std::tuple(512, 8, 512, 1));  // not one block of 1024 an SM
+  EXPECT_EQ(plan(RowOp::rms_norm, 256), std::tuple(32, 1, 128, 1));       // a warp a row, one access a thread
+  EXPECT_EQ(plan(RowOp::rms_norm, 512), std::tuple(32, 2, 128, 1));
   EXPECT_EQ(plan(RowOp::rms_norm, 1024), std::tuple(64, 2, 128, 1));
   EXPECT_EQ(plan(RowOp::rms_norm, 2048), std::tuple(128, 2, 128, 1));
   // Two reads with cache hints: RMSNorm past 256 16-byte accesses, LayerNorm past 4096, softmax 1025-16384.
@@ -167,11 +169,13 @@ TEST(RowPlan, TakesTheShapesTheTunerFoundFaster) {
     return std::tuple{p.accesses_per_thread, p.block_threads, p.in_flight, p.cache_hints};
   };
   EXPECT_EQ(hinted(RowOp::rms_norm, 4096), std::tuple(0, 256, 2, true));
-  EXPECT_EQ(hinted(RowOp::rms_norm, 8192), std::tuple(0, 256, 4, true));
+  EXPECT_EQ(hinted(RowOp::rms_norm, 8192), std::tuple(0, 512, 2, true));  // torch.compile's block
   EXPECT_EQ(hinted(RowOp::rms_norm, 16384), std::tuple(0, 512, 4, true));
   // Occupancy asked of the compiler where its own register count leaves an SM's threads idle.
   EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 4096, true).min_blocks, 8);
-  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).min_blocks, 1);
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).min_blocks, 4);
+  EXPECT_FALSE(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).hint_second_read);  // it hits L1: a plain load
+  EXPECT_TRUE(plan_row(RowOp::rms_norm, DType::bf16, 16384, true).hint_second_read);
   EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 16384, true).min_blocks, 3);
   EXPECT_EQ(hinted(RowOp::rms_norm, 32768), std::tuple(0, 1024, 1, true));
   EXPECT_EQ(hinted(RowOp::rms_norm, 65536), std::tuple(0, 1024, 4, true));
@@ -183,8 +187,8 @@ TEST(RowPlan, TakesTheShapesTheTunerFoundFaster) {
   EXPECT_EQ(hinted(RowOp::softmax, 131072), std::tuple(0, 1024, 2, true));
   EXPECT_EQ(hinted(RowOp::softmax, 262144), std::tuple(0, 1024, 4, false));  // past 16384 the plain kernel is level
   EXPECT_EQ(hinted(RowOp::softmax_dropout, 65536), std::tuple(0, 1024, 4, false));
-  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::f32, 4096, true).block_threads, 256);  // 1024 accesses, as bf16 8192
-  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).threads_per_row, 256);
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::f32, 4096, true).block_threads, 512);  // 1024 accesses, as bf16 8192
+  EXPECT_EQ(plan_row(RowOp::rms_norm, DType::bf16, 8192, true).threads_per_row, 512);
   EXPECT_FALSE(plan_row(RowOp::rms_norm, DType::bf16, 8190, true).cache_hints);  // one element an access
   EXPECT_EQ(plan(RowOp::softmax, 256), std::tuple(16, 2, 128, 1));
   EXPECT_EQ(plan(RowOp::softmax, 4096), std::tuple(128, 4, 256, 1));
