@@ -265,9 +265,9 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a
   using P = Pack<T, VEC>;
   constexpr int kThreads = THREADS, kUnroll = UNROLL;
   // Indices inside the row: 32-bit (unsigned: signed ones made f32 kernels spill) in the register-capped shapes
-  // (MIN_BLOCKS > 1), where a 64-bit index costs registers under the cap — RMSNorm 8192 bf16 in 512 × 2 at four
-  // blocks an SM ran 0.4% faster with them on the H200 —, 64-bit elsewhere: in the 1024 × 4 shapes 32-bit indices
-  // ran 2-4% slower at 32768-65536 (bench/results/2026-12-04-h200-rms-variants/). The row's offset is 64-bit.
+  // (MIN_BLOCKS > 1), where a 64-bit index costs registers under the cap (RMSNorm 8192 bf16 in 512 × 2 at four
+  // blocks an SM ran 0.4% faster with 32-bit ones on the H200); 64-bit elsewhere (in the 1024 × 4 shapes 32-bit
+  // indices ran 2-4% slower at 32768-65536; bench/results/2026-12-04-h200-rms-variants/). The row's offset is 64-bit.
   using Idx = std::conditional_t<(MIN_BLOCKS > 1), unsigned, int64_t>;
   const int64_t row = blockIdx.x;
   const Idx nvec = static_cast<Idx>(a.cols / VEC);
