@@ -6,9 +6,12 @@ every call reads HBM. Timing: 5 warmup calls, then --reps samples of 10 calls be
 Each sample starts behind a GPU spin of --queue-ahead-cycles (default 4M, about 2 ms on an H200) so all ten calls are
 queued before the first event fires: the figures are GPU time, the same for every contender, not host launch cost
 (--queue-ahead-cycles 0 measures the way earlier results did, with the first call's host cost inside each sample).
---rounds N times the four contenders of each shape N times in rotating order, so drift between them reaches each
-alike, and gives ours / compile as the median of the per-round ratios with a bootstrap 95% interval: a gap of a few
-tenths of a percent is then a measured difference or a tie, not a guess.
+--rounds N times the four contenders of each shape N times, in a new order each round (a seeded shuffle, written to
+the JSON as `orders`), so drift between them reaches each alike and no contender always runs after the same one: on
+the H200 ours at LayerNorm 16384 ran 1-3% slower in every round where it followed the copy, and the rotating order
+used before (ours always after the copy but in the round it opened) charged that to ours nearly every round
+(bench/results/2026-12-04-h200-rms-variants/). It gives ours / compile as the median of the per-round ratios with a
+bootstrap 95% interval: a gap of a few tenths of a percent is then a measured difference or a tie, not a guess.
 
 Prints a markdown table per kernel and writes --out JSON (gpusqueeze.torch_compare/1). Also checks each of our
 outputs against eager torch (max abs difference) before timing it.
@@ -39,7 +42,7 @@ def main():
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=1,
-                    help="time the contenders of each shape this many rounds in rotating order (medians over rounds; "
+                    help="time the contenders of each shape this many rounds, in a shuffled order each round (medians over rounds; "
                          "ours / compile per round with a bootstrap 95%% interval)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--compile-budget-s", type=float, default=300, help="stop compiling new shapes after this long")
@@ -52,24 +55,32 @@ def main():
         return median_us(fn, args.reps, queue_ahead_cycles=args.queue_ahead_cycles) / 1000
 
     def measure(entry, contenders):
-        """Times every contender (name -> callable; None: not compiled) for --rounds rounds, the order rotating each
-        round, so drift in clocks or temperature reaches each alike. Fills NAME_ms (median over rounds) and, with
-        more than one round, the per-round times and ours / compile per round (compile time over ours: above 1 ours
-        is faster) with the median and a bootstrap 95% interval of that median."""
+        """Times every contender (name -> callable; None: not compiled) for --rounds rounds. With more than one
+        round the order is shuffled each round (seeded by the round), so drift in clocks or temperature reaches each
+        alike and what one contender leaves behind does not always land on the same next one. Fills NAME_ms (median
+        over rounds) and, with more than one round, the per-round times and orders and ours / compile per round
+        (compile time over ours: above 1 ours is faster) with the median and a bootstrap 95% interval of that
+        median."""
         names = [k for k, f in contenders.items() if f is not None]
         per_round = {k: [] for k in names}
+        orders = []
         for r in range(args.rounds):
-            for k in names[r % len(names):] + names[:r % len(names)]:
+            order = list(names)
+            if args.rounds > 1:
+                random.Random(r).shuffle(order)
+            orders.append(order)
+            for k in list(order):  # a contender that fails leaves `names`; the order walked is a copy
                 try:
                     per_round[k].append(time_ms(contenders[k]))
                 except Exception as e:  # noqa: BLE001 - a failed compile is a result, not a crash
                     entry[k + "_error"] = str(e)[:200]
                     per_round.pop(k)
-                    names.remove(k)  # the rotated list this round walks is a copy
+                    names.remove(k)
         for k, t in per_round.items():
             entry[k + "_ms"] = statistics.median(t)
         if args.rounds > 1:
             entry["rounds_ms"] = per_round
+            entry["orders"] = orders
             if "compile" in per_round:
                 ratios = [c / o for c, o in zip(per_round["compile"], per_round["ours"])]
                 rng = random.Random(0)
@@ -155,7 +166,7 @@ def main():
 
     result["rows"] = rows_out
     result["wall_s"] = time.time() - t0
-    rounds = f", {args.rounds} rounds in rotating order, medians over rounds" if args.rounds > 1 else ""
+    rounds = f", {args.rounds} rounds in shuffled order, medians over rounds" if args.rounds > 1 else ""
     print(f"# gpusqueeze kernels vs PyTorch {torch.__version__} on {props.name} ({args.dtype}, medians of "
           f"{args.reps} CUDA-event timings{rounds}; GB/s = read + write bytes / time)\n")
     print("| kernel | shape | ours GB/s | × copy | eager GB/s | compile GB/s | ours / eager | ours / compile | "

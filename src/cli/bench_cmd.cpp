@@ -280,9 +280,9 @@ Action register_kernels(CLI::App& app) {
       "last table gives each kernel's bandwidth as a fraction of this GPU's measured copy ceiling.\n"
       "Other widths or dtypes: -a cols=8192 -a dtype=f16. Only one kernel: -b softmax.\n"
       "--torch also runs PyTorch eager and torch.compile on the same shapes through the Python module\n"
-      "(python/gpusqueeze_kernels.py; needs torch with CUDA); --torch-rounds 5 times them in five rounds in rotating\n"
-      "order and gives ours / torch.compile with a 95% interval, so a gap of a few tenths of a percent is a\n"
-      "measured difference or a tie.\n"
+      "(python/gpusqueeze_kernels.py; needs torch with CUDA); --torch-rounds 5 times them in five rounds, in a\n"
+      "shuffled order each round, and gives ours / torch.compile with a 95% interval, so a gap of a few tenths of a\n"
+      "percent is a measured difference or a tie.\n"
       "--suite quant: W4A16 and W8A16 GEMM for M = 1…16 on 4096², 8192², 8192x28672, 28672x8192 against cuBLAS fp16,\n"
       "weights rotated through ≥ 192 MiB of copies so the L2 never holds them.\n"
       "The kernels are a C library for your own code: include/gpusqueeze/kernels.h, build/lib/libgsqkernels.so.");
@@ -294,7 +294,7 @@ Action register_kernels(CLI::App& app) {
   cmd->add_flag("--torch", *torch,
                 "Also compare with PyTorch eager and torch.compile (bench/kernels/torch_compare.py)");
   cmd->add_option("--torch-rounds", *torch_rounds,
-                  "With --torch: rounds in rotating order (past 1, ours / torch.compile gets a 95% interval)")
+                  "With --torch: rounds, in a shuffled order each (past 1, ours / torch.compile gets a 95% interval)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   return [o, torch, torch_rounds]() {
