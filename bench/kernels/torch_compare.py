@@ -42,8 +42,8 @@ def main():
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=1,
-                    help="time the contenders of each shape this many rounds, in a shuffled order each round (medians over rounds; "
-                         "ours / compile per round with a bootstrap 95%% interval)")
+                    help="time the contenders of each shape this many rounds, in a shuffled order each round "
+                         "(medians over rounds; ours / compile per round with a bootstrap 95%% interval)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--compile-budget-s", type=float, default=300, help="stop compiling new shapes after this long")
     ap.add_argument("--queue-ahead-cycles", type=int, default=QUEUE_AHEAD_CYCLES,
