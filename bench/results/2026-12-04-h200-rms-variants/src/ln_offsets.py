@@ -1,6 +1,7 @@
 """Experiment: LayerNorm 16384 bf16 (8192 rows) through the library's C ABI with the output placed at chosen offsets
-inside one pool (and, with --allocated, in tensors from torch.empty_like), beside the library's call through gpusqueeze_kernels (which allocates its output), a copy and
-torch.compile, all taking turns for --rounds rounds. Shows how much of ours' time depends on where the output lies.
+inside one pool (and, with --allocated, in tensors from torch.empty_like), beside the library's call through
+gpusqueeze_kernels (which allocates its output), a copy and torch.compile, all taking turns for --rounds rounds
+(one fixed cycle, the start rotating). Shows how much of ours' time depends on where the output lies.
 
   python3 ln_offsets.py --rounds 10 --out ln_offsets.json
 """
@@ -57,7 +58,8 @@ def main():
     # Outputs the caching allocator hands out, used through the C ABI like the pool's (--allocated N of them).
     held = [torch.empty_like(x) for _ in range(args.allocated)]
     contenders = {"copy": lambda: y_copy.copy_(x),
-                  "ours (allocating)": (lambda: gk.layer_norm(x, w, b, 1e-5)) if ln else (lambda: gk.rms_norm(x, w, 1e-5))}
+                  "ours (allocating)": ((lambda: gk.layer_norm(x, w, b, 1e-5)) if ln else
+                                        (lambda: gk.rms_norm(x, w, 1e-5)))}
     fn = (lambda t: F.layer_norm(t, (cols,), w, b, 1e-5)) if ln else (lambda t: F.rms_norm(t, (cols,), w, 1e-5))
     compiled = torch.compile(fn, dynamic=False)
     contenders["compile"] = lambda: compiled(x)

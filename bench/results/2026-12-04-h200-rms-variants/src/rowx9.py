@@ -1,5 +1,5 @@
-"""Experiment (not shipped): rowx9.so's RMSNorm (--op layer_norm: LayerNorm) variants beside the shipped kernel (gpusqueeze_kernels), a copy and
-torch.compile, timed in rotating rounds; per variant the median time and time ratios per round (median, bootstrap
+"""Experiment (not shipped): rowx9.so's RMSNorm (--op layer_norm: LayerNorm) variants beside the shipped kernel
+(gpusqueeze_kernels), a copy and torch.compile, timed in rotating rounds (one fixed cycle, the start rotating); per variant the median time and time ratios per round (median, bootstrap
 95% interval) against torch.compile and the shipped kernel. Above 1: the variant is faster.
 
   python3 rowx9.py --so rowx9.so --widths 8192,256,512 --rounds 15 --out rowx9.json
@@ -68,8 +68,8 @@ def main():
                 continue
 
             def launch(i=i):
-                rc = lib.rv_launch(i, y.data_ptr(), x.data_ptr(), w.data_ptr(), b.data_ptr() if ln else None, rows, cols, 1e-5,
-                                   torch.cuda.current_stream().cuda_stream)
+                rc = lib.rv_launch(i, y.data_ptr(), x.data_ptr(), w.data_ptr(), b.data_ptr() if ln else None, rows,
+                                   cols, 1e-5, torch.cuda.current_stream().cuda_stream)
                 if rc:
                     raise RuntimeError(f"{name}: cudaError {rc}")
             y.fill_(float("nan"))
@@ -88,7 +88,8 @@ def main():
                 per_round[k].append(median_us(contenders[k], args.reps, queue_ahead_cycles=2_000_000))
         entry = {"op": args.op, "cols": cols, "rows": rows, "max_abs_diff_vs_shipped": checks, "rounds_us": per_round,
                  "variants": {}}
-        print(f"\n{args.op} {rows} x {cols} bf16, {args.rounds} rounds; copy {statistics.median(per_round['copy']):.2f} us")
+        copy_us = statistics.median(per_round["copy"])
+        print(f"\n{args.op} {rows} x {cols} bf16, {args.rounds} rounds; copy {copy_us:.2f} us")
         print(f"  {'contender':52} {'us':>8} {'x copy':>7}  {'x compile [95%]':>22}  {'x shipped [95%]':>22}")
         for k in names:
             m = statistics.median(per_round[k])
