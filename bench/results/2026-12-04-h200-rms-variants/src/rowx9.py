@@ -1,6 +1,7 @@
 """Experiment (not shipped): rowx9.so's RMSNorm (--op layer_norm: LayerNorm) variants beside the shipped kernel
-(gpusqueeze_kernels), a copy and torch.compile, timed in rotating rounds (one fixed cycle, the start rotating); per variant the median time and time ratios per round (median, bootstrap
-95% interval) against torch.compile and the shipped kernel. Above 1: the variant is faster.
+(gpusqueeze_kernels), a copy and torch.compile, timed in rotating rounds (one fixed cycle, the start rotating); per
+variant the median time and time ratios per round (median, bootstrap 95% interval) against torch.compile and the
+shipped kernel. Above 1: the variant is faster.
 
   python3 rowx9.py --so rowx9.so --widths 8192,256,512 --rounds 15 --out rowx9.json
 """
