@@ -13,10 +13,15 @@ used before (ours always after the copy but in the round it opened) charged that
 (bench/results/2026-12-04-h200-rms-variants/). It gives ours / compile as the median of the per-round ratios with a
 bootstrap 95% interval: a gap of a few tenths of a percent is then a measured difference or a tie, not a guess.
 
+With more than one round the JSON also has, per contender and round, the SM clock NVML reported just before and
+just after its measurement (`sm_clock_mhz`, read-only; null where NVML cannot be loaded), to tell a clock that is
+still ramping after the contender before from a kernel that is slower.
+
 Prints a markdown table per kernel and writes --out JSON (gpusqueeze.torch_compare/1). Also checks each of our
 outputs against eager torch (max abs difference) before timing it.
 """
 import argparse
+import ctypes
 import json
 import pathlib
 import random
@@ -33,6 +38,38 @@ from timing import median_us  # noqa: E402
 
 
 QUEUE_AHEAD_CYCLES = 4_000_000
+NVML_CLOCK_SM = 1
+
+
+class SmClock:
+    """The SM clock of the GPU behind torch device `props`, read through NVML (nothing is changed); mhz() is None
+    where NVML or the device cannot be found."""
+
+    def __init__(self, props):
+        self.lib, self.handle = None, None
+        for name in ("libnvidia-ml.so.1", "/usr/local/nvidia/lib64/libnvidia-ml.so.1"):
+            try:
+                lib = ctypes.CDLL(name)
+                break
+            except OSError:
+                lib = None
+        uuid = str(getattr(props, "uuid", ""))
+        uuid = uuid if uuid.startswith("GPU-") else "GPU-" + uuid
+        handle = ctypes.c_void_p()
+        try:
+            found = lib and lib.nvmlInit_v2() == 0 and \
+                lib.nvmlDeviceGetHandleByUUID(uuid.encode(), ctypes.byref(handle)) == 0
+            if found:
+                self.lib, self.handle = lib, handle
+        except AttributeError:  # an NVML without these entry points: no clocks
+            pass
+
+    def mhz(self):
+        if self.handle is None:
+            return None
+        value = ctypes.c_uint()
+        ok = self.lib.nvmlDeviceGetClockInfo(self.handle, NVML_CLOCK_SM, ctypes.byref(value)) == 0
+        return value.value if ok else None
 
 
 def main():
@@ -63,6 +100,7 @@ def main():
         median."""
         names = [k for k, f in contenders.items() if f is not None]
         per_round = {k: [] for k in names}
+        clocks = {k: [] for k in names}
         orders = []
         for r in range(args.rounds):
             order = list(names)
@@ -71,16 +109,20 @@ def main():
             orders.append(order)
             for k in list(order):  # a contender that fails leaves `names`; the order walked is a copy
                 try:
+                    before = sm_clock.mhz()
                     per_round[k].append(time_ms(contenders[k]))
+                    clocks[k].append([before, sm_clock.mhz()])
                 except Exception as e:  # noqa: BLE001 - a failed compile is a result, not a crash
                     entry[k + "_error"] = str(e)[:200]
                     per_round.pop(k)
+                    clocks.pop(k)
                     names.remove(k)
         for k, t in per_round.items():
             entry[k + "_ms"] = statistics.median(t)
         if args.rounds > 1:
             entry["rounds_ms"] = per_round
             entry["orders"] = orders
+            entry["sm_clock_mhz"] = clocks
             if "compile" in per_round:
                 ratios = [c / o for c, o in zip(per_round["compile"], per_round["ours"])]
                 rng = random.Random(0)
@@ -93,6 +135,7 @@ def main():
     torch.manual_seed(0)
     t0 = time.time()
     props = torch.cuda.get_device_properties(dev)
+    sm_clock = SmClock(props)
     result = {"schema": "gpusqueeze.torch_compare/1", "gpu": props.name, "torch": torch.__version__,
               "dtype": args.dtype, "elements": args.elements, "library": gk.library_path(),
               "queue_ahead_cycles": args.queue_ahead_cycles, "rows": []}
