@@ -68,7 +68,10 @@ class SmClock:
         if self.handle is None:
             return None
         value = ctypes.c_uint()
-        ok = self.lib.nvmlDeviceGetClockInfo(self.handle, NVML_CLOCK_SM, ctypes.byref(value)) == 0
+        try:
+            ok = self.lib.nvmlDeviceGetClockInfo(self.handle, NVML_CLOCK_SM, ctypes.byref(value)) == 0
+        except (AttributeError, OSError):  # a reading that fails is a missing reading, never a failed contender
+            return None
         return value.value if ok else None
 
 
