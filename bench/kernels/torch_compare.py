@@ -94,23 +94,29 @@ def main():
     def time_ms(fn):
         return median_us(fn, args.reps, queue_ahead_cycles=args.queue_ahead_cycles) / 1000
 
-    def measure(entry, contenders):
-        """Times every contender (name -> callable; None: not compiled) for --rounds rounds. With more than one
-        round the order is shuffled each round (seeded by the round), so drift in clocks or temperature reaches each
-        alike and what one contender leaves behind does not always land on the same next one. Fills NAME_ms (median
-        over rounds) and, with more than one round, the per-round times and orders and ours / compile per round
-        (compile time over ours: above 1 ours is faster) with the median and a bootstrap 95% interval of that
-        median."""
-        names = [k for k, f in contenders.items() if f is not None]
+    def measure(entry, x, y_copy, ours, eager, to_compile=None):
+        """Times four contenders for --rounds rounds: a copy of x's bytes into y_copy, ours(), eager(x) and, while
+        the compile budget lasts, torch.compile of to_compile (default: eager) on x. With more than one round the
+        order is shuffled each round (seeded by the round), so drift in clocks or temperature reaches each alike and
+        what one contender leaves behind does not always land on the same next one. Fills NAME_ms (median over
+        rounds) and NAME_gbps (entry["bytes"] over it); with more than one round also the per-round times, orders
+        and SM clocks and ours / compile per round (compile time over ours: above 1 ours is faster) with the median
+        and a bootstrap 95% interval of that median."""
+        contenders = {"copy": lambda: y_copy.copy_(x), "ours": ours, "eager": lambda: eager(x)}
+        if not args.no_compile and time.time() - t0 < args.compile_budget_s:
+            torch._dynamo.reset()
+            compiled = torch.compile(to_compile or eager, dynamic=False)
+            contenders["compile"] = lambda: compiled(x)
+        names = list(contenders)
         per_round = {k: [] for k in names}
         clocks = {k: [] for k in names}
         orders = []
         for r in range(args.rounds):
-            order = list(names)
+            order = list(names)  # a contender that fails leaves `names`, not the order this round walks
             if args.rounds > 1:
                 random.Random(r).shuffle(order)
             orders.append(order)
-            for k in list(order):  # a contender that fails leaves `names`; the order walked is a copy
+            for k in order:
                 try:
                     before = sm_clock.mhz()
                     per_round[k].append(time_ms(contenders[k]))
@@ -122,6 +128,7 @@ def main():
                     names.remove(k)
         for k, t in per_round.items():
             entry[k + "_ms"] = statistics.median(t)
+            entry[k + "_gbps"] = entry["bytes"] / entry[k + "_ms"] / 1e6
         if args.rounds > 1:
             entry["rounds_ms"] = per_round
             entry["orders"] = orders
@@ -174,15 +181,7 @@ def main():
                 kept = yo != 0
                 entry["kept_fraction"] = kept.float().mean().item()
                 entry["max_abs_diff_vs_eager"] = (yo[kept] - yr[kept]).abs().max().item()
-            comp = None
-            if not args.no_compile and time.time() - t0 < args.compile_budget_s:
-                torch._dynamo.reset()
-                compiled = torch.compile(ref, dynamic=False)
-                comp = lambda: compiled(x)  # noqa: E731
-            measure(entry, {"copy": lambda: y_copy.copy_(x), "ours": ours, "eager": lambda: ref(x), "compile": comp})
-            for k in ["copy", "ours", "eager", "compile"]:
-                if k + "_ms" in entry:
-                    entry[k + "_gbps"] = bytes_moved / entry[k + "_ms"] / 1e6
+            measure(entry, x, y_copy, ours, ref)
             rows_out.append(entry)
             print(f"{op:16} {cols:>6}: ours {entry['ours_gbps']:.0f} GB/s, eager {entry['eager_gbps']:.0f}, "
                   f"compile {entry.get('compile_gbps', float('nan')):.0f}, copy {entry['copy_gbps']:.0f}",
@@ -197,17 +196,10 @@ def main():
         assert torch.equal(gk.nchw_to_nhwc(x), x.contiguous(memory_format=torch.channels_last))
         assert torch.equal(gk.nhwc_to_nchw(gk.nchw_to_nhwc(x)), x)
         entry = {"op": "nchw_to_nhwc", "shape": list(shape), "bytes": bytes_moved}
-        comp = None
-        if not args.no_compile and time.time() - t0 < args.compile_budget_s:
-            torch._dynamo.reset()
-            compiled = torch.compile(lambda t: t.contiguous(memory_format=torch.channels_last) + 0, dynamic=False)
+        measure(entry, x, y_copy, lambda: gk.nchw_to_nhwc(x), lambda t: t.contiguous(memory_format=torch.channels_last),
+                to_compile=lambda t: t.contiguous(memory_format=torch.channels_last) + 0)
+        if "compile_ms" in entry or "compile_error" in entry:
             entry["compile_note"] = "compiled function adds + 0 (a bare layout change compiles to the eager call)"
-            comp = lambda: compiled(x)  # noqa: E731
-        measure(entry, {"copy": lambda: y_copy.copy_(x), "ours": lambda: gk.nchw_to_nhwc(x),
-                        "eager": lambda: x.contiguous(memory_format=torch.channels_last), "compile": comp})
-        for k in ["copy", "ours", "eager", "compile"]:
-            if k + "_ms" in entry:
-                entry[k + "_gbps"] = bytes_moved / entry[k + "_ms"] / 1e6
         rows_out.append(entry)
 
     result["rows"] = rows_out
