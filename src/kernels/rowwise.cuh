@@ -96,6 +96,19 @@ __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_
   }
 }
 
+// A 16-byte load whose L2 line takes `policy` (from createpolicy).
+template <class P>
+__device__ __forceinline__ P load_l2_policy(const P* ptr, uint64_t policy) {
+  static_assert(sizeof(P) == 16);
+  uint4 v;
+  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(ptr), "l"(policy));
+  P out;
+  memcpy(&out, &v, sizeof out);
+  return out;
+}
+
 // Up to 4 packs per thread in blocks of up to 1024 threads: 64 registers, no spills. (16 packs for 512 threads made
 // the compiler keep 128 converted floats and spill for bf16; such rows take the two-pass kernel instead.) FULL: the
 // row is exactly tpr * VPT packs, so no pack is tested. A thread past the last row reads and reduces row 0 (valid
@@ -119,6 +132,13 @@ __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
   for (int j = 0; j < VPT; ++j) in_row |= static_cast<unsigned>(lane + static_cast<int64_t>(j) * tpr < nvec) << j;
   auto valid = [&](int j) { return FULL || (in_row >> j & 1u) != 0; };
   auto row_of = [&](int r) { return first_row + static_cast<int64_t>(r) * rows_per_block; };
+  // LayerNorm's eight-pack rows (plan_row: 1025-4096 16-byte accesses) read x marked L2 evict-last. On two H200s
+  // LayerNorm 16384 bf16 then ran 130.0-130.8 µs whatever kernel ran before it, where plain loads ran 131.7-132.6
+  // after torch.compile's kernel (whose first read is marked so) and 133.3-135.3 after a copy or eager; at 32768
+  // 132.1-132.6 against 133.1-135.2; x marked evict-first ran 138.5-142.4 (bench/results/2026-12-04-h200-shuffled/).
+  constexpr bool kKeepX = OP == RowOp::layer_norm && VPT == 8;
+  uint64_t keep_x = 0;
+  if constexpr (kKeepX) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep_x));
   P p[ROWS][VPT];
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) {
@@ -126,7 +146,12 @@ __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
     const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + row * a.cols);
 #pragma unroll
     for (int j = 0; j < VPT; ++j)
-      if (valid(j)) p[r][j] = x[lane + j * tpr];
+      if (valid(j)) {
+        if constexpr (kKeepX)
+          p[r][j] = load_l2_policy(x + lane + j * tpr, keep_x);
+        else
+          p[r][j] = x[lane + j * tpr];
+      }
   }
   // RMSNorm with at most two packs a thread loads its weight packs here, beside x, so those loads overlap x's DRAM
   // latency instead of following the reduction: 0.2-0.9% faster on the H200 at rows of 256-2048; LayerNorm, with

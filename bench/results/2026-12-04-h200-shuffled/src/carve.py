@@ -27,6 +27,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", default="layer_norm", choices=["layer_norm", "rms_norm", "softmax"])
     ap.add_argument("--cols", type=int, default=16384)
+    ap.add_argument("--rows", type=int, default=0, help="default: 128 Mi elements / cols")
     ap.add_argument("--values", default="-1,0,25,50,100")
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--reps", type=int, default=10)
@@ -39,7 +40,7 @@ def main():
     dev = torch.device("cuda")
     torch.manual_seed(0)
     cols, elements = args.cols, 128 * 2**20
-    rows = elements // cols
+    rows = args.rows or elements // cols
     x = torch.randn(rows, cols, device=dev, dtype=torch.bfloat16)
     w = torch.randn(cols, device=dev, dtype=torch.bfloat16) * 0.5 + 1
     b = torch.randn(cols, device=dev, dtype=torch.bfloat16)
