@@ -96,14 +96,24 @@ __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_
   }
 }
 
-// A 16-byte load whose L2 line takes `policy` (from createpolicy).
-template <class P>
-__device__ __forceinline__ P load_l2_policy(const P* ptr, uint64_t policy) {
+// A 16-byte load whose L2 line takes `policy` (from createpolicy), with an L1 eviction priority or none.
+enum class L1Hint { none, evict_last, evict_first };
+template <L1Hint HINT, class P>
+__device__ __forceinline__ P load_with_policy(const P* ptr, uint64_t policy) {
   static_assert(sizeof(P) == 16);
   uint4 v;
-  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(ptr), "l"(policy));
+  if constexpr (HINT == L1Hint::none)
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(ptr), "l"(policy));
+  else if constexpr (HINT == L1Hint::evict_last)
+    asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(ptr), "l"(policy));
+  else
+    asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(ptr), "l"(policy));
   P out;
   memcpy(&out, &v, sizeof out);
   return out;
@@ -148,7 +158,7 @@ __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
     for (int j = 0; j < VPT; ++j)
       if (valid(j)) {
         if constexpr (kKeepX)
-          p[r][j] = load_l2_policy(x + lane + j * tpr, keep_x);
+          p[r][j] = load_with_policy<L1Hint::none>(x + lane + j * tpr, keep_x);
         else
           p[r][j] = x[lane + j * tpr];
       }
@@ -266,19 +276,7 @@ __global__ void __launch_bounds__(512, 2) row_kernel8(RowArgs a, int tpr) {
 // torch.compile's looped reductions mark them, so the row stays cached between its two reads.
 template <class P>
 __device__ __forceinline__ P load_hinted(const P* ptr, uint64_t policy, bool last) {
-  static_assert(sizeof(P) == 16);
-  uint4 v;
-  if (last)
-    asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(ptr), "l"(policy));
-  else
-    asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(ptr), "l"(policy));
-  P out;
-  memcpy(&out, &v, sizeof out);
-  return out;
+  return last ? load_with_policy<L1Hint::evict_last>(ptr, policy) : load_with_policy<L1Hint::evict_first>(ptr, policy);
 }
 
 // MIN_BLOCKS: blocks an SM must fit (the register cap that follows: 65536 / (THREADS × MIN_BLOCKS)). HINT_SECOND
