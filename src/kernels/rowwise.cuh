@@ -96,7 +96,19 @@ __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_
   }
 }
 
-// A 16-byte load whose L2 line takes `policy` (from createpolicy), with an L1 eviction priority or none.
+// L2 cache policies for every line a load touches: kept past other lines (evict-last), or let go first.
+__device__ __forceinline__ uint64_t l2_evict_last_policy() {
+  uint64_t policy;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t policy;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+// A 16-byte load whose L2 line takes `policy` (l2_evict_*_policy), with an L1 eviction priority or none.
 enum class L1Hint { none, evict_last, evict_first };
 template <L1Hint HINT, class P>
 __device__ __forceinline__ P load_with_policy(const P* ptr, uint64_t policy) {
@@ -148,7 +160,7 @@ __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
   // 132.1-132.6 against 133.1-135.2; x marked evict-first ran 138.5-142.4 (bench/results/2026-12-04-h200-shuffled/).
   constexpr bool kKeepX = OP == RowOp::layer_norm && VPT == 8;
   uint64_t keep_x = 0;
-  if constexpr (kKeepX) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep_x));
+  if constexpr (kKeepX) keep_x = l2_evict_last_policy();
   P p[ROWS][VPT];
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) {
@@ -297,8 +309,8 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a
   const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + row * a.cols);
   uint64_t keep = 0, drop = 0;
   if constexpr (HINTS) {
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(drop));
+    keep = l2_evict_last_policy();
+    drop = l2_evict_first_policy();
   }
   int pass = 0;
   // Visits every pack of the row, kUnroll loads issued before any is used.
