@@ -8,10 +8,11 @@ queued before the first event fires: the figures are GPU time, the same for ever
 (--queue-ahead-cycles 0 measures the way earlier results did, with the first call's host cost inside each sample).
 --rounds N times the four contenders of each shape N times, in a new order each round (a seeded shuffle, written to
 the JSON as `orders`), so drift between them reaches each alike and no contender always runs after the same one: on
-the H200 ours at LayerNorm 16384 ran 1-3% slower in every round where it followed the copy, and the rotating order
-used before (ours always after the copy but in the round it opened) charged that to ours nearly every round
-(bench/results/2026-12-04-h200-rms-variants/). It gives ours / compile as the median of the per-round ratios with a
-bootstrap 95% interval: a gap of a few tenths of a percent is then a measured difference or a tie, not a guess.
+the H200 ours at LayerNorm 16384 ran 1-3% slower after a copy or eager than after torch.compile's kernel (until it
+read its rows L2 evict-last, bench/results/2026-12-04-h200-shuffled/), and the rotating order used before (ours
+always after the copy but in the round it opened) charged that to ours nearly every round. It gives ours / compile
+as the median of the per-round ratios with a bootstrap 95% interval: a gap of a few tenths of a percent is then a
+measured difference or a tie, not a guess.
 
 With more than one round the JSON also has, per contender and round, the SM clock NVML reported just before and
 just after its measurement (`sm_clock_mhz`, read-only; null where NVML cannot be loaded), to tell a clock that is
@@ -122,6 +123,8 @@ def main():
                     per_round[k].append(time_ms(contenders[k]))
                     clocks[k].append([before, sm_clock.mhz()])
                 except Exception as e:  # noqa: BLE001 - a failed compile is a result, not a crash
+                    if k != "compile":  # copy, ours and eager failing is a broken run: stop with their error
+                        raise
                     entry[k + "_error"] = str(e)[:200]
                     per_round.pop(k)
                     clocks.pop(k)
