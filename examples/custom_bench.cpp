@@ -2,10 +2,10 @@
 // hand the harness a launch function. The run has the same protocol, statistics and JSON as `gpusqueeze bench`, so
 // `gpusqueeze compare` reads what this writes.
 //   build/examples/custom_bench [OUT.json]
-#include "bench/cuda_raii.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "cuda/raii.hpp"
 
 #include <cstdio>
 
@@ -13,7 +13,7 @@ namespace {
 
 void memset_bench(gsq::bench::State& st) {
   const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
-  gsq::bench::DeviceBuffer buf = gsq::bench::DeviceBuffer::create(bytes);
+  gsq::cuda::DeviceBuffer buf = gsq::cuda::DeviceBuffer::create(bytes);
   st.set_bytes_per_launch(static_cast<double>(bytes));  // write only
   st.compare_to_dram_peak();
   st.exec([&](cudaStream_t s) { GSQ_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0x5A, bytes, s)); });

@@ -11,16 +11,16 @@ LOG=quant_tune.log source "$(dirname "$0")/lib.sh"
 export GSQ_KERNELS_LIBRARY=$PWD/$BUILD/lib/libgsqkernels.so
 [ "${SKIP_TESTS:-0}" = 1 ] || run ctest --test-dir /work/main/build -R '^(KernelsGpu|QuantGpu)\.' --output-on-failure
 if [ "${SKIP_SWEEP:-0}" != 1 ]; then
-  run $BUILD/tests/quant_tune ${TUNE_ARGS:-}
+  run $BUILD/bench/tune/quant_tune ${TUNE_ARGS:-}
   cp "$log" "$OUT/tune-symmetric.md"
-  run $BUILD/tests/quant_tune --asymmetric --shapes 8192x8192 --m 1,4,16
-  [ "${SKIP_INT8:-0}" = 1 ] || run $BUILD/tests/quant_tune --int8 ${TUNE_ARGS:-}
+  run $BUILD/bench/tune/quant_tune --asymmetric --shapes 8192x8192 --m 1,4,16
+  [ "${SKIP_INT8:-0}" = 1 ] || run $BUILD/bench/tune/quant_tune --int8 ${TUNE_ARGS:-}
 fi
 if [ "${PROFILE:-0}" = 1 ] && command -v ncu >/dev/null; then  # where the M = 1 warp kernels spend their time
   for kind in ${PROFILE_KERNELS:-w4a16_mma_kernel: w4a16_warp_kernel: w8a16_warp_kernel:--int8}; do
     run ncu --clock-control none -k "regex:${kind%%:*}" -c 1 --section SpeedOfLight --section WarpStateStats \
       --section SchedulerStats --section InstructionStats --section Occupancy --section LaunchStats \
-      $BUILD/tests/quant_tune ${kind#*:} --shapes 8192x8192 --m 1 --launches 5 --reps 1
+      $BUILD/bench/tune/quant_tune ${kind#*:} --shapes 8192x8192 --m 1 --launches 5 --reps 1
   done
 fi
 [ -n "${KERNELS_ARGS:-}" ] && run $B kernels $KERNELS_ARGS -o "$OUT/kernels.json"

@@ -33,7 +33,9 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+# Beside this file when installed (share/gpusqueeze holds the kernels module and timing.py too); python/ in a checkout.
+_here = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(_here), str(_here.parents[1] / "python")]
 import gpusqueeze_kernels as gk  # noqa: E402
 from timing import median_us  # noqa: E402
 

@@ -1,7 +1,7 @@
 // The harness's blocking kernel and the tiny kernels of the core suite.
 #include "bench/device_kernels.hpp"
 
-#include "core/cuda_check.hpp"
+#include "cuda/check.hpp"
 
 #include <algorithm>
 #include <cstdint>

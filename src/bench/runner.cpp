@@ -1,18 +1,17 @@
 // Suite runner: configurations, idle check, NVML clock probe, L2 flush buffer; and the bench JSON and printers.
 #include "bench/runner.hpp"
 
-#include "bench/cuda_raii.hpp"
 #include "bench/turns.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/stats.hpp"
 #include "core/table.hpp"
+#include "cuda/device.hpp"
+#include "cuda/raii.hpp"
 #include "env/fingerprint.hpp"
 #include "gpu/collect.hpp"
-#include "gpu/cuda_device.hpp"
 #include "gpu/peaks.hpp"
-
-#include "doctor/checks.hpp"
+#include "host/facts.hpp"
 
 #include <fmt/format.h>
 #include <pthread.h>
@@ -46,7 +45,7 @@ std::optional<NvmlContext> open_nvml_for(int cuda_ordinal, std::string& why) {
     auto nvml = gpu::Nvml::open();
     gpu::Snapshot s = gpu::collect_snapshot(nvml);
     for (const auto& g : s.gpus) {
-      if (g.pci_bus_id.ok() && gpu::cuda_ordinal_for_pci(*g.pci_bus_id) == cuda_ordinal) {
+      if (g.pci_bus_id.ok() && cuda::cuda_ordinal_for_pci(*g.pci_bus_id) == cuda_ordinal) {
         const uint32_t index = g.index;
         return NvmlContext{std::move(nvml), index, std::move(s)};
       }
@@ -82,7 +81,7 @@ class CpuPin {
  public:
   CpuPin(const std::string& gpu_cpulist) {
     if (pthread_getaffinity_np(pthread_self(), sizeof old_, &old_) != 0) return;
-    for (int c : doctor::parse_cpulist(gpu_cpulist)) {
+    for (int c : host::parse_cpulist(gpu_cpulist)) {
       if (c < 0 || c >= CPU_SETSIZE || !CPU_ISSET(c, &old_)) continue;
       cpu_set_t one;
       CPU_ZERO(&one);
@@ -261,9 +260,9 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
     if (o.progress) o.progress("NVML unavailable (" + why + "): no clocks per sample, no idle check, no fingerprint");
   }
 
-  Stream stream = Stream::create();
+  cuda::Stream stream = cuda::Stream::create();
   const size_t flush_bytes = 2 * static_cast<size_t>(std::max(prop.l2CacheSize, 1 << 20));
-  DeviceBuffer flush = DeviceBuffer::create(flush_bytes);
+  cuda::DeviceBuffer flush = cuda::DeviceBuffer::create(flush_bytes);
   GSQ_CUDA_CHECK(cudaMemset(flush.get(), 0, flush_bytes));  // the flush kernel reads it; see launch_l2_flush
   auto probe = [&](uint32_t& mhz, uint8_t& slow) {
     if (!nvml) return;

@@ -1,10 +1,10 @@
 // The timing protocol: warmup, cold samples behind a blocking kernel with L2 flushed, batch samples, stopping rule.
 #include "bench/benchmark.hpp"
 
-#include "bench/cuda_raii.hpp"
 #include "bench/device_kernels.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "cuda/raii.hpp"
 
 #include <fmt/format.h>
 
@@ -22,7 +22,7 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-float elapsed_ms(const Event& a, const Event& b) {
+float elapsed_ms(const cuda::Event& a, const cuda::Event& b) {
   float ms = 0;
   GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
   return ms;
@@ -114,7 +114,7 @@ namespace {
 // The blocking kernel's host-mapped flag: arm() queues a kernel that spins until release() (or 1 s passes).
 class BlockingFlag {
  public:
-  BlockingFlag() : buf_(PinnedBuffer::create(sizeof(int), cudaHostAllocMapped)), host_(buf_.as<int>()) {
+  BlockingFlag() : buf_(cuda::PinnedBuffer::create(sizeof(int), cudaHostAllocMapped)), host_(buf_.as<int>()) {
     GSQ_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_), buf_.get(), 0));
   }
   void arm(cudaStream_t s) {
@@ -124,7 +124,7 @@ class BlockingFlag {
   void release() { *host_ = 1; }
 
  private:
-  PinnedBuffer buf_;
+  cuda::PinnedBuffer buf_;
   volatile int* host_;
   int* dev_ = nullptr;
 };
@@ -164,7 +164,7 @@ void State::sample_until_stop(Measurement& m, const std::function<Sample()>& tak
 Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch) {
   Measurement m;
   m.mode = "cold";
-  Event start = Event::create(), stop = Event::create();
+  cuda::Event start = cuda::Event::create(), stop = cuda::Event::create();
   BlockingFlag flag;
   sample_until_stop(m, [&] {
     if (l2_flush_ != nullptr) launch_l2_flush(l2_flush_, l2_flush_bytes_, stream_);
@@ -188,7 +188,7 @@ Measurement State::measure_cold(const std::function<void(cudaStream_t)>& launch)
 Measurement State::measure_batch(const std::function<void(cudaStream_t)>& launch, bool blocked) {
   Measurement m;
   m.mode = blocked ? "batch" : "host";
-  Event start = Event::create(), stop = Event::create();
+  cuda::Event start = cuda::Event::create(), stop = cuda::Event::create();
   BlockingFlag flag;
   // Size the batch from one timed launch so that each sample lasts about batch_target_ms.
   GSQ_CUDA_CHECK(cudaEventRecord(start.get(), stream_));
@@ -221,7 +221,7 @@ Measurement State::measure_first_calls(const std::function<void(cudaStream_t)>& 
   // The warmup set: the first calls, untouched by any warmup, one sample each (module load, first-touch, clock ramp).
   Measurement m;
   m.mode = "first_calls";
-  Event start = Event::create(), stop = Event::create();
+  cuda::Event start = cuda::Event::create(), stop = cuda::Event::create();
   const auto t0 = Clock::now();
   double waited_s = 0;
   for (int i = 0; i < 10; ++i) {

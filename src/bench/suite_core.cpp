@@ -1,10 +1,10 @@
 // Suite `core`: proves the harness on launch latency (with and without CUDA graphs), D2D copies and a cuBLAS GEMM.
 #include "bench/benchmark.hpp"
 
-#include "bench/cublas_handle.hpp"
-#include "bench/cuda_raii.hpp"
 #include "bench/device_kernels.hpp"
 #include "core/error.hpp"
+#include "cuda/cublas.hpp"
+#include "cuda/raii.hpp"
 
 #include <cuda_fp16.h>
 #include <fmt/format.h>
@@ -36,7 +36,7 @@ void launch_latency(State& st) {
   }
   // One graph of 100 empty kernels: the per-kernel cost with graphs is the sample divided by 100.
   cudaGraph_t g = nullptr;
-  Stream capture = Stream::create();
+  cuda::Stream capture = cuda::Stream::create();
   GSQ_CUDA_CHECK(cudaStreamBeginCapture(capture.get(), cudaStreamCaptureModeThreadLocal));
   for (int i = 0; i < kPerGraph; ++i) launch_empty_kernel(capture.get());
   GSQ_CUDA_CHECK(cudaStreamEndCapture(capture.get(), &g));
@@ -50,7 +50,7 @@ void launch_latency(State& st) {
 
 void memcpy_d2d(State& st) {
   const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
-  DeviceBuffer src = DeviceBuffer::create(bytes), dst = DeviceBuffer::create(bytes);
+  cuda::DeviceBuffer src = cuda::DeviceBuffer::create(bytes), dst = cuda::DeviceBuffer::create(bytes);
   launch_fill_kernel(src.as<float>(), bytes / sizeof(float), 7, st.stream());
   st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));  // read + write, as BabelStream and nvbench count
   st.compare_to_dram_peak();
@@ -68,7 +68,7 @@ void copy_kernel_bench(State& st) {
   if (fraction <= 0 || fraction > 1) throw_bad_input("copy.kernel: grid_fraction must be in (0, 1]");
   int sms = 0;
   GSQ_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, st.device()));
-  DeviceBuffer src = DeviceBuffer::create(bytes), dst = DeviceBuffer::create(bytes);
+  cuda::DeviceBuffer src = cuda::DeviceBuffer::create(bytes), dst = cuda::DeviceBuffer::create(bytes);
   launch_fill_kernel(src.as<float>(), bytes / sizeof(float), 11, st.stream());
   st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
   st.compare_to_dram_peak();
@@ -84,20 +84,19 @@ void cublas_gemm(State& st) {
   if (dtype != "bf16" && dtype != "fp16") throw_bad_input("gemm.cublas: dtype must be fp16 or bf16");
   const cudaDataType_t t = dtype == "bf16" ? CUDA_R_16BF : CUDA_R_16F;
   const size_t elems = static_cast<size_t>(n) * static_cast<size_t>(n);
-  DeviceBuffer a = DeviceBuffer::create(elems * 2), b = DeviceBuffer::create(elems * 2),
-               c = DeviceBuffer::create(elems * 2);
+  cuda::DeviceBuffer a = cuda::DeviceBuffer::create(elems * 2), b = cuda::DeviceBuffer::create(elems * 2),
+                     c = cuda::DeviceBuffer::create(elems * 2);
   // Byte patterns 0x3C and 0x3B are finite, non-zero values in both fp16 (about 1.06 and 0.90) and bf16 (about 0.012
   // and 0.003): never zeros, which tensor cores and compressible memory could treat specially.
   GSQ_CUDA_CHECK(cudaMemsetAsync(a.get(), 0x3C, elems * 2, st.stream()));
   GSQ_CUDA_CHECK(cudaMemsetAsync(b.get(), 0x3B, elems * 2, st.stream()));
-  const CublasHandle handle(st.stream());
+  const cuda::CublasHandle handle(st.stream());
   cublasHandle_t h = handle.get();
   const float alpha = 1.0f, beta = 0.0f;
   st.set_flops_per_launch(2.0 * n * static_cast<double>(n) * n);
   st.exec([&](cudaStream_t) {
-    check_cublas(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.get(), t, n, b.get(), t, n, &beta,
-                              c.get(), t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx");
+    GSQ_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.get(), t, n, b.get(), t, n, &beta,
+                                  c.get(), t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   });
 }
 

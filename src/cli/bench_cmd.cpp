@@ -9,7 +9,7 @@
 #include "kernels/suite_support.hpp"
 #include "probes/host_probes.hpp"
 
-#include "core/cuda_check.hpp"
+#include "cuda/check.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -292,7 +292,7 @@ Action register_kernels(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--list", o->list, "List the suite's benchmarks and axes, then exit");
   cmd->add_flag("--torch", *torch,
-                "Also compare with PyTorch eager and torch.compile (bench/kernels/torch_compare.py)");
+                "Also compare with PyTorch eager and torch.compile (torch_compare.py, installed in share/gpusqueeze)");
   cmd->add_option("--torch-rounds", *torch_rounds,
                   "With --torch: rounds, in a shuffled order each (past 1, ours / torch.compile gets a 95% interval)")
       ->check(CLI::Range(1, 100))
@@ -300,10 +300,16 @@ Action register_kernels(CLI::App& app) {
   return [o, torch, torch_rounds]() {
     const int rc = run_bench(*o);
     if (rc != 0 || !*torch) return rc;
-    const std::string script = std::string(GSQ_BENCH_DIR) + "/kernels/torch_compare.py";
-    note("running " + script);
+    const auto script = data_file("torch_compare.py");
+    if (!script)
+      throw Error(ExitCode::bad_input,
+                  "torch_compare.py is not installed beside gpusqueeze (share/gpusqueeze): rebuild or reinstall");
+    // The script loads the kernels through ctypes: point it at the library shipped with this binary.
+    if (const auto lib = kernels_library(); lib && !std::getenv("GSQ_KERNELS_LIBRARY"))
+      setenv("GSQ_KERNELS_LIBRARY", lib->c_str(), 0);
+    note("running " + script->string());
     std::fflush(stdout);
-    const std::string command = fmt::format("python3 '{}' --rounds {}", script, *torch_rounds);
+    const std::string command = fmt::format("python3 '{}' --rounds {}", script->string(), *torch_rounds);
     return std::system(command.c_str()) == 0 ? 0 : 1;
   };
 }

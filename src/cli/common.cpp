@@ -2,7 +2,7 @@
 #include "cli/common.hpp"
 
 #include "gpu/collect.hpp"
-#include "gpu/load_probe.hpp"
+#include "probes/load_probe.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -36,7 +36,7 @@ gpu::Snapshot acquire_snapshot(const SnapshotOptions& o, bool with_load) {
   gpu::Snapshot s = gpu::collect_snapshot(nvml);
   s.tool_version = GSQ_VERSION;
   if (with_load && !o.no_load) {
-    gpu::sample_under_load(nvml, s, o.load_seconds, [&](uint32_t i) {
+    probes::sample_under_load(nvml, s, o.load_seconds, [&](uint32_t i) {
       note(fmt::format("loading GPU {} for {:.1f} s to read clocks, throttle reasons and the PCIe link under load…", i,
                        o.load_seconds));
     });
@@ -44,17 +44,32 @@ gpu::Snapshot acquire_snapshot(const SnapshotOptions& o, bool with_load) {
   return s;
 }
 
-std::optional<std::filesystem::path> bundled_snapshot() {
-  namespace fs = std::filesystem;
+namespace {
+// The binary's folder and its parent: a build tree keeps data beside the binary, an installation one level up.
+std::vector<std::filesystem::path> install_roots() {
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  std::vector<fs::path> candidates{fs::path(GSQ_FIXTURE_DIR)};
-  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share" / "gpusqueeze");
-  for (const auto& dir : candidates) {
-    const fs::path p = dir / "h200-snapshot.json";
-    if (fs::exists(p, ec)) return p;
-  }
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  return {exe.parent_path(), exe.parent_path().parent_path()};
+}
+}  // namespace
+
+std::optional<std::filesystem::path> data_file(const std::string& name) {
+  std::error_code ec;
+  for (const auto& root : install_roots())
+    if (const auto p = root / "share" / "gpusqueeze" / name; std::filesystem::exists(p, ec)) return p;
   return std::nullopt;
+}
+
+std::optional<std::filesystem::path> kernels_library() {
+  std::error_code ec;
+  for (const auto& root : install_roots())
+    if (const auto p = root / "lib" / "libgsqkernels.so"; std::filesystem::exists(p, ec)) return p;
+  return std::nullopt;
+}
+
+std::optional<std::filesystem::path> bundled_snapshot() {
+  return data_file("h200-snapshot.json");
 }
 
 }  // namespace gsq::cli

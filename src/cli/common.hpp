@@ -42,6 +42,10 @@ void add_snapshot_options(CLI::App& cmd, SnapshotOptions& o, bool with_load);
 
 // The snapshot recorded on an H200 that ships with gpusqueeze, for machines without a GPU; nullopt if not installed.
 [[nodiscard]] std::optional<std::filesystem::path> bundled_snapshot();
+// A data file shipped with the binary (share/gpusqueeze beside it in a build tree, ../share/gpusqueeze installed).
+[[nodiscard]] std::optional<std::filesystem::path> data_file(const std::string& name);
+// The kernels library shipped with the binary (lib/ beside it in a build tree, ../lib installed).
+[[nodiscard]] std::optional<std::filesystem::path> kernels_library();
 
 void note(const std::string& text);  // a diagnostic line on stderr, "gpusqueeze: ..."
 

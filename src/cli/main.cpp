@@ -1,8 +1,8 @@
 // gpusqueeze entry point: parses the command line once and maps every error to the documented exit code.
 #include "cli/common.hpp"
 
-#include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "cuda/check.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
       "Steps: env/doctor (0 machine) · bench/compare (1 baseline) · trace/analyze/diff (2 locate) · probe (3, 5 "
       "ceilings) · "
       "kernels/occupancy (3, 4) · report (all steps on one page).\n"
-      "Exit codes: 0 ok · 1 findings at fail level or regression · 2 bad usage or input · 3 no NVIDIA driver/GPU.\n"
+      "Exit codes: 0 ok · 1 findings at fail level or regression · 2 bad usage or input · 3 no NVIDIA driver/GPU · 70 "
+      "internal or CUDA error.\n"
       "Run `gpusqueeze COMMAND --help` for each command's options and examples.");
   const std::vector<std::pair<const char*, gsq::cli::Action>> actions{
       {"env", gsq::cli::register_env(app)},         {"doctor", gsq::cli::register_doctor(app)},
@@ -41,18 +42,20 @@ int main(int argc, char** argv) {
     app.exit(e);
     return static_cast<int>(gsq::ExitCode::bad_input);
   }
+  int rc = static_cast<int>(gsq::ExitCode::bad_input);
   try {
     for (const auto& [name, action] : actions)
-      if (app.got_subcommand(name)) return action();
+      if (app.got_subcommand(name)) rc = action();
   } catch (const gsq::Error& e) {
     std::fprintf(stderr, "gpusqueeze: %s\n", e.what());
-    return static_cast<int>(e.code());
-  } catch (const gsq::CudaError& e) {
-    std::fprintf(stderr, "gpusqueeze: CUDA error: %s\n", e.what());
-    return 70;
+    rc = static_cast<int>(e.code());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpusqueeze: internal error: %s\n", e.what());
-    return 70;  // EX_SOFTWARE: a bug, not the user's input
+    rc = static_cast<int>(gsq::ExitCode::internal);
   }
-  return static_cast<int>(gsq::ExitCode::bad_input);
+  // Errors that destructors could not throw (freeing a buffer after a failed launch, say) are said, not lost.
+  if (const auto swallowed = gsq::cuda::swallowed_errors(); swallowed.count > 0)
+    std::fprintf(stderr, "gpusqueeze: %llu CUDA error(s) while releasing resources; the first: %s\n",
+                 static_cast<unsigned long long>(swallowed.count), swallowed.first.c_str());
+  return rc;
 }

@@ -1,6 +1,8 @@
 // The doctor's checks. Thresholds name their source; evidence carries units.
 #include "doctor/checks.hpp"
 
+#include "host/facts.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,9 +14,9 @@ namespace gsq::doctor {
 
 namespace {
 
-using gpu::Field;
 using gpu::GpuSnapshot;
 using gpu::Snapshot;
+using gsq::Field;
 
 std::string subject(const GpuSnapshot& g) {
   return fmt::format("GPU {} ({})", g.index, g.name.ok() ? *g.name : "unknown model");
@@ -319,8 +321,8 @@ void affinity(const Snapshot& snap, const GpuSnapshot& g, std::vector<Finding>& 
                     g.cpu_affinity.ok() ? snap.host.process_cpu_affinity.unsupported : g.cpu_affinity.unsupported));
     return;
   }
-  const auto gpu_cpus = parse_cpulist(*g.cpu_affinity);
-  const auto proc_cpus = parse_cpulist(*snap.host.process_cpu_affinity);
+  const auto gpu_cpus = host::parse_cpulist(*g.cpu_affinity);
+  const auto proc_cpus = host::parse_cpulist(*snap.host.process_cpu_affinity);
   const std::set<int> near(gpu_cpus.begin(), gpu_cpus.end());
   const size_t far =
       static_cast<size_t>(std::count_if(proc_cpus.begin(), proc_cpus.end(), [&](int c) { return !near.contains(c); }));
@@ -432,28 +434,6 @@ void governor(const Snapshot& snap, std::vector<Finding>& out) {
 }
 
 }  // namespace
-
-std::vector<int> parse_cpulist(const std::string& text) {
-  std::vector<int> cpus;
-  std::stringstream ss(text);
-  for (std::string part; std::getline(ss, part, ',');) {
-    int a = 0, b = 0;
-    const auto dash = part.find('-');
-    const char* first = part.data();
-    const char* last = part.data() + part.size();
-    if (dash == std::string::npos) {
-      if (std::from_chars(first, last, a).ec != std::errc{}) return {};
-      cpus.push_back(a);
-    } else {
-      if (std::from_chars(first, first + dash, a).ec != std::errc{} ||
-          std::from_chars(first + dash + 1, last, b).ec != std::errc{} || b < a || b - a > 65536) {
-        return {};
-      }
-      for (int c = a; c <= b; ++c) cpus.push_back(c);
-    }
-  }
-  return cpus;
-}
 
 const std::vector<CheckInfo>& check_catalog() {
   static const std::vector<CheckInfo> kCatalog{

@@ -19,7 +19,4 @@ struct CheckInfo {
 };
 [[nodiscard]] const std::vector<CheckInfo>& check_catalog();  // for --list and the README
 
-// CPU list parsing ("0-3,8") used by the affinity check; empty on malformed text.
-[[nodiscard]] std::vector<int> parse_cpulist(const std::string& text);
-
 }  // namespace gsq::doctor

@@ -1,10 +1,11 @@
-// Live collection of snapshots through NVML and the host's procfs/sysfs.
+// Live collection of snapshots: the GPUs through NVML, the host through src/host.
 #include "gpu/collect.hpp"
 
 #include "gpu/cost.hpp"
 
 #include "core/error.hpp"
-#include "gpu/cuda_device.hpp"
+#include "cuda/device.hpp"
+#include "host/facts.hpp"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -18,8 +19,6 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-
-extern char** environ;
 
 namespace gsq::gpu {
 
@@ -62,26 +61,6 @@ Field<double> milliwatts_to_w(const Field<unsigned>& f) {
   return static_cast<double>(*f) / 1000.0;
 }
 
-Field<std::string> read_first_line(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return Field<std::string>::none(fmt::format("{} not readable", p.string()));
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-std::string cpulist(const std::vector<int>& cpus) {
-  std::string out;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 Field<std::string> cuda_version_text(const Field<int>& v) {
   if (!v.ok()) return Field<std::string>::none(v.unsupported);
   return fmt::format("{}.{}", *v / 1000, (*v % 1000) / 10);
@@ -107,7 +86,7 @@ std::string architecture_name(nvmlDeviceArchitecture_t a) {
 }
 
 std::string process_name(uint32_t pid) {
-  auto comm = read_first_line(fs::path("/proc") / std::to_string(pid) / "comm");
+  auto comm = host::read_first_line(fs::path("/proc") / std::to_string(pid) / "comm");
   return comm.ok() ? *comm : "";
 }
 
@@ -384,7 +363,7 @@ GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
       for (size_t w = 0; w < set.size(); ++w)
         for (size_t b = 0; b < 8 * sizeof(unsigned long); ++b)
           if (set[w] & (1UL << b)) cpus.push_back(static_cast<int>(w * 8 * sizeof(unsigned long) + b));
-      g.cpu_affinity = cpulist(cpus);
+      g.cpu_affinity = host::format_cpulist(cpus);
     } else {
       g.cpu_affinity = Field<std::string>::none(nvml_why(api, rc));
     }
@@ -406,66 +385,6 @@ GpuSnapshot collect_gpu(const NvmlApi& api, uint32_t index, nvmlDevice_t dev) {
   return g;
 }
 
-Field<std::string> cpu_governor() {
-  std::map<std::string, int> counts;
-  for (int cpu = 0;; ++cpu) {
-    const fs::path p = fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpu);
-    if (!fs::exists(fs::path(fmt::format("/sys/devices/system/cpu/cpu{}", cpu)))) break;
-    auto g = read_first_line(p);
-    if (g.ok()) counts[*g]++;
-  }
-  if (counts.empty())
-    return Field<std::string>::none("no cpufreq in sysfs (virtual machine or driver without cpufreq)");
-  if (counts.size() == 1) return counts.begin()->first;
-  std::string s = "mixed:";
-  for (const auto& [g, n] : counts) s += fmt::format(" {}×{}", g, n);
-  return s;
-}
-
-Field<std::string> aspm_policy() {
-  auto line = read_first_line("/sys/module/pcie_aspm/parameters/policy");
-  if (!line.ok()) return line;
-  // "default performance [powersave] powersupersave": the bracketed word is in force.
-  const auto open = line->find('['), close = line->find(']');
-  if (open == std::string::npos || close == std::string::npos || close < open) return *line;
-  return line->substr(open + 1, close - open - 1);
-}
-
-Field<std::string> iommu_state() {
-  std::error_code ec;
-  size_t groups = 0;
-  if (fs::exists("/sys/kernel/iommu_groups", ec)) {
-    for (auto it = fs::directory_iterator("/sys/kernel/iommu_groups", ec); !ec && it != fs::directory_iterator();
-         it.increment(ec))
-      ++groups;
-  } else {
-    return Field<std::string>::none("/sys/kernel/iommu_groups not present");
-  }
-  std::string cmdline_hint;
-  if (auto cmd = read_first_line("/proc/cmdline"); cmd.ok()) {
-    std::istringstream ss(*cmd);
-    for (std::string w; ss >> w;)
-      if (w.starts_with("iommu") || w.starts_with("intel_iommu") || w.starts_with("amd_iommu")) cmdline_hint += " " + w;
-  }
-  return groups == 0 ? "off" + cmdline_hint : fmt::format("on ({} groups){}", groups, cmdline_hint);
-}
-
-std::vector<std::string> container_hints() {
-  std::vector<std::string> hints;
-  std::error_code ec;
-  if (fs::exists("/.dockerenv", ec)) hints.emplace_back("/.dockerenv present (Docker)");
-  if (fs::exists("/run/.containerenv", ec)) hints.emplace_back("/run/.containerenv present (Podman)");
-  if (std::getenv("KUBERNETES_SERVICE_HOST")) hints.emplace_back("KUBERNETES_SERVICE_HOST set (Kubernetes pod)");
-  if (auto cg = read_first_line("/proc/self/cgroup");
-      cg.ok() && (cg->find("docker") != std::string::npos || cg->find("kubepods") != std::string::npos)) {
-    hints.push_back("cgroup " + *cg);
-  }
-  if (auto cpu_max = read_first_line("/sys/fs/cgroup/cpu.max"); cpu_max.ok() && !cpu_max->starts_with("max")) {
-    hints.push_back("cgroup CPU quota " + *cpu_max);
-  }
-  return hints;
-}
-
 }  // namespace
 
 std::string utc_now_iso8601() {
@@ -479,70 +398,21 @@ std::string utc_now_iso8601() {
 
 HostSnapshot collect_host() {
   HostSnapshot h;
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) == 0) h.hostname = std::string(name);
-  utsname u{};
-  if (::uname(&u) == 0) h.kernel = fmt::format("{} {}", u.release, u.machine);
-  {
-    std::ifstream in("/etc/os-release");
-    for (std::string line; std::getline(in, line);) {
-      if (line.starts_with("PRETTY_NAME=")) {
-        std::string v = line.substr(12);
-        std::erase(v, '"');
-        h.os = v;
-      }
-    }
-    if (!h.os.ok()) h.os = Field<std::string>::none("/etc/os-release has no PRETTY_NAME");
-  }
-  {
-    std::ifstream in("/proc/cpuinfo");
-    for (std::string line; std::getline(in, line);) {
-      if (line.starts_with("model name")) {
-        h.cpu_model = line.substr(line.find(':') + 2);
-        break;
-      }
-    }
-    if (!h.cpu_model.ok()) h.cpu_model = Field<std::string>::none("/proc/cpuinfo has no model name");
-  }
-  h.cpu_count = static_cast<uint32_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_CONF)));
-  h.cpu_governor = cpu_governor();
-  h.cuda_runtime_version = cuda_runtime_version();
-  {
-    std::ifstream in("/proc/driver/nvidia/params");
-    if (!in) {
-      h.nvidia_params = Field<std::map<std::string, std::string>>::none(
-          "/proc/driver/nvidia/params not readable (no NVIDIA kernel module)");
-    } else {
-      std::map<std::string, std::string> params;
-      for (std::string line; std::getline(in, line);) {
-        const auto colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        std::string v = line.substr(colon + 1);
-        v.erase(0, v.find_first_not_of(' '));
-        params[line.substr(0, colon)] = v;
-      }
-      h.nvidia_params = std::move(params);
-    }
-  }
-  h.aspm_policy = aspm_policy();
-  h.iommu = iommu_state();
-  h.container_hints = container_hints();
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
-    std::vector<int> cpus;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    h.process_cpu_affinity = cpulist(cpus);
-  }
+  if (auto name = host::hostname()) h.hostname = *name;
+  if (auto k = host::kernel_release()) h.kernel = *k;
+  h.os = host::os_pretty_name();
+  h.cpu_model = host::cpu_model();
+  h.cpu_count = host::cpu_count();
+  h.cpu_governor = host::cpu_governor();
+  h.cuda_runtime_version = cuda::cuda_runtime_version();
+  h.nvidia_params = host::nvidia_module_params();
+  h.aspm_policy = host::aspm_policy();
+  h.iommu = host::iommu_state();
+  h.container_hints = host::container_hints();
+  if (auto cpus = host::process_cpu_affinity()) h.process_cpu_affinity = host::format_cpulist(*cpus);
   h.uid = static_cast<uint32_t>(::getuid());
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv(*e);
-    const auto eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    if (is_recorded_env_var(kv.substr(0, eq)))
-      h.env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
+  for (const auto& [name, value] : host::environment())
+    if (is_recorded_env_var(name)) h.env.emplace(name, value);
   h.driver_version = h.cuda_driver_version = h.nvml_version = Field<std::string>::none("no NVIDIA driver");
   return h;
 }

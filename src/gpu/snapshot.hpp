@@ -1,7 +1,7 @@
 // Snapshot of every GPU and of the host: everything that changes performance, recorded to and replayed from JSON.
 #pragma once
 
-#include "gpu/field.hpp"
+#include "core/field.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // faults, ...) read from NVML's event set, the way the kernel log shows them, without reading dmesg.
 #pragma once
 
-#include "gpu/field.hpp"
+#include "core/field.hpp"
 #include "gpu/nvml.hpp"
 
 #include <atomic>

@@ -77,7 +77,7 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
     p.accesses_per_thread = 0;
     return p;
   }
-  // Accesses per thread and the smallest block, per operation, as tests/row_tune measured them on the H200 (bf16,
+  // Accesses per thread and the smallest block, per operation, as bench/tune/row_tune measured them on the H200 (bf16,
   // widths 256…32768, bench/results/2026-12-03-h200-row-plans/ and 2026-12-04-h200-row-sharing/): two accesses per
   // thread in blocks of 128 while the row's threads reduce in a few steps (2-3% faster than four there), four
   // beyond, in blocks of 256 (LayerNorm, softmax) or 512 (RMSNorm); softmax + dropout, bound by its Philox

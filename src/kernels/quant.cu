@@ -26,7 +26,7 @@ int sm_count() {
   return sms;
 }
 
-// Configurations measured with tests/kernels/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-mma/,
+// Configurations measured with bench/tune/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-mma/,
 // -quant-flush/): the CUDA-core warp kernels at M = 1 and 2, the tensor-core kernels from M = 4 on.
 template <int R, int U, int KS>
 struct WarpPlan {

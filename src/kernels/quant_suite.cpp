@@ -2,10 +2,10 @@
 // the decoding shapes, and cudaMemcpy D2D as the bandwidth ceiling, in one run. Each benchmark cycles through enough
 // copies of its weights (≥ 192 MiB together, three times the H200's L2) that no launch finds them cached, in batch
 // mode too; cold mode flushes the L2 besides.
-#include "bench/cublas_handle.hpp"
-#include "bench/cuda_raii.hpp"
-#include "core/cuda_check.hpp"
 #include "core/error.hpp"
+#include "cuda/check.hpp"
+#include "cuda/cublas.hpp"
+#include "cuda/raii.hpp"
 #include "gpusqueeze/kernels.h"
 #include "kernels/suite_support.hpp"
 
@@ -18,8 +18,8 @@ namespace gsq::kernels {
 
 namespace {
 
-using bench::DeviceBuffer;
 using bench::State;
+using cuda::DeviceBuffer;
 
 enum class Impl { w4, w8, cublas };
 
@@ -43,24 +43,24 @@ void quant_benchmark(State& st, Impl impl) {
                          : impl == Impl::w8 ? static_cast<size_t>(n * 4)
                                             : 0;
   const size_t copies = std::max<size_t>(2, ((size_t{192} << 20) + w_bytes - 1) / w_bytes);
-  std::vector<DeviceBuffer> w, p;
+  std::vector<cuda::DeviceBuffer> w, p;
   for (size_t c = 0; c < copies; ++c) {
-    w.push_back(DeviceBuffer::create(w_bytes));
+    w.push_back(cuda::DeviceBuffer::create(w_bytes));
     GSQ_CUDA_CHECK(fill_normal(impl == Impl::cublas ? DType::f16 : DType::f32, w.back().get(),
                                static_cast<int64_t>(w_bytes / (impl == Impl::cublas ? 2 : 4)), 10 + c, st.stream()));
     if (p_bytes) {
-      p.push_back(DeviceBuffer::create(p_bytes));
+      p.push_back(cuda::DeviceBuffer::create(p_bytes));
       GSQ_CUDA_CHECK(fill_normal(impl == Impl::w4 ? DType::f16 : DType::f32, p.back().get(),
                                  static_cast<int64_t>(p_bytes / (impl == Impl::w4 ? 2 : 4)), 50 + c, st.stream()));
     }
   }
-  DeviceBuffer x = DeviceBuffer::create(static_cast<size_t>(m * k * 2)),
-               y = DeviceBuffer::create(static_cast<size_t>(m * n * 2));
+  cuda::DeviceBuffer x = cuda::DeviceBuffer::create(static_cast<size_t>(m * k * 2)),
+                     y = cuda::DeviceBuffer::create(static_cast<size_t>(m * n * 2));
   GSQ_CUDA_CHECK(fill_normal(dt, x.get(), m * k, 3, st.stream()));
   st.set_bytes_per_launch(static_cast<double>(w_bytes + p_bytes) + 2.0 * static_cast<double>(m * (k + n)));
   st.set_flops_per_launch(2.0 * static_cast<double>(m * n * k));
   st.compare_to_dram_peak();
-  const auto handle = impl == Impl::cublas ? std::make_unique<bench::CublasHandle>(st.stream()) : nullptr;
+  const auto handle = impl == Impl::cublas ? std::make_unique<cuda::CublasHandle>(st.stream()) : nullptr;
   size_t next = 0;
   st.exec([&](cudaStream_t s) {
     const size_t c = next++ % copies;
@@ -74,11 +74,10 @@ void quant_benchmark(State& st, Impl impl) {
     } else {
       // Y[M][N] = X[M][K] · W[N][K]ᵀ in column-major terms: Yᵀ (N×M) = op_T(W as K×N) · Xᵀ (K×M).
       const float alpha = 1, beta = 0;
-      bench::check_cublas(cublasGemmEx(handle->get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n),
-                                       static_cast<int>(m), static_cast<int>(k), &alpha, w[c].get(), CUDA_R_16F,
-                                       static_cast<int>(k), x.get(), CUDA_R_16F, static_cast<int>(k), &beta, y.get(),
-                                       CUDA_R_16F, static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                          "cublasGemmEx");
+      GSQ_CUBLAS_CHECK(cublasGemmEx(handle->get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                                    static_cast<int>(k), &alpha, w[c].get(), CUDA_R_16F, static_cast<int>(k), x.get(),
+                                    CUDA_R_16F, static_cast<int>(k), &beta, y.get(), CUDA_R_16F, static_cast<int>(n),
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
     check_status(r);
   });

@@ -1,8 +1,8 @@
 // The `kernels` bench suite: each kernel, ours and the naive version, next to cudaMemcpy D2D of the same bytes, all
 // in one run so the ratios compare figures taken side by side. Inputs are normal(0, 1) values, 256 MiB by default
 // (four times the H200's L2), so every launch reads from HBM.
-#include "bench/cuda_raii.hpp"
 #include "core/error.hpp"
+#include "cuda/raii.hpp"
 #include "gpusqueeze/kernels.h"
 #include "kernels/suite_support.hpp"
 
@@ -34,8 +34,8 @@ const char* dtype_name(DType t) {
 
 namespace {
 
-using bench::DeviceBuffer;
 using bench::State;
+using cuda::DeviceBuffer;
 
 DType dtype_axis(State& st) {
   const auto d = parse_dtype(st.axis("dtype"));
@@ -56,9 +56,9 @@ void row_benchmark(State& st, RowOp op) {
   const int64_t rows = elements / cols, n = rows * cols;
   const bool naive = naive_impl(st);
   const auto bytes = static_cast<size_t>(n * dtype_size(dt));
-  DeviceBuffer x = DeviceBuffer::create(bytes), y = DeviceBuffer::create(bytes);
-  DeviceBuffer w = DeviceBuffer::create(static_cast<size_t>(cols * dtype_size(dt)));
-  DeviceBuffer b = DeviceBuffer::create(static_cast<size_t>(cols * dtype_size(dt)));
+  cuda::DeviceBuffer x = cuda::DeviceBuffer::create(bytes), y = cuda::DeviceBuffer::create(bytes);
+  cuda::DeviceBuffer w = cuda::DeviceBuffer::create(static_cast<size_t>(cols * dtype_size(dt)));
+  cuda::DeviceBuffer b = cuda::DeviceBuffer::create(static_cast<size_t>(cols * dtype_size(dt)));
   GSQ_CUDA_CHECK(fill_normal(dt, x.get(), n, 1, st.stream()));
   GSQ_CUDA_CHECK(fill_normal(dt, w.get(), cols, 2, st.stream()));
   GSQ_CUDA_CHECK(fill_normal(dt, b.get(), cols, 3, st.stream()));
@@ -103,7 +103,7 @@ void layout_benchmark(State& st, bool to_nhwc) {
   const bool naive = naive_impl(st);
   const int64_t count = n * c * h * w;
   const auto bytes = static_cast<size_t>(count * dtype_size(dt));
-  DeviceBuffer x = DeviceBuffer::create(bytes), y = DeviceBuffer::create(bytes);
+  cuda::DeviceBuffer x = cuda::DeviceBuffer::create(bytes), y = cuda::DeviceBuffer::create(bytes);
   GSQ_CUDA_CHECK(fill_normal(dt, x.get(), count, 4, st.stream()));
   st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
   st.compare_to_dram_peak();

@@ -56,7 +56,7 @@ class Exposition {
 };
 
 template <class T>
-std::string str(const gpu::Field<T>& f) {
+std::string str(const Field<T>& f) {
   if constexpr (std::is_same_v<T, std::string>)
     return f.ok() ? *f : "";
   else
@@ -126,7 +126,7 @@ std::string render_metrics(const gpu::Snapshot& snap, const std::vector<gpu::Cou
         x.add("gsq_gpu_mig_memory_total_bytes", "gauge", "Device memory of a MIG instance of this GPU",
               L + fmt::format(R"(,mig_instance="{}",mig_uuid="{}")", m.index, escape_label(str(m.uuid))),
               static_cast<double>(*m.memory_total_bytes));
-    const std::pair<const char*, const gpu::Field<uint64_t>*> ecc[] = {
+    const std::pair<const char*, const Field<uint64_t>*> ecc[] = {
         {R"(,type="corrected",scope="volatile")", &g.ecc_volatile_corrected},
         {R"(,type="uncorrected",scope="volatile")", &g.ecc_volatile_uncorrected},
         {R"(,type="corrected",scope="aggregate")", &g.ecc_aggregate_corrected},
@@ -145,10 +145,10 @@ std::string render_metrics(const gpu::Snapshot& snap, const std::vector<gpu::Cou
             *g.remap_pending ? 1 : 0);
     for (size_t l = 0; l < g.nvlinks.size(); ++l) {
       const auto& n = g.nvlinks[l];
-      const std::pair<const char*, const gpu::Field<uint64_t>*> errs[] = {{"replay", &n.replay_errors},
-                                                                          {"recovery", &n.recovery_errors},
-                                                                          {"crc_flit", &n.crc_flit_errors},
-                                                                          {"crc_data", &n.crc_data_errors}};
+      const std::pair<const char*, const Field<uint64_t>*> errs[] = {{"replay", &n.replay_errors},
+                                                                     {"recovery", &n.recovery_errors},
+                                                                     {"crc_flit", &n.crc_flit_errors},
+                                                                     {"crc_data", &n.crc_data_errors}};
       for (const auto& [type, f] : errs)
         counter("gsq_gpu_nvlink_errors_total", "NVLink error counters per link",
                 L + fmt::format(R"(,link="{}",type="{}")", l, type), *f);

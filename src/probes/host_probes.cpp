@@ -1,10 +1,10 @@
 #include "probes/host_probes.hpp"
 
-#include "bench/cuda_raii.hpp"
 #include "bench/device_kernels.hpp"
-#include "core/cuda_check.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "cuda/check.hpp"
+#include "cuda/raii.hpp"
 
 #include <fmt/format.h>
 
@@ -69,7 +69,7 @@ std::vector<HostCost> measure_host_costs(const std::string& group, int device, i
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) throw_no_gpu("no NVIDIA GPU visible to CUDA");
   if (device < 0 || device >= n) throw_bad_input(fmt::format("--device {}: this machine has {} GPU(s)", device, n));
   GSQ_CUDA_CHECK(cudaSetDevice(device));
-  bench::Stream stream = bench::Stream::create();
+  cuda::Stream stream = cuda::Stream::create();
   cudaStream_t s = stream.get();
   auto sync = [s] { GSQ_CUDA_CHECK(cudaStreamSynchronize(s)); };
   std::vector<HostCost> out;
@@ -83,7 +83,7 @@ std::vector<HostCost> measure_host_costs(const std::string& group, int device, i
         "launch.enqueue", "cudaLaunchKernel of an empty kernel, host time per call (queue not full)", "", samples, 100,
         [s] { bench::launch_empty_kernel(s); }, sync));
     cudaGraph_t g = nullptr;
-    bench::Stream capture = bench::Stream::create();
+    cuda::Stream capture = cuda::Stream::create();
     GSQ_CUDA_CHECK(cudaStreamBeginCapture(capture.get(), cudaStreamCaptureModeThreadLocal));
     for (int i = 0; i < 100; ++i) bench::launch_empty_kernel(capture.get());
     GSQ_CUDA_CHECK(cudaStreamEndCapture(capture.get(), &g));
@@ -106,7 +106,7 @@ std::vector<HostCost> measure_host_costs(const std::string& group, int device, i
                                bench::launch_empty_kernel(s);
                                sync();
                              }));
-    bench::Event ev = bench::Event::create();
+    cuda::Event ev = cuda::Event::create();
     out.push_back(time_calls(
         "sync.event_record_query", "cudaEventRecord + cudaEventQuery (polling, no wait)", "", samples, 100,
         [&] {

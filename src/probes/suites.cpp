@@ -1,9 +1,9 @@
 // Probe suites: HBM and L2 bandwidth by operation, access width and size; PCIe by direction and host memory kind.
 // They run on the bench harness, so every figure has P50/P99, CIs, the fingerprint and JSON.
 #include "bench/benchmark.hpp"
-#include "bench/cuda_raii.hpp"
 #include "bench/device_kernels.hpp"
 #include "core/error.hpp"
+#include "cuda/raii.hpp"
 #include "probes/probe_kernels.hpp"
 
 #include <fmt/format.h>
@@ -26,13 +26,13 @@ int sm_count(int device) {
 
 // Host memory of either kind; pageable is plain heap memory, touched so its pages exist.
 struct HostMemory {
-  PinnedBuffer pinned;
+  cuda::PinnedBuffer pinned;
   std::unique_ptr<char[]> pageable;
   void* get() { return pinned.get() ? pinned.get() : pageable.get(); }
   static HostMemory create(const std::string& kind, size_t bytes) {
     HostMemory h;
     if (kind == "pinned")
-      h.pinned = PinnedBuffer::create(bytes);
+      h.pinned = cuda::PinnedBuffer::create(bytes);
     else if (kind == "pageable") {
       h.pageable = std::make_unique<char[]>(bytes);
       std::memset(h.pageable.get(), 0x3C, bytes);
@@ -70,8 +70,9 @@ void mem_op(State& st, MemOp op, bool against_dram = true) {
     if (width != 16) return st.skip("moves 12 KB tiles: width does not apply (see width=16)");
   }
   if (bytes % 16 != 0 || bytes == 0) throw_bad_input(fmt::format("bytes={} is not a positive multiple of 16", bytes));
-  DeviceBuffer a = DeviceBuffer::create(bytes), b = DeviceBuffer::create(bytes), c = DeviceBuffer::create(bytes);
-  DeviceBuffer sink = DeviceBuffer::create(sizeof(float) * 1 << 16);
+  cuda::DeviceBuffer a = cuda::DeviceBuffer::create(bytes), b = cuda::DeviceBuffer::create(bytes),
+                     c = cuda::DeviceBuffer::create(bytes);
+  cuda::DeviceBuffer sink = cuda::DeviceBuffer::create(sizeof(float) * 1 << 16);
   launch_fill_kernel(b.as<float>(), bytes / sizeof(float), 3, st.stream());
   launch_fill_kernel(c.as<float>(), bytes / sizeof(float), 5, st.stream());
   st.set_bytes_per_launch(probes::bytes_moved(op, bytes / static_cast<size_t>(width), static_cast<size_t>(width)));
@@ -102,12 +103,12 @@ void overlap_copy_compute(State& st) {
   if (chunks < 1 || chunks > 64) throw_bad_input(fmt::format("chunks={} (1..64)", chunks));
   const size_t total = bytes * static_cast<size_t>(chunks);
   HostMemory up = HostMemory::create(memory, total), down = HostMemory::create(memory, total);
-  DeviceBuffer dev = DeviceBuffer::create(total);
+  cuda::DeviceBuffer dev = cuda::DeviceBuffer::create(total);
   if (memory == "pageable") st.no_blocking_kernel();
-  std::vector<Stream> streams;
-  std::vector<Event> joins;
-  for (int i = 0; i < 3; ++i) streams.push_back(Stream::create()), joins.push_back(Event::create());
-  Event fork = Event::create();
+  std::vector<cuda::Stream> streams;
+  std::vector<cuda::Event> joins;
+  for (int i = 0; i < 3; ++i) streams.push_back(cuda::Stream::create()), joins.push_back(cuda::Event::create());
+  cuda::Event fork = cuda::Event::create();
   st.set_bytes_per_launch(2.0 * static_cast<double>(total));  // up and down
   st.compare_to_pcie_peak(2);
   const int sms = sm_count(st.device());
@@ -137,7 +138,7 @@ void pcie_copy(State& st, cudaMemcpyKind kind) {
   const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
   const std::string& memory = st.axis("memory");
   HostMemory host = HostMemory::create(memory, bytes);
-  DeviceBuffer dev = DeviceBuffer::create(bytes);
+  cuda::DeviceBuffer dev = cuda::DeviceBuffer::create(bytes);
   launch_fill_kernel(dev.as<float>(), bytes / sizeof(float), 9, st.stream());
   if (memory == "pageable") st.no_blocking_kernel();  // the driver blocks the host for pageable copies
   st.set_bytes_per_launch(static_cast<double>(bytes));
@@ -149,10 +150,10 @@ void pcie_copy(State& st, cudaMemcpyKind kind) {
 
 void pcie_bidirectional(State& st) {
   const auto bytes = static_cast<size_t>(st.axis_int("bytes"));
-  PinnedBuffer up = PinnedBuffer::create(bytes), down = PinnedBuffer::create(bytes);
-  DeviceBuffer d_up = DeviceBuffer::create(bytes), d_down = DeviceBuffer::create(bytes);
-  Stream other = Stream::create();
-  Event fork = Event::create(), join = Event::create();
+  cuda::PinnedBuffer up = cuda::PinnedBuffer::create(bytes), down = cuda::PinnedBuffer::create(bytes);
+  cuda::DeviceBuffer d_up = cuda::DeviceBuffer::create(bytes), d_down = cuda::DeviceBuffer::create(bytes);
+  cuda::Stream other = cuda::Stream::create();
+  cuda::Event fork = cuda::Event::create(), join = cuda::Event::create();
   st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
   st.compare_to_pcie_peak(2);
   // H2D on the timed stream and D2H on a second one, joined back, so both directions run at once.

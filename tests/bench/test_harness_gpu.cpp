@@ -1,7 +1,7 @@
 // GPU tests of the harness (label `gpu`): the copy kernel is exact, and a short run of the core suite gives samples.
-#include "bench/cuda_raii.hpp"
 #include "bench/device_kernels.hpp"
 #include "bench/runner.hpp"
+#include "cuda/raii.hpp"
 
 #include "support/gpu.hpp"
 
@@ -22,7 +22,7 @@ TEST(HarnessGpu, CopyKernelCopiesEveryByteAtEveryGridFraction) {
     for (const double fraction : {1.0, 0.5, 0.01}) {
       std::vector<uint32_t> in(bytes / 4), out(bytes / 4);
       for (auto& x : in) x = static_cast<uint32_t>(rng());
-      DeviceBuffer src = DeviceBuffer::create(bytes), dst = DeviceBuffer::create(bytes);
+      cuda::DeviceBuffer src = cuda::DeviceBuffer::create(bytes), dst = cuda::DeviceBuffer::create(bytes);
       GSQ_CUDA_CHECK(cudaMemcpy(src.get(), in.data(), bytes, cudaMemcpyHostToDevice));
       GSQ_CUDA_CHECK(cudaMemset(dst.get(), 0xFF, bytes));  // poisoned: NaN patterns where nothing was written
       launch_copy_kernel(dst.get(), src.get(), bytes, 132, fraction, nullptr);

@@ -173,12 +173,5 @@ TEST(Doctor, UnsupportedInputsInformInsteadOfPassing) {
   EXPECT_NE(f.title.find("cannot be checked"), std::string::npos);
 }
 
-TEST(CpuList, ParsesRangesAndRejectsGarbage) {
-  EXPECT_EQ(parse_cpulist("0-3,8"), (std::vector<int>{0, 1, 2, 3, 8}));
-  EXPECT_EQ(parse_cpulist("5"), std::vector<int>{5});
-  EXPECT_TRUE(parse_cpulist("3-1").empty());
-  EXPECT_TRUE(parse_cpulist("a-b").empty());
-}
-
 }  // namespace
 }  // namespace gsq::doctor

@@ -2,7 +2,7 @@
 #include "core/error.hpp"
 #include "doctor/checks.hpp"
 #include "gpu/collect.hpp"
-#include "gpu/load_probe.hpp"
+#include "probes/load_probe.hpp"
 
 #include <gtest/gtest.h>
 
@@ -42,7 +42,7 @@ TEST(GpuLive, LoadPhaseRaisesTheClockAndSamples) {
   auto nvml = open_or_skip_reason(why);
   if (!nvml) GTEST_SKIP() << "no GPU: " << why;
   Snapshot s = collect_snapshot(*nvml);
-  sample_under_load(*nvml, s, 1.0, {});
+  probes::sample_under_load(*nvml, s, 1.0, {});
   for (const auto& g : s.gpus) {
     ASSERT_TRUE(g.under_load.ok()) << g.under_load.unsupported;
     EXPECT_GE(g.under_load->samples, 5u);

@@ -2,7 +2,7 @@
 // a sweep of widths that takes every dispatch path (warp, block, 512 × 16, two-pass; 16-byte and one-element
 // accesses, unaligned rows), outputs poisoned with NaN first; the dropout mask bit for bit and its keep rate; the
 // occupancy arithmetic against the CUDA runtime's.
-#include "bench/cuda_raii.hpp"
+#include "cuda/raii.hpp"
 #include "gpusqueeze/kernels.h"
 #include "kernels/occupancy.hpp"
 #include "kernels/philox.hpp"
@@ -18,7 +18,7 @@
 namespace gsq::kernels {
 namespace {
 
-using bench::DeviceBuffer;
+using cuda::DeviceBuffer;
 
 using test::have_gpu;
 
@@ -43,9 +43,9 @@ HostTensor random_tensor(DType t, size_t n, double mean = 0, double sd = 1) {
 }
 
 // A device copy of `h` starting `shift` elements into its buffer (shift 1 makes every pointer unaligned).
-DeviceBuffer upload(const HostTensor& h, DType t, int shift = 0) {
+cuda::DeviceBuffer upload(const HostTensor& h, DType t, int shift = 0) {
   const size_t es = static_cast<size_t>(dtype_size(t));
-  DeviceBuffer d = DeviceBuffer::create(h.raw.size() + 16 + es * static_cast<size_t>(shift));
+  cuda::DeviceBuffer d = cuda::DeviceBuffer::create(h.raw.size() + 16 + es * static_cast<size_t>(shift));
   GSQ_CUDA_CHECK(
       cudaMemcpy(static_cast<char*>(d.get()) + es * shift, h.raw.data(), h.raw.size(), cudaMemcpyHostToDevice));
   return d;
@@ -92,8 +92,8 @@ void check_row_op(Op op, DType t, Shape s, int shift) {
   // LayerNorm rows sit far from zero (mean 3) so the statistics must not cancel; softmax inputs span e^±9.
   const HostTensor x = random_tensor(t, n, op == Op::layer_norm ? 3.0 : 0.0, op == Op::layer_norm ? 1.0 : 3.0);
   const HostTensor w = random_tensor(t, cols, 1.0, 0.5), b = random_tensor(t, cols);
-  DeviceBuffer dx = upload(x, t, shift), dw = upload(w, t, shift), db = upload(b, t, shift);
-  DeviceBuffer dy = DeviceBuffer::create(x.raw.size() + 64);
+  cuda::DeviceBuffer dx = upload(x, t, shift), dw = upload(w, t, shift), db = upload(b, t, shift);
+  cuda::DeviceBuffer dy = cuda::DeviceBuffer::create(x.raw.size() + 64);
   const size_t es = static_cast<size_t>(dtype_size(t));
   void* y = static_cast<char*>(dy.get()) + es * static_cast<size_t>(shift);
   const void* px = static_cast<char*>(dx.get()) + es * static_cast<size_t>(shift);
@@ -164,12 +164,12 @@ TEST(KernelsGpu, NormsWithoutWeightOrBiasAndInPlace) {
   const DType t = DType::bf16;
   const int64_t rows = 11, cols = 4096;
   const HostTensor x = random_tensor(t, static_cast<size_t>(rows * cols));
-  DeviceBuffer d = upload(x, t);
+  cuda::DeviceBuffer d = upload(x, t);
   ASSERT_EQ(gsq_layer_norm(d.get(), d.get(), nullptr, nullptr, rows, cols, 1e-6f, GSQ_BFLOAT16, nullptr), GSQ_SUCCESS);
   const auto got = download(d.get(), t, x.values.size());
   const auto e = ref::compare(got, ref::layer_norm(x.values, {}, {}, rows, cols, 1e-6), ref::tolerance(t));
   EXPECT_EQ(e.bad, 0) << "max rel " << e.max_rel;
-  DeviceBuffer d2 = upload(x, t);
+  cuda::DeviceBuffer d2 = upload(x, t);
   ASSERT_EQ(gsq_rms_norm(d2.get(), d2.get(), nullptr, rows, cols, 1e-6f, GSQ_BFLOAT16, nullptr), GSQ_SUCCESS);
   const auto e2 = ref::compare(download(d2.get(), t, x.values.size()), ref::rms_norm(x.values, {}, rows, cols, 1e-6),
                                ref::tolerance(t));
@@ -181,7 +181,8 @@ TEST(KernelsGpu, DropoutIsDeterministicAndKeepsTheRightFraction) {
   const int64_t rows = 1024, cols = 4096;
   const auto n = static_cast<size_t>(rows * cols);
   const HostTensor x = random_tensor(DType::f32, n);
-  DeviceBuffer dx = upload(x, DType::f32), a = DeviceBuffer::create(n * 4), b = DeviceBuffer::create(n * 4);
+  cuda::DeviceBuffer dx = upload(x, DType::f32), a = cuda::DeviceBuffer::create(n * 4),
+                     b = cuda::DeviceBuffer::create(n * 4);
   const uint64_t seed = rng()();
   for (float p : {0.1f, 0.5f}) {
     ASSERT_EQ(gsq_softmax_dropout(a.get(), dx.get(), rows, cols, p, seed, 0, GSQ_FLOAT32, nullptr), GSQ_SUCCESS);
@@ -215,7 +216,8 @@ TEST(KernelsGpu, LayoutConversionsAreExact) {
       const int64_t n = sh[0], c = sh[1], h = sh[2], w = sh[3];
       const auto count = static_cast<size_t>(n * c * h * w);
       const HostTensor x = random_tensor(t, count);
-      DeviceBuffer dx = upload(x, t), dy = DeviceBuffer::create(x.raw.size()), dz = DeviceBuffer::create(x.raw.size());
+      cuda::DeviceBuffer dx = upload(x, t), dy = cuda::DeviceBuffer::create(x.raw.size()),
+                         dz = cuda::DeviceBuffer::create(x.raw.size());
       GSQ_CUDA_CHECK(cudaMemset(dy.get(), 0xFF, x.raw.size()));
       GSQ_CUDA_CHECK(cudaMemset(dz.get(), 0xFF, x.raw.size()));
       const auto gt = static_cast<gsq_dtype>(t);

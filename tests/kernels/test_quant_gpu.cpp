@@ -1,7 +1,7 @@
 // GPU tests of the weight-only GEMMs (label `gpu`): W4A16 (symmetric and asymmetric, groups 64 and 128) and W8A16
 // against an fp64 matmul on the dequantized weights, fresh random inputs, NaN-poisoned outputs, M = 1…16 (including
 // counts between the instantiated ones), with and without bias.
-#include "bench/cuda_raii.hpp"
+#include "cuda/raii.hpp"
 #include "gpusqueeze/kernels.h"
 #include "kernels/quant.hpp"
 #include "kernels/reference.hpp"
@@ -15,13 +15,13 @@
 namespace gsq::kernels {
 namespace {
 
-using bench::DeviceBuffer;
+using cuda::DeviceBuffer;
 
 using test::have_gpu;
 
 template <class V>
-DeviceBuffer to_device(const std::vector<V>& v) {
-  DeviceBuffer d = DeviceBuffer::create(v.size() * sizeof(V));
+cuda::DeviceBuffer to_device(const std::vector<V>& v) {
+  cuda::DeviceBuffer d = cuda::DeviceBuffer::create(v.size() * sizeof(V));
   GSQ_CUDA_CHECK(cudaMemcpy(d.get(), v.data(), v.size() * sizeof(V), cudaMemcpyHostToDevice));
   return d;
 }
@@ -37,7 +37,7 @@ void check_gemm(bool int4, DType t, int64_t m, int64_t n, int64_t k, int64_t gro
   const auto xr = ref::from_double(t, xv), br = ref::from_double(t, bv);
   const auto x = ref::to_double(t, xr.data(), xv.size()), b = ref::to_double(t, br.data(), bv.size());
   std::vector<float> dq;
-  DeviceBuffer dw, dp;
+  cuda::DeviceBuffer dw, dp;
   if (int4) {
     const W4Weights q = quantize_w4(w.data(), n, k, group, asym);
     dq = dequantize(q), dw = to_device(q.words), dp = to_device(q.params);
@@ -45,7 +45,8 @@ void check_gemm(bool int4, DType t, int64_t m, int64_t n, int64_t k, int64_t gro
     const W8Weights q = quantize_w8(w.data(), n, k);
     dq = dequantize(q), dw = to_device(q.q), dp = to_device(q.scales);
   }
-  DeviceBuffer dx = to_device(xr), db = to_device(br), dy = DeviceBuffer::create(static_cast<size_t>(m * n * 2));
+  cuda::DeviceBuffer dx = to_device(xr), db = to_device(br),
+                     dy = cuda::DeviceBuffer::create(static_cast<size_t>(m * n * 2));
   GSQ_CUDA_CHECK(cudaMemset(dy.get(), 0xFF, static_cast<size_t>(m * n * 2)));
   const auto gt = static_cast<gsq_dtype>(t);
   const void* bias = with_bias ? db.get() : nullptr;

@@ -196,7 +196,7 @@ TEST(Watcher, FallsBackToNvmlUtilizationAndToAllGpusAndSaysSo) {
   EXPECT_NE(w.last_reading().find("NVML utilization 0%"), std::string::npos) << w.last_reading();
   EXPECT_NE(w.last_reading().find("not in NVML's process list"), std::string::npos) << w.last_reading();
   Collection none = collection_with_sm_active(std::nullopt);
-  none.snapshot.gpus[0].utilization_gpu_pct = gpu::Field<uint32_t>::none("NVML_ERROR_NOT_SUPPORTED");
+  none.snapshot.gpus[0].utilization_gpu_pct = Field<uint32_t>::none("NVML_ERROR_NOT_SUPPORTED");
   EXPECT_FALSE(w.observe(none, 1));
   EXPECT_NE(w.last_reading().find("no SM activity"), std::string::npos);
 }

@@ -1,7 +1,7 @@
 // GPU tests of the probes (label `gpu`): kernels compute the right values, and each probe's figures are positive and
 // below the theoretical ceiling.
-#include "bench/cuda_raii.hpp"
 #include "bench/runner.hpp"
+#include "cuda/raii.hpp"
 #include "probes/host_probes.hpp"
 #include "probes/probe_kernels.hpp"
 
@@ -24,7 +24,8 @@ TEST(ProbesGpu, CopyTriadAndWriteKernelsAreExactAtEveryWidth) {
   std::vector<float> b(n), c(n), out(n);
   for (auto& x : b) x = u(rng);
   for (auto& x : c) x = u(rng);
-  DeviceBuffer db = DeviceBuffer::create(n * 4), dc = DeviceBuffer::create(n * 4), da = DeviceBuffer::create(n * 4);
+  cuda::DeviceBuffer db = cuda::DeviceBuffer::create(n * 4), dc = cuda::DeviceBuffer::create(n * 4),
+                     da = cuda::DeviceBuffer::create(n * 4);
   GSQ_CUDA_CHECK(cudaMemcpy(db.get(), b.data(), n * 4, cudaMemcpyHostToDevice));
   GSQ_CUDA_CHECK(cudaMemcpy(dc.get(), c.data(), n * 4, cudaMemcpyHostToDevice));
   for (int width : {4, 8, 16}) {

@@ -1,12 +1,12 @@
 // A short, steady FMA load so doctor reads clocks, event reasons and the PCIe link while the GPU is busy.
-#include "gpu/cuda_device.hpp"
+#include "probes/load_kernel.hpp"
 
 #include <cuda_runtime.h>
 
 #include <chrono>
 #include <thread>
 
-namespace gsq::gpu {
+namespace gsq::probes {
 
 namespace {
 
@@ -57,4 +57,4 @@ std::string run_load(int ordinal, double seconds, int tick_ms, void (*tick)(void
   return err;
 }
 
-}  // namespace gsq::gpu
+}  // namespace gsq::probes

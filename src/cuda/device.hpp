@@ -4,15 +4,11 @@
 #include <optional>
 #include <string>
 
-namespace gsq::gpu {
+namespace gsq::cuda {
 
 [[nodiscard]] std::string cuda_runtime_version();  // "13.0", the runtime linked into gpusqueeze
 
 // The CUDA ordinal of the device on `pci_bus_id` ("00000000:1A:00.0"), or nullopt when CUDA cannot see it.
 [[nodiscard]] std::optional<int> cuda_ordinal_for_pci(const std::string& pci_bus_id);
 
-// Runs gpusqueeze's FMA load kernel on `ordinal` for about `seconds`, calling `tick` every `tick_ms` meanwhile.
-// Returns an empty string on success, else the CUDA error text (the caller reports it; nothing throws across).
-[[nodiscard]] std::string run_load(int ordinal, double seconds, int tick_ms, void (*tick)(void*), void* ctx);
-
-}  // namespace gsq::gpu
+}  // namespace gsq::cuda

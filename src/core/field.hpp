@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace gsq::gpu {
+namespace gsq {
 
 // nlohmann converts 3.7 or -1 into an unsigned silently; a snapshot field must not lose data that way.
 template <class T>
@@ -46,22 +46,22 @@ struct Field {
   bool operator==(const Field& o) const = default;
 };
 
-}  // namespace gsq::gpu
+}  // namespace gsq
 
 // JSON: the value itself, or {"unsupported": "why"}.
 template <class T>
-struct nlohmann::adl_serializer<gsq::gpu::Field<T>> {
-  static void to_json(json& j, const gsq::gpu::Field<T>& f) {
+struct nlohmann::adl_serializer<gsq::Field<T>> {
+  static void to_json(json& j, const gsq::Field<T>& f) {
     if (f.value)
       j = *f.value;
     else
       j = json{{"unsupported", f.unsupported}};
   }
-  static void from_json(const json& j, gsq::gpu::Field<T>& f) {
+  static void from_json(const json& j, gsq::Field<T>& f) {
     if (j.is_object() && j.contains("unsupported") && j.size() == 1) {
-      f = gsq::gpu::Field<T>::none(j.at("unsupported").get<std::string>());
+      f = gsq::Field<T>::none(j.at("unsupported").get<std::string>());
     } else {
-      f = gsq::gpu::Field<T>(gsq::gpu::strict_get<T>(j));
+      f = gsq::Field<T>(gsq::strict_get<T>(j));
     }
   }
 };

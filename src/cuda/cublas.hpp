@@ -1,28 +1,23 @@
-// A cuBLAS handle bound to a stream, for benchmarks that time cuBLAS, and the status check they share.
+// A cuBLAS handle bound to a stream, for benchmarks that time cuBLAS. Neither copied nor moved: each benchmark owns
+// one for its lifetime, so a moved-from state would only add a null check to the destructor.
 #pragma once
 
-#include "core/cuda_check.hpp"
+#include "cuda/check.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <fmt/format.h>
 
 #include <utility>
 
-namespace gsq::bench {
-
-inline void check_cublas(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw CudaError(fmt::format("{} failed: cuBLAS status {}", what, static_cast<int>(s)));
-}
+namespace gsq::cuda {
 
 class CublasHandle {
  public:
   explicit CublasHandle(cudaStream_t stream) {
-    check_cublas(cublasCreate(&h_), "cublasCreate");
+    GSQ_CUBLAS_CHECK(cublasCreate(&h_));
     if (const cublasStatus_t s = cublasSetStream(h_, stream); s != CUBLAS_STATUS_SUCCESS) {
       cublasDestroy(h_);
-      check_cublas(s, "cublasSetStream");
+      throw_cublas_error(s, "cublasSetStream(h_, stream)", __FILE__, __LINE__);
     }
   }
   ~CublasHandle() { cublasDestroy(h_); }
@@ -34,4 +29,4 @@ class CublasHandle {
   cublasHandle_t h_ = nullptr;
 };
 
-}  // namespace gsq::bench
+}  // namespace gsq::cuda

@@ -1,5 +1,5 @@
 // CUDA runtime queries used by snapshots (runtime version, PCI bus id → ordinal).
-#include "gpu/cuda_device.hpp"
+#include "cuda/device.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace gsq::gpu {
+namespace gsq::cuda {
 
 std::string cuda_runtime_version() {
   int v = 0;
@@ -31,4 +31,4 @@ std::optional<int> cuda_ordinal_for_pci(const std::string& pci_bus_id) {
   return std::nullopt;
 }
 
-}  // namespace gsq::gpu
+}  // namespace gsq::cuda

@@ -1,14 +1,14 @@
 // Move-only owners of CUDA handles used by the harness and benchmarks: stream, event, device and pinned buffers.
 #pragma once
 
-#include "core/cuda_check.hpp"
+#include "cuda/check.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <utility>
 
-namespace gsq::bench {
+namespace gsq::cuda {
 
 template <class Handle, class Deleter>
 class Owner {
@@ -104,4 +104,4 @@ class PinnedBuffer : public Owner<void*, HostFree> {
   }
 };
 
-}  // namespace gsq::bench
+}  // namespace gsq::cuda

@@ -1,32 +1,38 @@
 // Doctor's load phase: NVML readings every 100 ms while the FMA kernel keeps the GPU busy.
-#include "gpu/load_probe.hpp"
+#include "probes/load_probe.hpp"
 
+#include "cuda/device.hpp"
 #include "gpu/collect.hpp"
-#include "gpu/cuda_device.hpp"
+#include "probes/load_kernel.hpp"
 
 #include <chrono>
 
-namespace gsq::gpu {
+namespace gsq::probes {
+
+using gpu::LiveReading;
+using gpu::LoadSample;
+using gsq::Field;
 
 namespace {
 struct TickContext {
-  const Nvml* nvml;
+  const gpu::Nvml* nvml;
   uint32_t index;
   std::vector<LiveReading> readings;
 };
 void on_tick(void* p) {
   auto* ctx = static_cast<TickContext*>(p);
-  ctx->readings.push_back(read_live(*ctx->nvml, ctx->index));
+  ctx->readings.push_back(gpu::read_live(*ctx->nvml, ctx->index));
 }
 }  // namespace
 
-void sample_under_load(const Nvml& nvml, Snapshot& s, double seconds, const std::function<void(uint32_t)>& progress) {
+void sample_under_load(const gpu::Nvml& nvml, gpu::Snapshot& s, double seconds,
+                       const std::function<void(uint32_t)>& progress) {
   for (auto& g : s.gpus) {
     if (!g.pci_bus_id.ok()) {
       g.under_load = Field<LoadSample>::none("no PCI bus id to find the GPU in CUDA");
       continue;
     }
-    const auto ordinal = cuda_ordinal_for_pci(*g.pci_bus_id);
+    const auto ordinal = cuda::cuda_ordinal_for_pci(*g.pci_bus_id);
     if (!ordinal) {
       g.under_load =
           Field<LoadSample>::none("CUDA does not see this GPU (CUDA_VISIBLE_DEVICES, MIG, or no CUDA driver)");
@@ -42,9 +48,9 @@ void sample_under_load(const Nvml& nvml, Snapshot& s, double seconds, const std:
     } else if (ctx.readings.empty()) {
       g.under_load = Field<LoadSample>::none("no NVML reading during the load");
     } else {
-      g.under_load = summarize_load(ctx.readings, took);
+      g.under_load = gpu::summarize_load(ctx.readings, took);
     }
   }
 }
 
-}  // namespace gsq::gpu
+}  // namespace gsq::probes

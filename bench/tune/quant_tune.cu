@@ -10,6 +10,7 @@
 // (µs per launch, median of reps batches) and the best variant per (shape, M).
 #include "kernels/launch.hpp"
 #include "kernels/quant_kernels.cuh"
+#include "quant_tune_kernels.cuh"
 #include "tune_support.cuh"
 
 #include <cublas_v2.h>

@@ -5,10 +5,12 @@
 #include "gpu/snapshot.hpp"
 
 #include <functional>
+#include <string>
 
-namespace gsq::gpu {
+namespace gsq::probes {
 
 // `progress(gpu_index)` is called as each GPU's load starts. Failures become the field's "unsupported" reason.
-void sample_under_load(const Nvml& nvml, Snapshot& s, double seconds, const std::function<void(uint32_t)>& progress);
+void sample_under_load(const gpu::Nvml& nvml, gpu::Snapshot& s, double seconds,
+                       const std::function<void(uint32_t)>& progress);
 
-}  // namespace gsq::gpu
+}  // namespace gsq::probes

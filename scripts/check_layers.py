@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Fails when a library in src/ includes a folder above it (docs/architecture.md draws the same layers).
+
+Each folder may include itself and the folders listed for it; anything else is a layering error, printed as
+FILE:LINE: FOLDER may not include OTHER. Run by CTest (test `layering`) and by hand: scripts/check_layers.py [SRC]."""
+import pathlib
+import re
+import sys
+
+# What each folder may include besides itself. Lower layers first; the list is the architecture.
+ALLOWED = {
+    "core": set(),
+    "host": {"core"},
+    "cuda": {"core"},
+    "gpu": {"core", "host", "cuda"},
+    "env": {"core", "gpu"},
+    "doctor": {"core", "gpu", "host"},
+    "bench": {"core", "cuda", "gpu", "host", "env"},
+    "probes": {"core", "cuda", "gpu", "host", "bench"},
+    "kernels": {"core", "cuda", "bench", "gpusqueeze"},
+    "trace": {"core"},
+    "analyze": {"core", "trace"},
+    "monitor": {"core", "gpu", "trace", "analyze"},
+    "report": {"core", "gpu"},
+    "cli": None,  # the top: may include any library
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')
+
+
+def violations(src: pathlib.Path):
+    for path in sorted(src.rglob("*")):
+        if path.suffix not in {".cpp", ".hpp", ".cu", ".cuh", ".inc"}:
+            continue
+        folder = path.relative_to(src).parts[0]
+        if folder not in ALLOWED:
+            yield f"{path}:1: folder {folder} has no layer in scripts/check_layers.py"
+            continue
+        allowed = ALLOWED[folder]
+        if allowed is None:
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            m = INCLUDE.match(line)
+            if m and m.group(1) != folder and m.group(1) not in allowed:
+                yield f"{path}:{number}: {folder} may not include {m.group(1)}"
+
+
+def main() -> int:
+    src = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[1] / "src")
+    found = list(violations(src))
+    for v in found:
+        print(v)
+    print(f"layering: {len(found)} violation(s) in {src}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
