@@ -9,6 +9,7 @@
 #include "cuda/device.hpp"
 #include "cuda/raii.hpp"
 #include "env/fingerprint.hpp"
+#include "gpu/clock_events.hpp"
 #include "gpu/collect.hpp"
 #include "gpu/peaks.hpp"
 #include "host/facts.hpp"
@@ -31,8 +32,6 @@ namespace gsq::bench {
 namespace {
 
 using nlohmann::json;
-
-constexpr uint64_t kSlowdownReasons = 0x004 | 0x008 | 0x020 | 0x040 | 0x080;  // power cap, HW, SW/HW thermal, brake
 
 struct NvmlContext {
   gpu::Nvml nvml;
@@ -268,7 +267,7 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
     if (!nvml) return;
     const auto r = gpu::read_clock(nvml->nvml, nvml->index);
     if (r.sm_clock_mhz.ok()) mhz = *r.sm_clock_mhz;
-    if (r.clock_event_reasons_mask.ok()) slow = (*r.clock_event_reasons_mask & kSlowdownReasons) ? 1 : 0;
+    if (r.clock_event_reasons_mask.ok()) slow = (*r.clock_event_reasons_mask & gpu::clock_events::kThrottles) ? 1 : 0;
   };
 
   std::string pin_cpus;  // where the launching thread runs: one CPU of the GPU's NUMA affinity, empty = not pinned

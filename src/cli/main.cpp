@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "cuda/check.hpp"
+#include "gpu/cost.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -57,5 +58,13 @@ int main(int argc, char** argv) {
   if (const auto swallowed = gsq::cuda::swallowed_errors(); swallowed.count > 0)
     std::fprintf(stderr, "gpusqueeze: %llu CUDA error(s) while releasing resources; the first: %s\n",
                  static_cast<unsigned long long>(swallowed.count), swallowed.first.c_str());
+  if (const auto costs = gsq::gpu::collection_costs(); !costs.empty()) {
+    std::fprintf(stderr, "NVML collection cost (GSQ_NVML_PROFILE):\n%-28s %8s %12s %12s\n", "section", "calls",
+                 "wall ms/call", "cpu ms/call");
+    for (const auto& r : costs)
+      std::fprintf(stderr, "%-28s %8llu %12.3f %12.3f\n", r.section.c_str(), static_cast<unsigned long long>(r.calls),
+                   static_cast<double>(r.wall_ns) / 1e6 / static_cast<double>(r.calls),
+                   static_cast<double>(r.cpu_ns) / 1e6 / static_cast<double>(r.calls));
+  }
   return rc;
 }

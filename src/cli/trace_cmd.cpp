@@ -173,6 +173,7 @@ Action register_trace(CLI::App& app) {
         }
       }
     }
+    if (!r.exec_error.empty()) note(r.exec_error);
     if (!r.traced) note("NOT TRACED: " + r.untraced_reason);
     for (const auto& file : r.files) {
       try {

@@ -1,6 +1,7 @@
 // The doctor's checks. Thresholds name their source; evidence carries units.
 #include "doctor/checks.hpp"
 
+#include "gpu/clock_events.hpp"
 #include "host/facts.hpp"
 
 #include <fmt/format.h>
@@ -109,12 +110,13 @@ void clock_events(const GpuSnapshot& g, std::vector<Finding>& out) {
   }
   const auto& l = *g.under_load;
   const uint64_t mask = *l.clock_event_reasons_mask;
-  constexpr uint64_t kIdle = 0x001, kAppClocks = 0x002, kSwPower = 0x004, kSyncBoost = 0x010, kDisplay = 0x100;
-  constexpr uint64_t kSlowdown = 0x008 | 0x020 | 0x040 | 0x080;  // hw, sw thermal, hw thermal, power brake
-  const auto names = gpu::clock_event_reason_names(mask & ~(kIdle | kAppClocks | kDisplay | kSyncBoost));
+  namespace ce = gpu::clock_events;
+  const auto names = gpu::clock_event_reason_names(mask & ~ce::kBenign);
   std::string joined;
   for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;
-  const Severity sev = (mask & kSlowdown) ? Severity::fail : (mask & kSwPower) ? Severity::warn : Severity::pass;
+  const Severity sev = (mask & ce::kSlowdowns)    ? Severity::fail
+                       : (mask & ce::kSwPowerCap) ? Severity::warn
+                                                  : Severity::pass;
   std::vector<Evidence> ev{
       {"reasons_seen_under_load", joined.empty() ? "none" : joined},
       {"sm_clock_under_load", fmt::format("{}–{} MHz", show(l.sm_clock_min_mhz), show(l.sm_clock_max_mhz))},

@@ -1,8 +1,8 @@
+// CostScope's clocks and the table of sections it fills (see cost.hpp).
 #include "gpu/cost.hpp"
 
 #include <time.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -25,15 +25,6 @@ struct Table {
   };
   std::mutex mu;
   std::map<std::string, Row> rows;
-  ~Table() {
-    if (rows.empty()) return;
-    std::fprintf(stderr, "NVML collection cost (GSQ_NVML_PROFILE):\n%-28s %8s %12s %12s\n", "section", "calls",
-                 "wall ms/call", "cpu ms/call");
-    for (const auto& [what, r] : rows)
-      std::fprintf(stderr, "%-28s %8llu %12.3f %12.3f\n", what.c_str(), static_cast<unsigned long long>(r.calls),
-                   static_cast<double>(r.wall_ns) / 1e6 / static_cast<double>(r.calls),
-                   static_cast<double>(r.cpu_ns) / 1e6 / static_cast<double>(r.calls));
-  }
 };
 
 bool enabled() {
@@ -64,6 +55,14 @@ CostScope::~CostScope() {
   std::lock_guard lk(t.mu);
   auto& r = t.rows[what_];
   ++r.calls, r.wall_ns += wall, r.cpu_ns += cpu;
+}
+
+std::vector<CostRow> collection_costs() {
+  Table& t = table();
+  std::lock_guard lk(t.mu);
+  std::vector<CostRow> out;
+  for (const auto& [what, r] : t.rows) out.push_back({what, r.calls, r.wall_ns, r.cpu_ns});
+  return out;
 }
 
 }  // namespace gsq::gpu

@@ -1,8 +1,11 @@
 // Where NVML collection time goes, for tuning the exporter: with GSQ_NVML_PROFILE=1 in the environment every
-// CostScope adds its wall and thread-CPU time to a table printed on stderr at exit. Off (one branch) otherwise.
+// CostScope adds its wall and thread-CPU time to a table the CLI prints on stderr when the command ends. Off (one
+// branch) otherwise.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace gsq::gpu {
 
@@ -17,5 +20,13 @@ class CostScope {
   const char* what_;
   int64_t wall0_ = 0, cpu0_ = 0;
 };
+
+struct CostRow {
+  std::string section;
+  uint64_t calls = 0;
+  int64_t wall_ns = 0, cpu_ns = 0;
+};
+// What the scopes recorded so far, by section name; empty when GSQ_NVML_PROFILE is off.
+[[nodiscard]] std::vector<CostRow> collection_costs();
 
 }  // namespace gsq::gpu

@@ -1,6 +1,8 @@
 // JSON record/replay of snapshots. Each struct lists its fields once; writing and reading share that list.
 #include "gpu/snapshot.hpp"
 
+#include "gpu/clock_events.hpp"
+
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 
@@ -255,21 +257,9 @@ Snapshot load_snapshot(const std::filesystem::path& file) {
 }
 
 std::vector<std::string> clock_event_reason_names(uint64_t mask) {
-  // Bit values from nvml.h (nvmlClocksEventReason* / nvmlClocksThrottleReason*).
-  static constexpr std::array<std::pair<uint64_t, const char*>, 9> kBits{{
-      {0x001, "gpu_idle"},
-      {0x002, "applications_clocks_setting"},
-      {0x004, "sw_power_cap"},
-      {0x008, "hw_slowdown"},
-      {0x010, "sync_boost"},
-      {0x020, "sw_thermal_slowdown"},
-      {0x040, "hw_thermal_slowdown"},
-      {0x080, "hw_power_brake_slowdown"},
-      {0x100, "display_clock_setting"},
-  }};
   std::vector<std::string> names;
   uint64_t known = 0;
-  for (const auto& [bit, name] : kBits) {
+  for (const auto& [bit, name] : clock_events::kNames) {
     known |= bit;
     if (mask & bit) names.emplace_back(name);
   }

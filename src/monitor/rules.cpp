@@ -1,8 +1,12 @@
+// Prometheus alert and recording rules generated from a baseline, with the gpusqueeze command behind each alert.
 #include "monitor/rules.hpp"
 
 #include "core/error.hpp"
+#include "gpu/clock_events.hpp"
+#include "gpu/snapshot.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace gsq::monitor {
 
@@ -49,7 +53,7 @@ groups:
           summary: "PyTorch caching allocator on {{{{ $labels.instance }}}}: {{{{ $value | humanizePercentage }}}} of reserved memory is not allocated"
           runbook: "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or fixed shapes / bucketing"
       - alert: GsqClockSlowdown
-        expr: max_over_time(gsq_gpu_clock_event_active{{reason=~"sw_thermal_slowdown|hw_thermal_slowdown|hw_slowdown|hw_power_brake_slowdown"}}[5m]) == 1
+        expr: max_over_time(gsq_gpu_clock_event_active{{reason=~"{slowdowns}"}}[5m]) == 1
         for: 2m
         labels:
           severity: warning
@@ -98,7 +102,8 @@ groups:
 )yaml",
       fmt::arg("origin", o.baseline_origin.empty() ? "a baseline P99" : o.baseline_origin), fmt::arg("h", h),
       fmt::arg("limit", fmt::format("{:.9g}", limit)), fmt::arg("factor", fmt::format("{:g}", o.latency_factor)),
-      fmt::arg("base", fmt::format("{:.9g}", o.baseline_p99_s)), fmt::arg("job", o.job));
+      fmt::arg("base", fmt::format("{:.9g}", o.baseline_p99_s)), fmt::arg("job", o.job),
+      fmt::arg("slowdowns", fmt::join(gpu::clock_event_reason_names(gpu::clock_events::kSlowdowns), "|")));
 }
 
 }  // namespace gsq::monitor

@@ -1,9 +1,11 @@
+// Runs a command with the tracer injected (CUDA_INJECTION64_PATH), forwards signals and collects its trace files.
 #include "trace/launcher.hpp"
 
 #include "core/error.hpp"
 #include "trace/format.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -108,18 +110,35 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
     }
   }
 
+  // The child reports a failed exec through a close-on-exec pipe (a successful exec closes it unwritten), so the
+  // message reaches the CLI instead of being printed from the forked child.
+  int exec_pipe[2];
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) throw_bad_input(fmt::format("pipe failed: {}", std::strerror(errno)));
   const pid_t child = fork();
-  if (child < 0) throw_bad_input(fmt::format("fork failed: {}", std::strerror(errno)));
+  if (child < 0) {
+    close(exec_pipe[0]), close(exec_pipe[1]);
+    throw_bad_input(fmt::format("fork failed: {}", std::strerror(errno)));
+  }
   if (child == 0) {
+    close(exec_pipe[0]);
     for (const auto& kv : env_set) putenv(const_cast<char*>(kv.c_str()));
     setenv("GSQ_TRACE_ROOT_PID", std::to_string(getpid()).c_str(), 1);
     std::vector<char*> argv;
     for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "gpusqueeze trace: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    _exit(errno == ENOENT ? 127 : 126);
+    const int err = errno;
+    [[maybe_unused]] const ssize_t wrote = write(exec_pipe[1], &err, sizeof err);
+    _exit(err == ENOENT ? 127 : 126);
   }
+  close(exec_pipe[1]);
+  int exec_errno = 0;
+  ssize_t got = 0;
+  while ((got = read(exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  close(exec_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof exec_errno))
+    result.exec_error = fmt::format("cannot run {}: {}", o.command.front(), std::strerror(exec_errno));
   g_child = child;
   struct sigaction sa {};
   sa.sa_handler = forward_signal;

@@ -22,9 +22,10 @@ struct LaunchOptions {
 };
 
 struct LaunchResult {
-  int exit_code = 0;    // the child's exit status when it exited
-  int term_signal = 0;  // the signal that ended it, 0 if it exited
-  bool traced = true;   // false when the program ran untraced (another profiler attached, tracer unavailable)
+  int exit_code = 0;       // the child's exit status when it exited
+  int term_signal = 0;     // the signal that ended it, 0 if it exited
+  bool traced = true;      // false when the program ran untraced (another profiler attached, tracer unavailable)
+  std::string exec_error;  // "cannot run CMD: reason" when the command could not be started (exit code 127 or 126)
   std::string untraced_reason;
   std::vector<std::filesystem::path> files;  // trace files this run wrote (one per traced process)
 };
