@@ -1,6 +1,9 @@
 // The analyses over one trace. Each step is a small function over the sorted events; the verdict compares their shares.
 #include "analyze/analysis.hpp"
 
+#include "analyze/text.hpp"
+#include "analyze/trace_facts.hpp"
+
 #include "core/stats.hpp"
 #include "core/table.hpp"
 
@@ -12,111 +15,9 @@
 
 namespace gsq::analyze {
 
+using namespace detail;
+
 namespace {
-
-struct Interval {
-  int64_t lo, hi;
-};
-
-std::vector<Interval> merge(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
-  std::vector<Interval> out;
-  for (const auto& i : v) {
-    if (i.hi <= i.lo) continue;
-    if (!out.empty() && i.lo <= out.back().hi)
-      out.back().hi = std::max(out.back().hi, i.hi);
-    else
-      out.push_back(i);
-  }
-  return out;
-}
-
-int64_t total(const std::vector<Interval>& v) {
-  int64_t s = 0;
-  for (const auto& i : v) s += i.hi - i.lo;
-  return s;
-}
-
-// Length of [lo, hi) covered by a merged, sorted interval list.
-int64_t covered(const std::vector<Interval>& merged, int64_t lo, int64_t hi) {
-  auto it = std::upper_bound(merged.begin(), merged.end(), lo, [](int64_t x, const Interval& i) { return x < i.hi; });
-  int64_t s = 0;
-  for (; it != merged.end() && it->lo < hi; ++it) s += std::min(hi, it->hi) - std::max(lo, it->lo);
-  return s;
-}
-
-bool is_launch_call(std::string_view n) {
-  return n.starts_with("cudaLaunchKernel") || n.starts_with("cuLaunchKernel") || n == "cudaGraphLaunch" ||
-         n == "cuGraphLaunch";
-}
-
-bool is_sync_call(std::string_view n) {
-  return n == "cudaStreamSynchronize" || n == "cudaDeviceSynchronize" || n == "cudaEventSynchronize" ||
-         n == "cudaMemcpy" || n == "cuStreamSynchronize" || n == "cuCtxSynchronize" || n == "cuEventSynchronize" ||
-         n == "cudaMemcpy2D" || n == "cudaMemset";
-}
-
-bool is_gemm_kernel(std::string_view n) {
-  for (std::string_view k : {"gemm", "Gemm", "GEMM", "cutlass", "xmma", "nvjet", "matmul", "wgmma", "mma"})
-    if (n.find(k) != std::string_view::npos) return true;
-  return false;
-}
-
-std::string size_bucket(uint64_t bytes) {
-  if (bytes <= 4096) return "a ≤4 KiB";
-  if (bytes <= 65536) return "b 4–64 KiB";
-  if (bytes <= (1u << 20)) return "c 64 KiB–1 MiB";
-  if (bytes <= (16u << 20)) return "d 1–16 MiB";
-  return "e >16 MiB";
-}
-
-std::string copy_kind_name(CopyKind k) {
-  switch (k) {
-    case CopyKind::htod:
-      return "HtoD";
-    case CopyKind::dtoh:
-      return "DtoH";
-    case CopyKind::dtod:
-      return "DtoD";
-    case CopyKind::ptop:
-      return "PtoP";
-    default:
-      return "other";
-  }
-}
-
-std::string us(int64_t ns) {
-  return fmt::format("{:.1f} µs", static_cast<double>(ns) / 1e3);
-}
-std::string ms(int64_t ns) {
-  return fmt::format("{:.2f} ms", static_cast<double>(ns) / 1e6);
-}
-std::string pct(double r) {
-  return fmt::format("{:.1f}%", 100 * r);
-}
-
-// For every runtime call: the outermost CPU op (aten::item, aten::to, ...) enclosing it on its thread.
-std::vector<int32_t> outermost_ops(const Trace& t) {
-  std::vector<int32_t> out(t.events.size(), -1);
-  std::unordered_map<int64_t, std::vector<size_t>> by_thread;
-  for (size_t i = 0; i < t.events.size(); ++i) {
-    const auto k = t.events[i].kind;
-    if (k == Kind::cpu_op || k == Kind::runtime)
-      by_thread[(int64_t{t.events[i].pid} << 32) | uint32_t(t.events[i].tid)].push_back(i);
-  }
-  for (auto& [key, idx] : by_thread) {
-    std::vector<size_t> stack;  // open CPU ops, outermost first
-    for (size_t i : idx) {
-      const Event& e = t.events[i];
-      while (!stack.empty() && t.events[stack.back()].end_ns() <= e.start_ns) stack.pop_back();
-      if (e.kind == Kind::cpu_op)
-        stack.push_back(i);
-      else if (!stack.empty())
-        out[i] = static_cast<int32_t>(stack.front());
-    }
-  }
-  return out;
-}
 
 Finding finding(const char* id, double share, std::string title, std::vector<Evidence> ev, int64_t saving_ns,
                 std::string fix, std::string source, int64_t wall_ns) {
@@ -581,138 +482,6 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
                 "above 15% of GPU time", b.wall_ns));
   }
   return a;
-}
-
-nlohmann::json to_json(const Analysis& a) {
-  using nlohmann::json;
-  const auto& b = a.breakdown;
-  json top = json::array();
-  for (const auto& g : a.top_kernels) {
-    top.push_back({{"name", g.name},
-                   {"count", g.count},
-                   {"total_ns", g.total_ns},
-                   {"mean_ns", g.mean_ns},
-                   {"p50_ns", g.p50_ns},
-                   {"p99_ns", g.p99_ns},
-                   {"share", g.share}});
-  }
-  json syncs = json::array();
-  for (const auto& s : a.syncs)
-    syncs.push_back({{"call", s.call}, {"cause", s.cause}, {"count", s.count}, {"wait_ns", s.wait_ns}});
-  json findings = json::array();
-  for (const auto& f : a.findings) {
-    json jf = f;
-    json evd = json::object();
-    for (const auto& e : f.evidence) {
-      // Numbers stay numbers for scripts; text stays text.
-      char* end = nullptr;
-      const long long v = std::strtoll(e.value.c_str(), &end, 10);
-      if (!e.value.empty() && end && *end == '\0')
-        evd[e.name] = v;
-      else
-        evd[e.name] = e.value;
-    }
-    jf["evidence"] = evd;
-    jf["saving_ns"] = evd.value("saving_ns", 0LL);
-    findings.push_back(jf);
-  }
-  json steps = a.step_ns;
-  return json{
-      {"schema", kAnalysisSchema},
-      {"origin", a.origin},
-      {"source", a.source},
-      {"rank", a.rank},
-      {"events", a.events},
-      {"hardware",
-       {{"busy_samples", a.hardware.busy_samples},
-        {"mean", a.hardware.mean},
-        {"throttled_share", a.hardware.throttled_share}}},
-      {"verdict",
-       {{"class", a.verdict.cls},
-        {"subclass", a.verdict.subclass},
-        {"share", a.verdict.share},
-        {"summary", a.verdict.summary}}},
-      {"breakdown",
-       {{"wall_ns", b.wall_ns},
-        {"gpu_busy_ns", b.gpu_busy_ns},
-        {"kernel_busy_ns", b.kernel_busy_ns},
-        {"copy_only_ns", b.copy_only_ns},
-        {"idle_host_ns", b.idle_host_ns},
-        {"idle_sync_ns", b.idle_sync_ns},
-        {"idle_launch_ns", b.idle_launch_ns},
-        {"gaps", b.gaps},
-        {"gpu_utilization", b.wall_ns ? static_cast<double>(b.gpu_busy_ns) / static_cast<double>(b.wall_ns) : 0}}},
-      {"kernels",
-       {{"count", a.kernels}, {"short_count", a.short_kernels}, {"median_launch_call_ns", a.median_launch_call_ns}}},
-      {"top_kernels", top},
-      {"copies",
-       {{"count", a.copies.count},
-        {"pageable", a.copies.pageable},
-        {"synchronous", a.copies.synchronous},
-        {"unoverlapped", a.copies.unoverlapped},
-        {"bytes", a.copies.bytes},
-        {"time_ns", a.copies.total_ns},
-        {"size_histogram", a.copies.size_histogram},
-        {"bytes_per_ns_by_kind", a.copies.gbps_by_kind}}},
-      {"syncs", syncs},
-      {"gpu_ns_by_op", a.gpu_ns_by_op},
-      {"step_ns", steps},
-      {"communication",
-       {{"nccl_kernels", a.comm_kernels},
-        {"time_ns", a.comm_ns},
-        {"exposed_ns", a.comm_exposed_ns},
-        {"overlap_ratio",
-         a.comm_ns ? 1 - static_cast<double>(a.comm_exposed_ns) / static_cast<double>(a.comm_ns) : 0}}},
-      {"findings", findings}};
-}
-
-Table breakdown_table(const Analysis& a) {
-  const auto& b = a.breakdown;
-  const double w = std::max<double>(1, static_cast<double>(b.wall_ns));
-  Table tb{{"where the wall time went", "time", "share"}, {}};
-  tb.rows.push_back({"GPU kernels running", ms(b.kernel_busy_ns), pct(static_cast<double>(b.kernel_busy_ns) / w)});
-  tb.rows.push_back(
-      {"copies only (no kernel running)", ms(b.copy_only_ns), pct(static_cast<double>(b.copy_only_ns) / w)});
-  tb.rows.push_back(
-      {"GPU idle: host busy elsewhere", ms(b.idle_host_ns), pct(static_cast<double>(b.idle_host_ns) / w)});
-  tb.rows.push_back({"GPU idle: after a host sync", ms(b.idle_sync_ns), pct(static_cast<double>(b.idle_sync_ns) / w)});
-  tb.rows.push_back(
-      {"GPU idle: waiting on launches", ms(b.idle_launch_ns), pct(static_cast<double>(b.idle_launch_ns) / w)});
-  return tb;
-}
-
-Table kernels_table(const Analysis& a, size_t rows) {
-  Table tk{{"kernel (normalised)", "count", "total", "mean", "P50", "P99", "share"}, {}};
-  for (size_t i = 0; i < a.top_kernels.size() && i < rows; ++i) {
-    const auto& g = a.top_kernels[i];
-    tk.rows.push_back({abbreviate(g.name, 70), std::to_string(g.count), us(g.total_ns),
-                       us(static_cast<int64_t>(g.mean_ns)), us(static_cast<int64_t>(g.p50_ns)),
-                       us(static_cast<int64_t>(g.p99_ns)), pct(g.share)});
-  }
-  return tk;
-}
-
-std::string render_markdown(const Analysis& a) {
-  const auto& b = a.breakdown;
-  std::string md = fmt::format("verdict: **{}**{} — {}\n\n", a.verdict.cls,
-                               a.verdict.subclass.empty() ? "" : " (" + a.verdict.subclass + ")", a.verdict.summary);
-  md += fmt::format("{} events, wall {}, {} kernels, {} copies\n\n{}\n", a.events, ms(b.wall_ns), a.kernels,
-                    a.copies.count, breakdown_table(a).markdown());
-  if (!a.step_ns.empty()) {
-    const auto s = stats::summarize(std::vector<double>(a.step_ns.begin(), a.step_ns.end()));
-    md += fmt::format("steps: {} (ProfilerStep#), P50 {}, max {}\n\n", a.step_ns.size(),
-                      ms(static_cast<int64_t>(s.p50)), ms(static_cast<int64_t>(s.max)));
-  }
-  md += kernels_table(a).markdown() + "\n";
-  if (!a.findings.empty()) {
-    Table tf{{"severity", "finding", "title", "saving", "fix"}, {}};
-    for (const auto& f : a.findings) {
-      tf.rows.push_back({std::string(to_string(f.severity)), f.id, f.title,
-                         f.saving_ratio ? pct(*f.saving_ratio) + " of wall" : "", abbreviate(f.fix, 90)});
-    }
-    md += tf.markdown();
-  }
-  return md;
 }
 
 }  // namespace gsq::analyze

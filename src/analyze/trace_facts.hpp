@@ -1,0 +1,31 @@
+// What the analyses ask of a trace beside its events: merged busy intervals, which calls launch or wait, which
+// kernels are GEMMs, the CPU op around each runtime call, and the labels of copy sizes and kinds.
+#pragma once
+
+#include "analyze/model.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gsq::analyze::detail {
+
+struct Interval {
+  int64_t lo, hi;
+};
+// Sorted, overlapping intervals joined.
+[[nodiscard]] std::vector<Interval> merge(std::vector<Interval> v);
+[[nodiscard]] int64_t total(const std::vector<Interval>& v);
+// Length of [lo, hi) covered by a merged, sorted interval list.
+[[nodiscard]] int64_t covered(const std::vector<Interval>& merged, int64_t lo, int64_t hi);
+
+[[nodiscard]] bool is_launch_call(std::string_view n);
+[[nodiscard]] bool is_sync_call(std::string_view n);
+[[nodiscard]] bool is_gemm_kernel(std::string_view n);
+[[nodiscard]] std::string size_bucket(uint64_t bytes);  // "a ≤4 KiB" ... "e >16 MiB" (the letter sorts them)
+[[nodiscard]] std::string copy_kind_name(CopyKind k);
+// For every runtime call: the outermost CPU op (aten::item, aten::to, ...) enclosing it on its thread, else -1.
+[[nodiscard]] std::vector<int32_t> outermost_ops(const Trace& t);
+
+}  // namespace gsq::analyze::detail
