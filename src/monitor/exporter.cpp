@@ -283,7 +283,8 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("gpusqueeze exporter: /metrics (Prometheus), /health\n", "text/plain");
   });
-  if (!server.bind_to_port(o.host, o.port)) {
+  // Stops the collector, the reaper and a capture in progress, and waits for them.
+  auto stop_workers = [&] {
     {
       std::lock_guard lk(mu);
       stopping = true;
@@ -292,6 +293,9 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
     collector.join();
     reaper.join();
     if (capture_thread.joinable()) capture_thread.join();
+  };
+  if (!server.bind_to_port(o.host, o.port)) {
+    stop_workers();
     throw_bad_input(
         fmt::format("cannot listen on {}:{} (address in use, or not an address of this host)", o.host, o.port));
   }
@@ -307,14 +311,7 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
   server.listen_after_bind();
   if (!signalled) pthread_kill(stopper.native_handle(), SIGTERM);  // the server stopped on its own: wake the waiter
   stopper.join();
-  {
-    std::lock_guard lk(mu);
-    stopping = true;
-  }
-  cv.notify_all();
-  collector.join();
-  reaper.join();
-  if (capture_thread.joinable()) capture_thread.join();
+  stop_workers();
   log("stopped");
 }
 
