@@ -240,19 +240,23 @@ TEST(KernelsGpu, OccupancyArithmeticAgreesWithTheRuntime) {
   GSQ_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
   const auto limits = arch_limits(major * 10 + minor);
   ASSERT_TRUE(limits.has_value()) << "sm_" << major << minor << " not in the table";
-  std::vector<KernelResources> dumped;
-  if (!find_cuobjdump().empty()) dumped = read_resource_usage(GSQ_KERNELS_LIBRARY);
+  ASSERT_FALSE(find_cuobjdump().empty()) << "cuobjdump not found: scripts/setup.sh installs it (PyPI "
+                                            "nvidia-cuda-cuobjdump); without it the comparison below checks nothing";
+  const std::vector<KernelResources> dumped = read_resource_usage(GSQ_KERNELS_LIBRARY);
   for (const auto& [label, fn] : sample_kernels()) {
     cudaFuncAttributes attr{};
     ASSERT_EQ(cudaFuncGetAttributes(&attr, fn), cudaSuccess) << label;
     const char* mangled = nullptr;
     ASSERT_EQ(cudaFuncGetName(&mangled, fn), cudaSuccess) << label;
+    int matched = 0;
     for (const auto& k : dumped) {
       if (k.mangled != mangled) continue;
+      ++matched;
       EXPECT_EQ(k.regs, attr.numRegs) << label << ": cuobjdump vs cudaFuncGetAttributes";
       EXPECT_EQ(static_cast<size_t>(k.shared), attr.sharedSizeBytes) << label;
       EXPECT_EQ(static_cast<size_t>(k.local), attr.localSizeBytes) << label;
     }
+    EXPECT_GE(matched, 1) << label << ": cuobjdump lists no kernel named " << mangled;
     for (int block : {32, 128, 256, 512, 1024}) {
       if (block > attr.maxThreadsPerBlock) continue;
       for (size_t dyn : {size_t{0}, size_t{20000}}) {
