@@ -29,7 +29,7 @@ struct Measurement {
   uint32_t launches_per_sample = 1;
   std::vector<double> samples_ns;      // GPU time per launch
   std::vector<uint32_t> sm_clock_mhz;  // NVML SM clock after each sample; empty when NVML is unavailable
-  std::vector<uint8_t> throttled;      // 1 = flagged by the throttle rule (see README "Timing protocol")
+  std::vector<uint8_t> throttled;      // 1 = flagged by the throttle rule (docs/timing-protocol.md)
   std::string stop_reason;             // "converged", "time limit", "sample limit", "fixed count"
   double wall_s = 0;
   double overhead_ns_per_sample = 0;  // host time per sample beyond the GPU time it measured

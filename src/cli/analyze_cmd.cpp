@@ -62,7 +62,7 @@ Action register_analyze(CLI::App& app) {
       "are ranks of one job: each is analysed, then ranks are compared for stragglers.\n"
       "Verdict classes: host-bound, launch-bound, sync-bound, transfer-bound, gpu-bound (subclass unknown without\n"
       "hardware counters: trace --gpu-metrics 100), communication-bound. --roofline adds each top kernel's DRAM and\n"
-      "compute fractions of peak. --json prints gpusqueeze.analysis/1 (README: \"Analysis JSON\").\n"
+      "compute fractions of peak. --json prints gpusqueeze.analysis/1 (docs/format-analysis-json.md).\n"
       "Examples:\n"
       "  gpusqueeze analyze trace.json.gz\n"
       "  gpusqueeze analyze --json rank0.json rank1.json > analysis.json");

@@ -17,6 +17,6 @@ struct CheckInfo {
   const char* id;
   const char* what;
 };
-[[nodiscard]] const std::vector<CheckInfo>& check_catalog();  // for --list and the README
+[[nodiscard]] const std::vector<CheckInfo>& check_catalog();  // for --list
 
 }  // namespace gsq::doctor

@@ -53,7 +53,7 @@ void Tracer::decode_buffers(const std::deque<RecordQueue::Buffer>& buffers, std:
     while (true) {
       const CUptiResult r = cuptiActivityGetNextRecord(b.data, b.valid, &rec);
       if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break;  // the end of the buffer's records
-      if (!GSQ_CUPTI_CHECK(r)) break;
+      if (!cupti_ok(r, "cuptiActivityGetNextRecord(b.data, b.valid, &rec)", __FILE__, __LINE__)) break;
       if (auto decoded = decoder->decode(*rec)) out.push_back(*decoded);
     }
     queue.return_buffer(b.data);
