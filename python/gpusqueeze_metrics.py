@@ -6,8 +6,11 @@
         out = model(batch)
 
 Exports, besides the latency histogram, the caching allocator's state read from torch.cuda.memory_stats() at each
-scrape (nothing runs between scrapes): allocated and reserved bytes, inactive split bytes, and the fragmentation
-ratio 1 - allocated/reserved that the GsqTorchAllocatorFragmented rule watches. Needs `pip install prometheus_client`.
+scrape (nothing runs between scrapes): allocated, reserved and inactive split bytes, and two ratios with the
+definitions `gpusqueeze memory` uses on snapshots: fragmented = inactive split bytes / reserved (free blocks stuck
+between live ones: what the GsqTorchAllocatorFragmented rule watches) and cached = (reserved - active - inactive
+split) / reserved (whole free segments: the cache at work, which empty_cache() returns). 1 - allocated/reserved counts
+both and fires on a healthy cache, so it is not exported. Needs `pip install prometheus_client`.
 """
 import contextlib
 import time
@@ -33,7 +36,11 @@ class TorchAllocatorCollector:
             "allocated": GaugeMetricFamily("gsq_torch_memory_allocated_bytes", "Bytes in live tensors", labels=["device"]),
             "reserved": GaugeMetricFamily("gsq_torch_memory_reserved_bytes", "Bytes the caching allocator holds", labels=["device"]),
             "inactive": GaugeMetricFamily("gsq_torch_memory_inactive_split_bytes", "Bytes in inactive, split blocks", labels=["device"]),
-            "frag": GaugeMetricFamily("gsq_torch_memory_fragmentation_ratio", "1 - allocated/reserved", labels=["device"]),
+            "frag": GaugeMetricFamily("gsq_torch_memory_fragmented_ratio",
+                                      "Inactive split bytes / reserved: free blocks stuck between live ones", labels=["device"]),
+            "cached": GaugeMetricFamily("gsq_torch_memory_cached_ratio",
+                                        "(reserved - active - inactive split) / reserved: whole free segments",
+                                        labels=["device"]),
         }
         for d in range(torch.cuda.device_count()):
             s = torch.cuda.memory_stats(d)
@@ -42,8 +49,11 @@ class TorchAllocatorCollector:
             dev = str(d)
             fams["allocated"].add_metric([dev], alloc)
             fams["reserved"].add_metric([dev], res)
-            fams["inactive"].add_metric([dev], s.get("inactive_split_bytes.all.current", 0))
-            fams["frag"].add_metric([dev], 1 - alloc / res if res else 0.0)
+            split = s.get("inactive_split_bytes.all.current", 0)
+            active = s.get("active_bytes.all.current", 0)
+            fams["inactive"].add_metric([dev], split)
+            fams["frag"].add_metric([dev], split / res if res else 0.0)
+            fams["cached"].add_metric([dev], max(0, res - active - split) / res if res else 0.0)
         yield from fams.values()
 
 

@@ -21,6 +21,7 @@ ALLOWED = {
     "trace": {"core"},
     "analyze": {"core", "trace"},
     "monitor": {"core", "gpu", "trace", "analyze"},
+    "triage": {"core"},
     "report": {"core", "gpu"},
     "cli": None,  # the top: may include any library
 }

@@ -45,13 +45,13 @@ groups:
           summary: "GPU {{{{ $labels.gpu }}}} on {{{{ $labels.hostname }}}} holds memory but was busy {{{{ $value | humanizePercentage }}}} of the last 5 min"
           runbook: "the work is host-, sync- or launch-bound: gpusqueeze trace + analyze names which; gpusqueeze exporter --watch-pid captures it"
       - alert: GsqTorchAllocatorFragmented
-        expr: gsq_torch_memory_fragmentation_ratio > 0.3
+        expr: gsq_torch_memory_fragmented_ratio > 0.2
         for: 10m
         labels:
           severity: info
         annotations:
-          summary: "PyTorch caching allocator on {{{{ $labels.instance }}}}: {{{{ $value | humanizePercentage }}}} of reserved memory is not allocated"
-          runbook: "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or fixed shapes / bucketing"
+          summary: "PyTorch caching allocator on {{{{ $labels.instance }}}}: {{{{ $value | humanizePercentage }}}} of reserved memory is free but split among live blocks (inactive split / reserved; a healthy cache of whole free segments does not count)"
+          runbook: "gpusqueeze memory on a torch.cuda.memory._dump_snapshot(); PYTORCH_ALLOC_CONF=expandable_segments:True, or fixed shapes / bucketing"
       - alert: GsqClockSlowdown
         expr: max_over_time(gsq_gpu_clock_event_active{{reason=~"{slowdowns}"}}[5m]) == 1
         for: 2m

@@ -1,4 +1,5 @@
-// libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs. Any
+// libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
+// PyTorch allocator snapshots (pickles). Any
 // input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report. Build: cmake
 // -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
@@ -9,6 +10,7 @@
 #include "core/json_io.hpp"
 #include "gpu/snapshot.hpp"
 #include "trace/format.hpp"
+#include "triage/memory.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +46,10 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   });
   guarded(
       [&] { (void)gsq::bench::run_from_json(gsq::parse_json_text(text, "fuzz", gsq::bench::kBenchSchema), "fuzz"); });
+  guarded([&] {
+    const auto snap = gsq::triage::memory_snapshot_from(gsq::triage::parse_pickle(text, "fuzz.pickle"), "fuzz.pickle");
+    (void)gsq::triage::to_json(gsq::triage::analyze_memory(snap));
+  });
   return 0;
 }
 

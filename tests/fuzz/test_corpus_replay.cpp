@@ -45,4 +45,20 @@ TEST(CorpusReplay, FixturesAndTheirCorruptionsNeverCrash) {
   EXPECT_GT(cases, 0u);
 }
 
+TEST(CorpusReplay, AllocatorSnapshotsAndTheirCorruptionsNeverCrash) {
+  const auto file = std::filesystem::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "pytorch-snapshots" /
+                    "magma27_cached_90pct_inactive.pickle";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present (shared test data)";
+  const std::string text = load(file);
+  const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+  EXPECT_EQ(gsq_fuzz_one(p, text.size()), 0);
+  std::mt19937 rng(777);
+  for (int k = 1; k < 16; ++k) gsq_fuzz_one(p, text.size() * static_cast<size_t>(k) / 16);
+  for (int k = 0; k < 16; ++k) {
+    std::string flipped = text;
+    for (int j = 0; j < 8; ++j) flipped[rng() % flipped.size()] = static_cast<char>(rng());
+    gsq_fuzz_one(reinterpret_cast<const uint8_t*>(flipped.data()), flipped.size());
+  }
+}
+
 }  // namespace
