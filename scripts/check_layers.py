@@ -21,7 +21,7 @@ ALLOWED = {
     "trace": {"core"},
     "analyze": {"core", "trace"},
     "monitor": {"core", "gpu", "trace", "analyze"},
-    "triage": {"core"},
+    "triage": {"core", "trace", "gpu"},
     "report": {"core", "gpu"},
     "cli": None,  # the top: may include any library
 }

@@ -1,4 +1,7 @@
+// Child processes (see process.hpp): posix_spawn, pipes read until they close, exit status decoded.
 #include "core/process.hpp"
+
+#include "core/error.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -66,6 +69,20 @@ ProcessOutput run_process(const std::vector<std::string>& argv) {
   }
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+int run_attached(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw_bad_input("no command to run");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ); rc != 0)
+    throw_bad_input(std::string("cannot run ") + argv.front() + ": " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace gsq

@@ -1,4 +1,5 @@
-// Running a helper program and capturing what it prints (no shell: arguments are passed as they are).
+// Running programs (no shell: arguments are passed as they are): a helper whose output is captured, or a workload
+// attached to the terminal.
 #pragma once
 
 #include <string>
@@ -12,5 +13,9 @@ struct ProcessOutput {
 };
 
 [[nodiscard]] ProcessOutput run_process(const std::vector<std::string>& argv);
+
+// Runs a program with this process's stdin, stdout and stderr and waits for it: its exit code, 128 + N when killed by
+// signal N. Throws Error(bad_input) naming the program when it cannot be started.
+[[nodiscard]] int run_attached(const std::vector<std::string>& argv);
 
 }  // namespace gsq

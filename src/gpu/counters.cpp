@@ -1,3 +1,4 @@
+// Hardware counters sampled beside a program (see counters.hpp): the GPM reader and the sampling thread.
 #include "gpu/counters.hpp"
 
 #include "gpu/collect.hpp"
@@ -8,6 +9,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <iterator>
+#include <utility>
 
 namespace gsq::gpu {
 
@@ -35,7 +38,26 @@ constexpr GpmMetric kGpm[] = {
 };
 constexpr size_t kGpmCount = sizeof(kGpm) / sizeof(kGpm[0]);
 // Series after the GPM ones: what every NVML GPU reports.
-enum Basic : size_t { sm_clock = kGpmCount, power, temperature, clock_events, basic_end };
+enum Basic : size_t {
+  sm_clock = kGpmCount,
+  power,
+  temperature,
+  clock_events,
+  mem_clock,
+  memory_temperature,
+  throttle_first,  // the cumulative throttle counters of kThrottleFields, in that order
+  basic_end = throttle_first + 5
+};
+
+// NVML's cumulative clock-event counters (ns the clock was held down for each reason since the driver loaded), read
+// as field values; the jitter analysis turns their differences into the fraction of time throttled.
+constexpr std::pair<unsigned, const char*> kThrottleFields[] = {
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP, "throttle_sw_power_cap"},
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, "throttle_sw_thermal_slowdown"},
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN, "throttle_hw_thermal_slowdown"},
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, "throttle_hw_power_brake_slowdown"},
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST, "throttle_sync_boost"},
+};
 
 }  // namespace
 
@@ -113,6 +135,20 @@ CounterSampler::CounterSampler(uint32_t gpu_index, int interval_ms)
         api.nvmlDeviceGetMaxClockInfo(dev, NVML_CLOCK_MEM, &mem_mhz) == NVML_SUCCESS &&
         api.nvmlDeviceGetMemoryBusWidth(dev, &bus_bits) == NVML_SUCCESS)
       device_["dram_peak_bytes_per_s"] = dram_peak_bytes_per_s(mem_mhz, bus_bits);
+    // The limits the jitter analysis measures margins against.
+    auto threshold = [&](nvmlTemperatureThresholds_t t, const char* key) {
+      unsigned v = 0;
+      if (api.nvmlDeviceGetTemperatureThreshold && api.nvmlDeviceGetTemperatureThreshold(dev, t, &v) == NVML_SUCCESS)
+        device_[key] = v;
+    };
+    threshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, "temperature_slowdown_c");
+    threshold(NVML_TEMPERATURE_THRESHOLD_MEM_MAX, "memory_temperature_max_c");
+    unsigned limit_mw = 0;
+    if (api.nvmlDeviceGetEnforcedPowerLimit && api.nvmlDeviceGetEnforcedPowerLimit(dev, &limit_mw) == NVML_SUCCESS)
+      device_["power_limit_w"] = limit_mw / 1000.0;
+    unsigned max_sm = 0;
+    if (api.nvmlDeviceGetMaxClockInfo && api.nvmlDeviceGetMaxClockInfo(dev, NVML_CLOCK_SM, &max_sm) == NVML_SUCCESS)
+      device_["sm_clock_max_hz"] = max_sm * 1e6;
   }
   series_.resize(basic_end);
   for (size_t i = 0; i < kGpmCount; ++i) series_[i] = {kGpm[i].name, kGpm[i].unit, {}, {}};
@@ -120,6 +156,10 @@ CounterSampler::CounterSampler(uint32_t gpu_index, int interval_ms)
   series_[power] = {"power", "watts", {}, {}};
   series_[temperature] = {"temperature", "celsius", {}, {}};
   series_[clock_events] = {"clock_event_reasons", "bitmask", {}, {}};
+  series_[mem_clock] = {"mem_clock", "hertz", {}, {}};
+  series_[memory_temperature] = {"memory_temperature", "celsius", {}, {}};
+  for (size_t i = 0; i < std::size(kThrottleFields); ++i)
+    series_[throttle_first + i] = {kThrottleFields[i].second, "nanoseconds", {}, {}};
   thread_ = std::thread([this] { run(); });
 }
 
@@ -153,8 +193,51 @@ void CounterSampler::run() {
     put(temperature, live.temperature_c.ok(), live.temperature_c.ok() ? *live.temperature_c : 0);
     put(clock_events, live.clock_event_reasons_mask.ok(),
         live.clock_event_reasons_mask.ok() ? static_cast<double>(*live.clock_event_reasons_mask) : 0);
+    read_extra(now);
     previous = now;
   }
+}
+
+// Memory clock, memory temperature and the cumulative throttle counters: one NVML call each (the field values in one
+// call); a reading the driver does not support is simply absent from its track.
+void CounterSampler::read_extra(int64_t now) {
+  const NvmlApi& api = nvml_.api();
+  nvmlDevice_t dev{};
+  if (api.nvmlDeviceGetHandleByIndex_v2(index_, &dev) != NVML_SUCCESS) return;
+  auto put = [&](size_t s, double v) {
+    series_[s].t_ns.push_back(now);
+    series_[s].values.push_back(v);
+  };
+  unsigned mhz = 0;
+  if (api.nvmlDeviceGetClockInfo && api.nvmlDeviceGetClockInfo(dev, NVML_CLOCK_MEM, &mhz) == NVML_SUCCESS)
+    put(mem_clock, mhz * 1e6);
+  if (!api.nvmlDeviceGetFieldValues) return;
+  nvmlFieldValue_t fields[1 + std::size(kThrottleFields)] = {};
+  fields[0].fieldId = NVML_FI_DEV_MEMORY_TEMP;
+  for (size_t i = 0; i < std::size(kThrottleFields); ++i) fields[1 + i].fieldId = kThrottleFields[i].first;
+  if (api.nvmlDeviceGetFieldValues(dev, static_cast<int>(std::size(fields)), fields) != NVML_SUCCESS) return;
+  auto number = [](const nvmlFieldValue_t& f) -> std::optional<double> {
+    if (f.nvmlReturn != NVML_SUCCESS) return std::nullopt;
+    switch (f.valueType) {
+      case NVML_VALUE_TYPE_DOUBLE:
+        return f.value.dVal;
+      case NVML_VALUE_TYPE_UNSIGNED_INT:
+        return f.value.uiVal;
+      case NVML_VALUE_TYPE_UNSIGNED_LONG:
+        return static_cast<double>(f.value.ulVal);
+      case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+        return static_cast<double>(f.value.ullVal);
+      case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        return static_cast<double>(f.value.sllVal);
+      case NVML_VALUE_TYPE_SIGNED_INT:
+        return f.value.siVal;
+      default:
+        return std::nullopt;
+    }
+  };
+  if (const auto t = number(fields[0])) put(memory_temperature, *t);
+  for (size_t i = 0; i < std::size(kThrottleFields); ++i)
+    if (const auto v = number(fields[1 + i])) put(throttle_first + i, *v);
 }
 
 nlohmann::json CounterSampler::finish() {

@@ -1,6 +1,7 @@
 // Hardware counters sampled while a traced program runs (step 2, hardware layer): NVML GPM metrics on Hopper and
 // later (SM activity, SM occupancy, DRAM bandwidth, tensor/FP16/FP32/FP64 activity, PCIe and NVLink traffic) and the
-// NVML readings every GPU has (SM clock, power, temperature, clock-event reasons). GPM metrics are averages over
+// NVML readings every GPU has (SM and memory clocks, power, GPU and memory temperature, clock-event reasons and the
+// cumulative throttle counters). GPM metrics are averages over
 // each interval between two samples; NVML documents 100 ms as the shortest useful interval.
 #pragma once
 
@@ -72,6 +73,7 @@ class CounterSampler {
 
  private:
   void run();
+  void read_extra(int64_t now);
   Nvml nvml_;
   uint32_t index_;
   int interval_ms_;

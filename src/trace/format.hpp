@@ -128,6 +128,7 @@ struct CounterTrack {
   uint32_t device = 0;
   std::string device_name;           // from the chunk's device_info, "" if absent
   double dram_peak_bytes_per_s = 0;  // likewise, 0 if absent
+  nlohmann::json device_info;        // the chunk's whole device_info (limits: slowdown temperature, power limit, ...)
   std::vector<int64_t> t_ns;
   std::vector<double> values;
 };

@@ -42,6 +42,7 @@ bool parse_counters(const nlohmann::json& j, const nlohmann::json& header, std::
     c.device = j.contains("device") && j["device"].is_number_unsigned() ? j["device"].get<uint32_t>() : 0;
     if (j.contains("device_info") && j["device_info"].is_object()) {
       const auto& d = j["device_info"];
+      c.device_info = d;
       if (d.contains("name") && d["name"].is_string()) c.device_name = d["name"].get<std::string>();
       if (d.contains("dram_peak_bytes_per_s") && d["dram_peak_bytes_per_s"].is_number())
         c.dram_peak_bytes_per_s = d["dram_peak_bytes_per_s"].get<double>();

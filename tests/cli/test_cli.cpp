@@ -318,5 +318,22 @@ TEST(CliKernels, ListsBothSuitesAndSaysWhenThereIsNoGpu) {
   }
 }
 
+TEST(CliTriage, MemoryRefusesWhatIsNotASnapshotAndCodeInAPickle) {
+  EXPECT_EQ(run("memory " + temp_file("gsq-empty.pickle", "")).rc, 2);
+  const auto code = run("memory " + temp_file("gsq-code.pickle", "cos\nsystem\n(S'true'\ntR."));  // SYNTHETIC
+  EXPECT_EQ(code.rc, 2);
+  EXPECT_NE(code.err.find("GLOBAL"), std::string::npos) << code.err;
+  EXPECT_EQ(run("memory " + kFixture).rc, 2);  // JSON, not a pickle
+}
+
+TEST(CliTriage, JitterReadsARecordingAndWantsExactlyOneSource) {
+  const auto r = run("jitter --json " + test::fixture("h200-hw-matmul.gsqt").string());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("\"power-capped\""), std::string::npos);
+  EXPECT_EQ(run("jitter").rc, 2);
+  EXPECT_EQ(run("jitter --seconds 1 " + test::fixture("h200-hw-matmul.gsqt").string()).rc, 2);
+  EXPECT_EQ(run("jitter " + kFixture).rc, 2);  // not a trace
+}
+
 }  // namespace
 }  // namespace gsq
