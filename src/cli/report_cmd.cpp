@@ -1,6 +1,10 @@
 // `gpusqueeze report`: every step for this machine on one page (index.html, report.md, report.json).
 #include "cli/common.hpp"
 
+#include "trace/format.hpp"
+#include "triage/jitter.hpp"
+#include "triage/memory.hpp"
+
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "bench/runner.hpp"
@@ -19,7 +23,7 @@ namespace {
 struct ReportOptions {
   SnapshotOptions snap;
   std::string out_dir = "gsq-report";
-  std::vector<std::string> bench_files, trace_files;
+  std::vector<std::string> bench_files, trace_files, memory_files, jitter_files;
 };
 
 report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
@@ -46,13 +50,61 @@ report::Section analysis_section_of(const analyze::Analysis& a) {
                                   analyze::breakdown_table(a), analyze::kernels_table(a, 8), a.findings,
                                   analyze::to_json(a));
 }
+std::string mib(uint64_t bytes) {
+  return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 20));
+}
+
+report::Section memory_section_of(const triage::MemoryReport& m) {
+  report::Section sec;
+  sec.id = "memory";
+  sec.title = "Field triage — PyTorch allocator: " + std::filesystem::path(m.origin).filename().string();
+  sec.notes.push_back(
+      "Cached memory is the cache at work (empty_cache() returns it); fragmented memory is free but "
+      "stuck between live blocks. 1 − allocated/reserved counts both.");
+  Table t{{"GPU", "reserved MiB", "live MiB", "cached", "fragmented", "1 − allocated/reserved", "OOMs"}, {}};
+  for (const auto& d : m.devices) {
+    std::string ooms;
+    for (const auto& o : d.ooms)
+      ooms += (ooms.empty() ? "" : ", ") + std::string(o.fragmentation ? "fragmentation" : "capacity");
+    t.rows.push_back(
+        {std::to_string(d.device), mib(d.reserved), mib(d.allocated), fmt::format("{:.1f}%", 100 * d.ratio(d.cached)),
+         fmt::format("{:.1f}%", 100 * d.ratio(d.fragmented)),
+         fmt::format("{:.3f}", d.reserved ? 1 - d.ratio(d.allocated) : 0.0), ooms.empty() ? "none" : ooms});
+  }
+  sec.tables.emplace_back("Where the reserved memory is (gpusqueeze memory for sites and maps)", t);
+  sec.findings = m.findings;
+  sec.data = triage::to_json(m);
+  return sec;
+}
+
+report::Section jitter_section_of(const triage::JitterReport& j) {
+  report::Section sec;
+  sec.id = "jitter";
+  sec.title = "Field triage — clock jitter: " + std::filesystem::path(j.origin).filename().string();
+  Table t{{"GPU", "seconds", "busy SM clock P5 / P50 MHz", "max temperature °C", "held by (share of time)"}, {}};
+  for (const auto& g : j.gpus) {
+    std::string held;
+    for (const auto& r : g.reasons)
+      if (r.reason != "gpu_idle")
+        held += (held.empty() ? "" : ", ") + fmt::format("{} {:.1f}%", r.reason, 100 * r.fraction);
+    t.rows.push_back(
+        {std::to_string(g.device), fmt::format("{:.1f}", g.duration_s),
+         g.sm_clock_p5_mhz ? fmt::format("{:.0f} / {:.0f}", *g.sm_clock_p5_mhz, *g.sm_clock_p50_mhz) : "n/a",
+         g.temperature_max_c ? fmt::format("{:.0f}", *g.temperature_max_c) : "n/a", held.empty() ? "nothing" : held});
+  }
+  sec.tables.emplace_back("What held the clock down (gpusqueeze jitter for the readings)", t);
+  sec.findings = j.findings;
+  sec.data = triage::to_json(j);
+  return sec;
+}
 }  // namespace
 
 Action register_report(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand("report", "Write the one-page report of this machine (HTML + markdown + JSON)");
   cmd->footer(
-      "Sections: environment and fingerprint, doctor findings, bench runs (--bench), trace analyses (--trace).\n"
+      "Sections: environment and fingerprint, doctor findings, bench runs (--bench), trace analyses (--trace),\n"
+      "allocator snapshots (--memory), jitter recordings (--jitter).\n"
       "Without an NVIDIA GPU the report says so and is built from the snapshot recorded on an H200 that ships with\n"
       "gpusqueeze, labelled as such. Open OUT/index.html in any browser: it has no external resources.");
   add_snapshot_options(*cmd, o->snap, true);
@@ -60,6 +112,10 @@ Action register_report(CLI::App& app) {
   cmd->add_option("--bench", o->bench_files, "Add a bench run (gpusqueeze.bench/1) as the baseline section")
       ->check(CLI::ExistingFile);
   cmd->add_option("--trace", o->trace_files, "Add the analysis of a trace (Kineto JSON)")->check(CLI::ExistingFile);
+  cmd->add_option("--memory", o->memory_files, "Add a PyTorch allocator snapshot (torch.cuda.memory._dump_snapshot)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--jitter", o->jitter_files, "Add a jitter recording (gpusqueeze jitter -o, .gsqt)")
+      ->check(CLI::ExistingFile);
   return [o]() {
     gpu::Snapshot s;
     std::string provenance;
@@ -105,6 +161,10 @@ Action register_report(CLI::App& app) {
     for (const auto& f : bench_files) r.sections.push_back(bench_section_of(bench::load_run(f), f));
     for (const auto& f : trace_files)
       r.sections.push_back(analysis_section_of(analyze::analyze(analyze::load_trace(f))));
+    for (const auto& f : o->memory_files)
+      r.sections.push_back(memory_section_of(triage::analyze_memory(triage::read_memory_snapshot(f))));
+    for (const auto& f : o->jitter_files)
+      r.sections.push_back(jitter_section_of(triage::analyze_jitter(trace::read_trace(f))));
     report::write_report(r, o->out_dir);
     std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir,
                              provenance);

@@ -326,6 +326,25 @@ TEST(CliTriage, MemoryRefusesWhatIsNotASnapshotAndCodeInAPickle) {
   EXPECT_EQ(run("memory " + kFixture).rc, 2);  // JSON, not a pickle
 }
 
+TEST(CliTriage, ReportCarriesJitterAndMemorySections) {
+  const fs::path out = fs::temp_directory_path() / ("gsq-rep-triage-" + std::to_string(::getpid()));
+  std::string args = "report --snapshot " + kFixture + " -o " + out.string() + " --jitter " +
+                     test::fixture("h200-hw-matmul.gsqt").string();
+  const fs::path snapshot = fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "pytorch-snapshots" /
+                            "magma27_cached_90pct_inactive.pickle";
+  const bool with_memory = fs::exists(snapshot);
+  if (with_memory) args += " --memory " + snapshot.string();
+  const auto r = run(args);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string md = slurp(out / "report.md");
+  EXPECT_NE(md.find("clock jitter: h200-hw-matmul.gsqt"), std::string::npos);
+  EXPECT_NE(md.find("sw_power_cap"), std::string::npos);
+  if (with_memory) {
+    EXPECT_NE(md.find("PyTorch allocator: magma27"), std::string::npos);
+  }
+  fs::remove_all(out);
+}
+
 TEST(CliTriage, JitterReadsARecordingAndWantsExactlyOneSource) {
   const auto r = run("jitter --json " + test::fixture("h200-hw-matmul.gsqt").string());
   EXPECT_EQ(r.rc, 0) << r.err;
