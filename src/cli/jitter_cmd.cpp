@@ -15,6 +15,7 @@
 #include "triage/jitter.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <chrono>
 #include <ctime>
@@ -30,6 +31,7 @@ struct JitterCliOptions {
   std::string file, bench, output = "gsq-jitter.gsqt";
   std::vector<std::string> command;
   double seconds = 0;
+  int pid = 0;
   int interval_ms = 100;
   int gpu = -1;
   bool json = false;
@@ -96,6 +98,13 @@ void record(const JitterCliOptions& o) {
                      o.command.front()));
     rc = run_attached(o.command);
     if (rc != 0) note(fmt::format("{} exited with {}", o.command.front(), rc));
+  } else if (o.pid > 0) {
+    // A process already running (a server): sample until it exits, or for --seconds if given.
+    note(fmt::format("sampling {} GPU(s) every {} ms while process {} runs…", samplers.size(), o.interval_ms, o.pid));
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(o.seconds > 0 ? o.seconds : 1e9);
+    while (kill(o.pid, 0) == 0 && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } else {
     note(fmt::format("sampling {} GPU(s) every {} ms for {:.0f} s…", samplers.size(), o.interval_ms, o.seconds));
     std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
@@ -171,6 +180,7 @@ Action register_jitter(CLI::App& app) {
       "Examples:\n"
       "  gpusqueeze jitter -- python serve.py --steps 2000     sample while it runs; writes gsq-jitter.gsqt\n"
       "  gpusqueeze jitter --seconds 60                        sample whatever runs now\n"
+      "  gpusqueeze jitter --pid 4242                          sample until that server process exits\n"
       "  gpusqueeze jitter run.gsqt                            read a recording (jitter -o, trace --gpu-metrics)\n"
       "  gpusqueeze jitter --bench run.json                    are the P99 outliers the throttled samples?");
   cmd->add_option("file", o->file, "A .gsqt with counter tracks to read instead of sampling");
@@ -180,14 +190,19 @@ Action register_jitter(CLI::App& app) {
   cmd->add_option("--interval-ms", o->interval_ms, "Sampling interval")
       ->check(CLI::Range(100, 60000))
       ->capture_default_str();
+  cmd->add_option("--pid", o->pid, "Sample while this running process lives (with --seconds: at most that long)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--gpu", o->gpu, "Only this GPU (NVML index); default: all");
   cmd->add_option("-o,--output", o->output, "Where to write the samples")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print gpusqueeze.jitter/1 JSON");
   cmd->add_option("command", o->command, "The workload, after --")->allow_extra_args();
   return [o] {
-    const int given = !o->file.empty() + !o->bench.empty() + (!o->command.empty() || o->seconds > 0);
+    const int given = !o->file.empty() + !o->bench.empty() + !o->command.empty() + (o->pid > 0) +
+                      (o->seconds > 0 && o->pid == 0 && o->command.empty());
     if (given != 1)
-      throw_bad_input("jitter: give one of FILE, --bench RUN.json, --seconds N or -- COMMAND (see jitter --help)");
+      throw_bad_input(
+          "jitter: give one of FILE, --bench RUN.json, --pid PID, --seconds N or -- COMMAND (see jitter --help)");
+    if (o->pid > 0 && kill(o->pid, 0) != 0) throw_bad_input(fmt::format("--pid {}: no such process", o->pid));
     return run_jitter(*o);
   };
 }

@@ -56,6 +56,11 @@ void print_device(const triage::DeviceMemory& d) {
       s.rows.push_back({x.site.empty() ? "(no frames recorded)" : x.site, mib(x.bytes), std::to_string(x.blocks)});
     std::cout << '\n' << s.markdown();
   }
+  if (!d.size_classes.empty()) {
+    Table c{{"segments by size class", "segments", "MiB"}, {}};
+    for (const auto& [name, v] : d.size_classes) c.rows.push_back({name, std::to_string(v.first), mib(v.second)});
+    std::cout << '\n' << c.markdown();
+  }
   if (!d.segment_maps.empty()) {
     std::cout << "\nMost fragmented segments (# live, + partly live, . free; one character per 1/64 of the segment):\n";
     for (const auto& m : d.segment_maps) std::cout << "  " << m << '\n';

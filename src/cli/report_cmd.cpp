@@ -77,22 +77,32 @@ report::Section memory_section_of(const triage::MemoryReport& m) {
   return sec;
 }
 
-report::Section jitter_section_of(const triage::JitterReport& j) {
+report::Section jitter_section_of(const triage::JitterReport& j, const trace::TraceFile& t) {
   report::Section sec;
   sec.id = "jitter";
   sec.title = "Field triage — clock jitter: " + std::filesystem::path(j.origin).filename().string();
-  Table t{{"GPU", "seconds", "busy SM clock P5 / P50 MHz", "max temperature °C", "held by (share of time)"}, {}};
+  Table table{{"GPU", "seconds", "busy SM clock P5 / P50 MHz", "max temperature °C", "held by (share of time)"}, {}};
   for (const auto& g : j.gpus) {
     std::string held;
     for (const auto& r : g.reasons)
       if (r.reason != "gpu_idle")
         held += (held.empty() ? "" : ", ") + fmt::format("{} {:.1f}%", r.reason, 100 * r.fraction);
-    t.rows.push_back(
+    table.rows.push_back(
         {std::to_string(g.device), fmt::format("{:.1f}", g.duration_s),
          g.sm_clock_p5_mhz ? fmt::format("{:.0f} / {:.0f}", *g.sm_clock_p5_mhz, *g.sm_clock_p50_mhz) : "n/a",
          g.temperature_max_c ? fmt::format("{:.0f}", *g.temperature_max_c) : "n/a", held.empty() ? "nothing" : held});
   }
-  sec.tables.emplace_back("What held the clock down (gpusqueeze jitter for the readings)", t);
+  sec.tables.emplace_back("What held the clock down (gpusqueeze jitter for the readings)", table);
+  // Clock, temperature and power over time, per GPU.
+  const std::pair<const char*, std::pair<const char*, double>> plotted[] = {
+      {"sm_clock", {"MHz", 1e-6}}, {"temperature", {"°C", 1}}, {"power", {"W", 1}}};
+  for (const auto& c : t.counters)
+    for (const auto& [name, unit] : plotted)
+      if (c.name == name) {
+        std::vector<double> v;
+        for (double x : c.values) v.push_back(x * unit.second);
+        sec.figures_svg.push_back(report::series_svg(fmt::format("GPU {} {}", c.device, name), c.t_ns, v, unit.first));
+      }
   sec.findings = j.findings;
   sec.data = triage::to_json(j);
   return sec;
@@ -163,8 +173,10 @@ Action register_report(CLI::App& app) {
       r.sections.push_back(analysis_section_of(analyze::analyze(analyze::load_trace(f))));
     for (const auto& f : o->memory_files)
       r.sections.push_back(memory_section_of(triage::analyze_memory(triage::read_memory_snapshot(f))));
-    for (const auto& f : o->jitter_files)
-      r.sections.push_back(jitter_section_of(triage::analyze_jitter(trace::read_trace(f))));
+    for (const auto& f : o->jitter_files) {
+      const auto t = trace::read_trace(f);
+      r.sections.push_back(jitter_section_of(triage::analyze_jitter(t), t));
+    }
     report::write_report(r, o->out_dir);
     std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir,
                              provenance);

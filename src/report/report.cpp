@@ -175,6 +175,35 @@ std::string cdf_svg(const std::string& title, std::vector<double> samples_ns) {
   return svg;
 }
 
+std::string series_svg(const std::string& title, const std::vector<int64_t>& t_ns, const std::vector<double>& values,
+                       const std::string& unit) {
+  if (t_ns.size() < 2 || t_ns.size() != values.size()) return "";
+  constexpr double kW = 360, kH = 150, kL = 46, kR = 10, kT = 22, kB = 22;
+  const double t0 = static_cast<double>(t_ns.front()), span = std::max(1.0, static_cast<double>(t_ns.back()) - t0);
+  const auto [lo_it, hi_it] = std::minmax_element(values.begin(), values.end());
+  const double lo = *lo_it, hi = *hi_it > *lo_it ? *hi_it : *lo_it + 1;
+  auto x = [&](int64_t t) { return kL + (kW - kL - kR) * (static_cast<double>(t) - t0) / span; };
+  auto y = [&](double v) { return kH - kB - (kH - kT - kB) * (v - lo) / (hi - lo); };
+  std::string pts;
+  for (size_t i = 0; i < t_ns.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", x(t_ns[i]), y(values[i]));
+  std::string svg = fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" )"
+      R"(font-family="system-ui,sans-serif"><text x="{2}" y="14" font-size="11" font-weight="600">{3}</text>)",
+      kW, kH, kL, html_escape(abbreviate(title, 52)));
+  svg += fmt::format(
+      R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#888"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="#888"/>)",
+      kL, kT, kH - kB, kW - kR);
+  svg +=
+      fmt::format(R"(<text x="{}" y="{:.1f}" font-size="10" text-anchor="end">{:.0f}</text>)", kL - 4, y(hi) + 3, hi);
+  svg +=
+      fmt::format(R"(<text x="{}" y="{:.1f}" font-size="10" text-anchor="end">{:.0f}</text>)", kL - 4, y(lo) + 3, lo);
+  svg += fmt::format(R"(<text x="{}" y="{}" font-size="10">0 s</text><text x="{}" y="{}" font-size="10" )"
+                     R"(text-anchor="end">{:.1f} s ({})</text>)",
+                     kL, kH - 6, kW - kR, kH - 6, span / 1e9, html_escape(unit));
+  svg += fmt::format(R"(<polyline fill="none" stroke="#76b900" stroke-width="1.5" points="{}"/></svg>)", pts);
+  return svg;
+}
+
 std::string bars_svg(const std::string& title, const std::vector<Bar>& bars) {
   if (bars.empty()) return "";
   constexpr double kLabel = 170, kBarW = 320, kRow = 34, kTop = 24;
@@ -234,8 +263,7 @@ std::string render_markdown(const Report& r) {
     for (const auto& n : sec.notes) md += n + "\n\n";
     for (const auto& [caption, table] : sec.tables) md += fmt::format("**{}**\n\n{}\n", caption, table.markdown());
     if (!sec.findings.empty()) md += findings_table(sec.findings).markdown() + "\n";
-    if (!sec.figures_svg.empty())
-      md += fmt::format("({} latency CDF charts in index.html)\n\n", sec.figures_svg.size());
+    if (!sec.figures_svg.empty()) md += fmt::format("({} charts in index.html)\n\n", sec.figures_svg.size());
   }
   return md;
 }

@@ -36,6 +36,10 @@ struct Bar {
 };
 [[nodiscard]] std::string bars_svg(const std::string& title, const std::vector<Bar>& bars);
 
+// A reading over time as inline SVG: x in seconds from the first sample, y from the series' min to max with `unit`.
+[[nodiscard]] std::string series_svg(const std::string& title, const std::vector<int64_t>& t_ns,
+                                     const std::vector<double>& values, const std::string& unit);
+
 struct Report {
   std::string title;
   std::string provenance;  // "live on host X at T" or "replayed from FILE, recorded on ... at ..."

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <regex>
 
 namespace gsq::report {
@@ -85,6 +87,26 @@ TEST(Report, CeilingBarsShowThePercentOfTheoretical) {
   EXPECT_NE(svg.find("55 GB/s = 87.9% of 63"), std::string::npos) << svg;
   EXPECT_NE(svg.find("4644 GB/s = 96.5% of 4814"), std::string::npos) << svg;
   EXPECT_EQ(bars_svg("none", {}), "");
+}
+
+}  // namespace
+}  // namespace gsq::report
+
+namespace gsq::report {
+namespace {
+
+TEST(Report, SeriesChartDrawsEverySampleBetweenItsMinAndMax) {
+  const std::vector<int64_t> t{0, 100'000'000, 200'000'000, 300'000'000};
+  const std::vector<double> v{1980, 1470, 1215, 1980};
+  const std::string svg = series_svg("GPU 0 sm_clock", t, v, "MHz");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find(">1980<"), std::string::npos);
+  EXPECT_NE(svg.find(">1215<"), std::string::npos);
+  EXPECT_NE(svg.find("0.3 s (MHz)"), std::string::npos);
+  const auto points = svg.substr(svg.find("points=\""));
+  EXPECT_EQ(std::count(points.begin(), points.end(), ','), 4);
+  EXPECT_TRUE(series_svg("x", {0}, {1}, "W").empty());
+  EXPECT_TRUE(series_svg("x", {0, 1}, {1}, "W").empty());
 }
 
 }  // namespace

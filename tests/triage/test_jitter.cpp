@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 namespace gsq::triage {
 namespace {
@@ -136,6 +137,11 @@ TEST(Jitter, ARecordingWrittenAsJitterWritesItReadsBackWhole) {
   EXPECT_DOUBLE_EQ(reason(a.gpus[0], "sw_power_cap"), reason(b.gpus[0], "sw_power_cap"));
   EXPECT_EQ(*b.gpus[0].temperature_slowdown_c, 87);
   EXPECT_EQ(*b.gpus[0].power_limit_w, 700);
+  // Perfetto shows the recording: counter events for every track.
+  std::ostringstream chrome;
+  trace::write_chrome(back, chrome);
+  EXPECT_NE(chrome.str().find("\"ph\":\"C\""), std::string::npos);
+  EXPECT_NE(chrome.str().find("clock_event_reasons"), std::string::npos);
   std::remove(file.c_str());
 }
 
