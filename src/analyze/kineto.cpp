@@ -48,12 +48,13 @@ std::string inflate_gzip(const std::string& in, const std::string& origin) {
 
 Kind kind_of(std::string_view cat, bool& keep) {
   keep = true;
-  if (cat == "kernel") return Kind::kernel;
-  if (cat == "gpu_memcpy") return Kind::memcpy;
-  if (cat == "gpu_memset") return Kind::memset;
-  if (cat == "cuda_runtime" || cat == "cuda_driver") return Kind::runtime;
+  // Current Kineto categories, then the capitalised ones PyTorch 1.8/1.9 wrote.
+  if (cat == "kernel" || cat == "Kernel") return Kind::kernel;
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return Kind::memcpy;
+  if (cat == "gpu_memset" || cat == "Memset") return Kind::memset;
+  if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime") return Kind::runtime;
   if (cat == "cuda_sync") return Kind::sync;
-  if (cat == "cpu_op") return Kind::cpu_op;
+  if (cat == "cpu_op" || cat == "Operator") return Kind::cpu_op;
   if (cat == "user_annotation") return Kind::annotation;
   keep = false;  // python_function, gpu_user_annotation, ac2g flows, Trace metadata, ...
   return Kind::cpu_op;
@@ -157,6 +158,7 @@ namespace {
 // memory.
 struct ArraySpan {
   size_t open = std::string_view::npos, close = std::string_view::npos;  // positions of '[' and ']'
+  bool array_format = false;  // the events are the top level (Chrome's JSON Array Format), no header around them
   bool truncated = false;
 };
 
@@ -200,13 +202,19 @@ ArraySpan find_trace_events(std::string_view text) {
         break;
       case '{':
       case '[':
-        if (c == '[' && depth == 1 && key_is_events && span.open == std::string_view::npos) span.open = i;
+        // The events: the "traceEvents" member of the top object, or the top level itself in Chrome's JSON Array
+        // Format (which some PyTorch 1.8 traces use).
+        if (c == '[' && span.open == std::string_view::npos && ((depth == 1 && key_is_events) || depth == 0)) {
+          span.open = i;
+          span.array_format = depth == 0;
+        }
         ++depth;
         break;
       case '}':
       case ']':
         --depth;
-        if (c == ']' && depth == 1 && span.open != std::string_view::npos && span.close == std::string_view::npos)
+        if (c == ']' && span.open != std::string_view::npos && span.close == std::string_view::npos &&
+            depth == (span.array_format ? 0 : 1))
           span.close = i;
         break;
       case ',':
@@ -331,8 +339,10 @@ Trace parse_padded(const char* data, size_t size, const std::string& origin) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw_bad_input(origin + ": empty file, expected a Kineto trace");
   const auto first = text[text.find_first_not_of(" \t\r\n")];
-  if (first != '{')
-    throw_bad_input(origin + ": not a Kineto/Chrome trace: the top level is not a JSON object with \"traceEvents\"");
+  if (first != '{' && first != '[')
+    throw_bad_input(origin +
+                    ": not a Kineto/Chrome trace: the top level is neither a JSON object with \"traceEvents\" "
+                    "nor an array of events");
   const ArraySpan span = find_trace_events(text);
   if (span.truncated || (span.open != std::string_view::npos && span.close == std::string_view::npos)) {
     throw_bad_input(fmt::format("{}: truncated or corrupt JSON: the text ends inside {} ({} bytes read)", origin,
@@ -340,8 +350,12 @@ Trace parse_padded(const char* data, size_t size, const std::string& origin) {
   }
   if (span.open == std::string_view::npos)
     throw_bad_input(origin + ": no \"traceEvents\" array: not a Kineto/Chrome trace");
-  parse_header(text, span, t, origin);
+  if (!span.array_format) parse_header(text, span, t, origin);
   parse_events(text, span, t, origin);
+  if (t.events.empty() && span.array_format)
+    throw_bad_input(origin +
+                    ": not a Kineto/Chrome trace: the top-level array holds no trace events (objects with "
+                    "ph, cat, ts)");
   if (t.events.empty()) throw_bad_input(origin + ": the trace holds no CPU or GPU events");
   std::stable_sort(t.events.begin(), t.events.end(),
                    [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; });

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace gsq::analyze {
 namespace {
@@ -113,6 +115,52 @@ TEST(Kineto, WhitespaceAndKeyOrderDoNotMatter) {
   const Trace with_scalar = parse_kineto(j.dump(1), "scalar");
   EXPECT_EQ(with_scalar.events.size(), compact.events.size());
   EXPECT_EQ(with_scalar.skipped_events, compact.skipped_events + 1);
+}
+
+}  // namespace
+}  // namespace gsq::analyze
+
+namespace gsq::analyze {
+namespace {
+
+// SYNTHETIC: the shape PyTorch 1.8/1.9 wrote — capitalised categories, "stream N" thread ids, events as the top level.
+TEST(Kineto, LegacyCapitalisedCategoriesAndTheArrayFormatRead) {
+  const std::string legacy = R"json([
+    {"ph": "X", "cat": "Operator", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+    {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 3,
+     "args": {"correlation": 5}},
+    {"ph": "X", "cat": "Kernel", "name": "relu_kernel", "pid": 0, "tid": "stream 7", "ts": 6, "dur": 4,
+     "args": {"device": 0, "stream": 7, "correlation": 5}},
+    {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": "stream 7", "ts": 11,
+     "dur": 2, "args": {"device": 0, "stream": 7, "bytes": 4096}}
+  ])json";
+  const Trace t = parse_kineto(legacy, "legacy.json");
+  ASSERT_EQ(t.events.size(), 4u);
+  std::map<Kind, int> kinds;
+  for (const auto& e : t.events) ++kinds[e.kind];
+  EXPECT_EQ(kinds[Kind::cpu_op], 1);
+  EXPECT_EQ(kinds[Kind::runtime], 1);
+  EXPECT_EQ(kinds[Kind::kernel], 1);
+  EXPECT_EQ(kinds[Kind::memcpy], 1);
+  for (const auto& e : t.events) {
+    if (e.kind == Kind::kernel) {
+      EXPECT_EQ(e.stream, 7);
+    }
+  }
+}
+
+TEST(Kineto, PublicLegacyTracesFromKinetosRepositoryRead) {
+  const std::filesystem::path dir = std::filesystem::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "kineto";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not present (shared test data)";
+  // PyTorch 1.8 (array format) and 1.9 (capitalised categories) traces of a ResNet-50 run.
+  for (const char* name : {"kineto.plugin.samples.resnet50_num_workers_0--worker0.pt.trace.json.gz",
+                           "kineto.tb_plugin.samples.resnet50_num_workers_0--worker0.1623143089861.pt.trace.json.gz"}) {
+    const Trace t = load_kineto(dir / name);
+    size_t kernels = 0, runtime = 0;
+    for (const auto& e : t.events) kernels += e.kind == Kind::kernel, runtime += e.kind == Kind::runtime;
+    EXPECT_GT(kernels, 8000u) << name;
+    EXPECT_GT(runtime, 10000u) << name;
+  }
 }
 
 }  // namespace
