@@ -3,6 +3,7 @@
 
 #include "analyze/text.hpp"
 #include "analyze/trace_facts.hpp"
+#include "analyze/trace_finding.hpp"
 
 #include "core/stats.hpp"
 #include "core/table.hpp"
@@ -16,26 +17,6 @@
 namespace gsq::analyze {
 
 using namespace detail;
-
-namespace {
-
-Finding finding(const char* id, double share, std::string title, std::vector<Evidence> ev, int64_t saving_ns,
-                std::string fix, std::string source, int64_t wall_ns) {
-  Finding f;
-  f.id = id;
-  f.severity = share >= 0.10 ? Severity::warn : Severity::info;
-  f.title = std::move(title);
-  f.evidence = std::move(ev);
-  if (saving_ns > 0 && wall_ns > 0) f.saving_ratio = static_cast<double>(saving_ns) / static_cast<double>(wall_ns);
-  f.evidence.push_back({"saving_ns", std::to_string(saving_ns)});
-  f.fix = std::move(fix);
-  f.source = std::move(source);
-  f.step = 2;
-  f.subject = "trace";
-  return f;
-}
-
-}  // namespace
 
 Analysis analyze(const Trace& t, const Thresholds& th) {
   Analysis a;
@@ -480,6 +461,21 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
                 "Convert the model and inputs once at load time (model.to(memory_format=torch.channels_last)) instead "
                 "of per step; avoid .contiguous() after transposes inside the loop.",
                 "above 15% of GPU time", b.wall_ns));
+  }
+  if (t.lost_gpu_records + t.lost_cpu_records > 0) {
+    Finding f = finding("incomplete-trace", 1.0,
+                        fmt::format("The recorder lost {} GPU and {} CPU records: every figure here is judged on "
+                                    "incomplete data",
+                                    t.lost_gpu_records, t.lost_cpu_records),
+                        {{"lost_gpu_records", std::to_string(t.lost_gpu_records)},
+                         {"lost_cpu_records", std::to_string(t.lost_cpu_records)}},
+                        0,
+                        "Record again with a larger pool (gpusqueeze trace --buffer-mb 1024), a shorter window "
+                        "(--delay/--duration), or --cpu-api none; the writer could not keep up with the program.",
+                        "any record lost (the tracer's stats chunk)", b.wall_ns);
+    f.severity = Severity::warn;
+    fs.insert(fs.begin(), std::move(f));
+    a.verdict.summary += " Judged on incomplete data: records were lost.";
   }
   return a;
 }

@@ -49,6 +49,13 @@ Trace from_gsqt(const trace::TraceFile& f) {
   t.origin = f.path.string();
   t.source = "gpusqueeze";
   t.rank = f.header.value("rank", -1);
+  auto count = [&f](const char* key) -> uint64_t {
+    if (!f.stats.is_object() || !f.stats.contains(key) || !f.stats[key].is_number_integer()) return 0;
+    return f.stats[key].is_number_unsigned() ? f.stats[key].get<uint64_t>()
+                                             : static_cast<uint64_t>(std::max<int64_t>(0, f.stats[key].get<int64_t>()));
+  };
+  t.lost_gpu_records = count("cupti_dropped_records");
+  t.lost_cpu_records = count("cpu_dropped_records");
   const int32_t pid = f.header.value("pid", 0);
   // A record without a start time (an API exit whose entry the tracer never saw, from older tracers) has no place on
   // the timeline: skipped and counted, so it cannot drag t = 0 back to the clock's epoch.

@@ -1,6 +1,8 @@
 // String interning, copy-name parsing and kernel-name normalisation.
 #include "analyze/model.hpp"
 
+#include <cctype>
+
 namespace gsq::analyze {
 
 uint32_t StringTable::intern(std::string_view s) {
@@ -42,6 +44,92 @@ void classify_copy(std::string_view name, Event& e) {
   }
 }
 
+namespace {
+
+// Template wrappers whose instantiations are different kernels: PyTorch's elementwise and reduction launchers (the
+// functor is the kernel) and CUTLASS's kernel templates (the operator type names the tiling).
+constexpr std::string_view kWrappers[] = {"vectorized_elementwise_kernel<>",
+                                          "unrolled_elementwise_kernel<>",
+                                          "elementwise_kernel<>",
+                                          "index_elementwise_kernel<>",
+                                          "reduce_kernel<>",
+                                          "cutlass::Kernel<>",
+                                          "cutlass::Kernel2<>",
+                                          "cutlass::device_kernel<>"};
+
+// Identifiers in a wrapper's template arguments that name plumbing, not the operation.
+bool is_plumbing(std::string_view id) {
+  static constexpr std::string_view kNoise[] = {"at",
+                                                "native",
+                                                "detail",
+                                                "std",
+                                                "c10",
+                                                "cuda",
+                                                "void",
+                                                "float",
+                                                "double",
+                                                "int",
+                                                "char",
+                                                "bool",
+                                                "unsigned",
+                                                "long",
+                                                "short",
+                                                "const",
+                                                "array",
+                                                "Array",
+                                                "Half",
+                                                "BFloat16",
+                                                "anonymous",
+                                                "namespace",
+                                                "lambda",
+                                                "operator",
+                                                "TensorIteratorBase",
+                                                "TensorIterator",
+                                                "gpu_kernel_impl",
+                                                "ReduceOp",
+                                                "func_wrapper_t",
+                                                "AUnaryFunctor",
+                                                "BUnaryFunctor",
+                                                "BinaryFunctor",
+                                                "binary_internal",
+                                                "OffsetCalculator",
+                                                "TrivialOffsetCalculator",
+                                                "LoadWithoutCast",
+                                                "StoreWithoutCast",
+                                                "memory",
+                                                "policies",
+                                                "GeluType",
+                                                "uint32_t",
+                                                "int64_t",
+                                                "cutlass"};
+  for (auto n : kNoise)
+    if (id == n) return true;
+  return id.size() < 3;
+}
+
+// The first identifier of the template arguments that is not plumbing: the functor or the operator type.
+std::string_view distinguishing_argument(std::string_view full) {
+  const size_t open = full.find('<');
+  if (open == std::string_view::npos) return {};
+  for (size_t i = open + 1; i < full.size();) {
+    const char c = full[i];
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t j = i;
+      while (j < full.size() && (std::isalnum(static_cast<unsigned char>(full[j])) || full[j] == '_')) ++j;
+      const std::string_view id = full.substr(i, j - i);
+      if (!is_plumbing(id)) return id;
+      i = j;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      while (i < full.size() && std::isalnum(static_cast<unsigned char>(full[i]))) ++i;  // 4, 2ul
+    } else {
+      ++i;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string normalize_kernel_name(std::string_view name) {
   // "(anonymous namespace)" is a namespace, not a parameter list.
   std::string text(name);
@@ -75,7 +163,12 @@ std::string normalize_kernel_name(std::string_view name) {
   // "void at::native::foo<>" → "at::native::foo<>": the return type says nothing.
   if (out.starts_with("void ")) out.erase(0, 5);
   while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out.empty() ? std::string(name) : out;
+  if (out.empty()) return std::string(name);
+  // Wrappers keep what tells their instantiations apart: vectorized_elementwise_kernel<MulFunctor>.
+  for (auto w : kWrappers)
+    if (out.ends_with(w))
+      if (const auto arg = distinguishing_argument(text); !arg.empty()) out.insert(out.size() - 1, arg);
+  return out;
 }
 
 }  // namespace gsq::analyze

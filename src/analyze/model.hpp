@@ -57,6 +57,9 @@ struct Trace {
   std::vector<Event> events;  // sorted by start_ns after import
   StringTable names;
   size_t skipped_events = 0;  // events of kinds the analyses do not use (python_function, flows, metadata)
+  // Records the recorder lost (.gsqt stats: CUPTI's dropped records, the tracer's dropped CPU records); the analyses
+  // then judge incomplete data and say so.
+  uint64_t lost_gpu_records = 0, lost_cpu_records = 0;
   std::vector<CounterTrack> counters;
   std::string gpu_name;              // the sampled GPU, when the counters say
   double dram_peak_bytes_per_s = 0;  // its DRAM peak from NVML (max memory clock × bus width), 0 if unknown

@@ -88,12 +88,23 @@ TEST(Analyze, SideStreamCopiesOverlapTheMatmuls) {
   EXPECT_GT(a.copies.gbps_by_kind.at("HtoD"), 10.0);  // bytes per ns = GB/s: pinned copies run near PCIe speed
 }
 
-TEST(Analyze, KernelNamesNormalise) {
+TEST(Analyze, KernelNamesNormaliseButKeepWhatTellsKernelsApart) {
+  // PyTorch's elementwise and reduction launchers keep their functor; CUTLASS's kernel templates their operator.
   EXPECT_EQ(
       normalize_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
                             "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, "
                             "at::native::AUnaryFunctor<float, float, float>, std::array<char*, 2ul>)"),
-      "at::native::vectorized_elementwise_kernel<>");
+      "at::native::vectorized_elementwise_kernel<MulFunctor>");
+  EXPECT_EQ(normalize_kernel_name("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctorOnSelf_add"
+                                  "<float>, std::array<char*, 2ul> >(int, at::native::CUDAFunctorOnSelf_add<float>)"),
+            "at::native::vectorized_elementwise_kernel<CUDAFunctorOnSelf_add>");
+  EXPECT_EQ(normalize_kernel_name("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+                                  "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>"),
+            "at::native::reduce_kernel<sum_functor>");
+  EXPECT_EQ(
+      normalize_kernel_name("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_"
+                            "align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8::Params)"),
+      "cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>");
   EXPECT_EQ(
       normalize_kernel_name("void (anonymous namespace)::softmax_warp_forward<float, float, float, 11, false>(float*)"),
       "{anon}::softmax_warp_forward<>");

@@ -126,3 +126,23 @@ TEST(Roofline, StricterFillLeavesFewerIntervalsAndWithoutCountersItSaysHow) {
 
 }  // namespace
 }  // namespace gsq::analyze
+
+namespace gsq::analyze {
+namespace {
+
+TEST(IncompleteTrace, LostRecordsInTheStatsGiveAFindingAndAHedgedVerdict) {
+  auto f = trace::read_trace(test::fixture("h200-torch-host.gsqt"));
+  const auto clean = analyze(from_gsqt(f));
+  for (const auto& x : clean.findings) EXPECT_NE(x.id, "incomplete-trace");
+  f.stats["cupti_dropped_records"] = 1234;  // EDITED: as a tracer whose buffer pool ran dry writes it
+  f.stats["cpu_dropped_records"] = 0;
+  const auto lossy = analyze(from_gsqt(f));
+  ASSERT_FALSE(lossy.findings.empty());
+  EXPECT_EQ(lossy.findings.front().id, "incomplete-trace");
+  EXPECT_NE(lossy.findings.front().title.find("1234 GPU"), std::string::npos);
+  EXPECT_NE(lossy.verdict.summary.find("incomplete data"), std::string::npos);
+  EXPECT_EQ(lossy.verdict.cls, clean.verdict.cls);
+}
+
+}  // namespace
+}  // namespace gsq::analyze
