@@ -4,11 +4,13 @@
 #include "trace/format.hpp"
 #include "triage/jitter.hpp"
 #include "triage/memory.hpp"
+#include "triage/trtexec.hpp"
 
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
+#include "core/json_io.hpp"
 #include "doctor/checks.hpp"
 #include "env/fingerprint.hpp"
 #include "report/report.hpp"
@@ -23,7 +25,7 @@ namespace {
 struct ReportOptions {
   SnapshotOptions snap;
   std::string out_dir = "gsq-report";
-  std::vector<std::string> bench_files, trace_files, memory_files, jitter_files;
+  std::vector<std::string> bench_files, trace_files, memory_files, jitter_files, trt_files;
 };
 
 report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
@@ -107,6 +109,23 @@ report::Section jitter_section_of(const triage::JitterReport& j, const trace::Tr
   sec.data = triage::to_json(j);
   return sec;
 }
+report::Section trt_section_of(const triage::TrtAudit& a, const std::string& origin) {
+  report::Section sec;
+  sec.id = "trt";
+  sec.title = "Field triage — TensorRT: " + origin;
+  Table t{{"run", "TensorRT", "precision", "workspace", "throughput", "GPU compute P50"}, {}};
+  for (size_t i = 0; i < a.runs.size(); ++i) {
+    const auto& r = a.runs[i];
+    t.rows.push_back({std::to_string(i + 1), r.trt_version, r.precision,
+                      r.workspace_mib ? fmt::format("{:.6g} MiB", *r.workspace_mib) : "default",
+                      r.throughput_qps ? fmt::format("{:.0f} qps", *r.throughput_qps) : "-",
+                      r.gpu_compute_median_ms ? fmt::format("{:.4f} ms", *r.gpu_compute_median_ms) : "-"});
+  }
+  sec.tables.emplace_back("trtexec runs (gpusqueeze trt audit for the layers and every line)", t);
+  sec.findings = a.findings;
+  sec.data = triage::to_json(a);
+  return sec;
+}
 }  // namespace
 
 Action register_report(CLI::App& app) {
@@ -114,7 +133,7 @@ Action register_report(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Write the one-page report of this machine (HTML + markdown + JSON)");
   cmd->footer(
       "Sections: environment and fingerprint, doctor findings, bench runs (--bench), trace analyses (--trace),\n"
-      "allocator snapshots (--memory), jitter recordings (--jitter).\n"
+      "allocator snapshots (--memory), jitter recordings (--jitter), trtexec logs (--trt).\n"
       "Without an NVIDIA GPU the report says so and is built from the snapshot recorded on an H200 that ships with\n"
       "gpusqueeze, labelled as such. Open OUT/index.html in any browser: it has no external resources.");
   add_snapshot_options(*cmd, o->snap, true);
@@ -126,6 +145,7 @@ Action register_report(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--jitter", o->jitter_files, "Add a jitter recording (gpusqueeze jitter -o, .gsqt)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--trt", o->trt_files, "Add a TensorRT audit of a trtexec log")->check(CLI::ExistingFile);
   return [o]() {
     gpu::Snapshot s;
     std::string provenance;
@@ -177,6 +197,10 @@ Action register_report(CLI::App& app) {
       const auto t = trace::read_trace(f);
       r.sections.push_back(jitter_section_of(triage::analyze_jitter(t), t));
     }
+    for (const auto& f : o->trt_files)
+      r.sections.push_back(
+          trt_section_of(triage::audit_trt(triage::parse_trtexec_log(read_text_file(f), f, true), {}, {}, {}),
+                         std::filesystem::path(f).filename().string()));
     report::write_report(r, o->out_dir);
     std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir,
                              provenance);

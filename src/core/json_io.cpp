@@ -41,11 +41,10 @@ void write_text_file(const std::filesystem::path& file, const std::string& text)
   if (ec) throw_bad_input(fmt::format("{}: cannot be written: {}", file.string(), ec.message()));
 }
 
-nlohmann::json parse_json_text(const std::string& text, const std::string& origin, const std::string& expected_schema) {
-  if (text.empty()) throw_bad_input(fmt::format("{}: empty file, expected a {} document", origin, expected_schema));
-  nlohmann::json j;
+nlohmann::json parse_any_json(const std::string& text, const std::string& origin) {
+  if (text.empty()) throw_bad_input(fmt::format("{}: empty file, expected JSON", origin));
   try {
-    j = nlohmann::json::parse(text);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     const bool truncated = e.byte >= text.size();
     throw_bad_input(fmt::format("{}: {} at byte {}: {}", origin, truncated ? "truncated JSON" : "not valid JSON",
@@ -54,6 +53,11 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& origi
     // out_of_range: a number too large for any type, e.g. 5E83166 (found by the fuzzer).
     throw_bad_input(fmt::format("{}: not valid JSON: {}", origin, e.what()));
   }
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& origin, const std::string& expected_schema) {
+  if (text.empty()) throw_bad_input(fmt::format("{}: empty file, expected a {} document", origin, expected_schema));
+  nlohmann::json j = parse_any_json(text, origin);
   if (!j.is_object())
     throw_bad_input(fmt::format("{}: expected a JSON object with \"schema\": \"{}\"", origin, expected_schema));
   const auto it = j.find("schema");

@@ -16,6 +16,9 @@ namespace gsq {
 [[nodiscard]] nlohmann::json parse_json_text(const std::string& text, const std::string& origin,
                                              const std::string& expected_schema);
 
+// Parses JSON written by other tools (no schema to check); errors as above: exit 2 naming the byte.
+[[nodiscard]] nlohmann::json parse_any_json(const std::string& text, const std::string& origin);
+
 // Writes atomically (temp file + rename) so a killed run never leaves half a file.
 void write_json_file(const std::filesystem::path& file, const nlohmann::json& j);
 

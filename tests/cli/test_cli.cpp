@@ -345,6 +345,25 @@ TEST(CliTriage, ReportCarriesJitterAndMemorySections) {
   fs::remove_all(out);
 }
 
+TEST(CliTriage, TrtAuditExitsOneOnTheTinyWorkspaceAndTwoOnWhatIsNotALog) {
+  const fs::path log =
+      fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "trtexec" / "nvidia-cookbook-result-02.log";
+  if (fs::exists(log)) {
+    const auto r = run("trt audit " + log.string());
+    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_NE(r.out.find("trt-workspace-tiny"), std::string::npos);
+  }
+  EXPECT_EQ(run("trt audit " + kFixture).rc, 2);        // JSON, not a log
+  const std::string cut = temp_file("gsq-trt-cut.log",  // SYNTHETIC: a log cut inside its run
+                                    "&&&& RUNNING TensorRT.trtexec [TensorRT v101601] # trtexec --onnx=m.onnx\n"
+                                    "[07/07/2026-02:10:45] [I] === Build Opt");
+  const auto truncated = run("trt audit " + cut);
+  EXPECT_EQ(truncated.rc, 2);
+  EXPECT_NE(truncated.err.find("truncated"), std::string::npos) << truncated.err;
+  EXPECT_EQ(run("trt audit --partial " + cut).rc, 0);
+  EXPECT_EQ(run("trt").rc, 2);
+}
+
 TEST(CliTriage, JitterReadsARecordingAndWantsExactlyOneSource) {
   const auto r = run("jitter --json " + test::fixture("h200-hw-matmul.gsqt").string());
   EXPECT_EQ(r.rc, 0) << r.err;

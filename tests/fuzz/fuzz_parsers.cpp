@@ -1,5 +1,5 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
-// PyTorch allocator snapshots (pickles). Any
+// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports. Any
 // input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report. Build: cmake
 // -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
@@ -11,6 +11,7 @@
 #include "gpu/snapshot.hpp"
 #include "trace/format.hpp"
 #include "triage/memory.hpp"
+#include "triage/trtexec.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,15 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded([&] {
     const auto snap = gsq::triage::memory_snapshot_from(gsq::triage::parse_pickle(text, "fuzz.pickle"), "fuzz.pickle");
     (void)gsq::triage::to_json(gsq::triage::analyze_memory(snap));
+  });
+  guarded([&] {
+    auto runs = gsq::triage::parse_trtexec_log(text, "fuzz.log", true);
+    (void)gsq::triage::to_json(gsq::triage::audit_trt(std::move(runs), {}, {}, {"x:8x1x28x28"}));
+  });
+  guarded([&] {
+    const auto j = gsq::parse_any_json(text, "fuzz.json");
+    guarded([&] { (void)gsq::triage::audit_trt({}, gsq::triage::parse_trt_profile(j, "fuzz.json"), {}, {}); });
+    guarded([&] { (void)gsq::triage::audit_trt({}, {}, gsq::triage::parse_trt_layers(j, "fuzz.json"), {}); });
   });
   return 0;
 }
