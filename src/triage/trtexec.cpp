@@ -131,7 +131,11 @@ void run_findings(const TrtRun& r, size_t index, const std::vector<std::string>&
     const auto [name, dims] = observed_shape(o);
     bool any = false, inside = false;
     for (const auto& p : r.profiles) {
-      if (p.input != name || p.min_opt_max.size() != 3 || p.min_opt_max[0].size() != dims.size()) continue;
+      // A profile is comparable only when min, opt and max all have the observed shape's rank.
+      if (p.input != name || p.min_opt_max.size() != 3 ||
+          std::any_of(p.min_opt_max.begin(), p.min_opt_max.end(),
+                      [&](const std::vector<int64_t>& s) { return s.size() != dims.size(); }))
+        continue;
       any = true;
       bool ok = true;
       for (size_t k = 0; k < dims.size(); ++k)

@@ -106,6 +106,16 @@ TEST(TrtAudit, DetailedLayerInfoGivesTypesAndTactics) {
   EXPECT_EQ(find(audit_trt({}, {}, layers, {}), "trt-fp32-layers"), nullptr);
 }
 
+TEST(TrtAudit, AProfileWhoseShapesDifferInRankIsSkippedNotReadPast) {
+  // SYNTHETIC, the shape of the input the fuzzer found: min and opt of rank 4, max of rank 1.
+  const std::string log =
+      "&&&& RUNNING TensorRT.trtexec [TensorRT v101601] # trtexec --onnx=m.onnx\n"
+      "[07/07/2026-02:10:59] [I] Input build shape (profile 0): x=1x1x28x28+4x1x28x28+16\n"
+      "&&&& PASSED TensorRT.trtexec [TensorRT v101601] # trtexec --onnx=m.onnx\n";
+  const auto a = audit_trt(parse_trtexec_log(log, "t.log"), {}, {}, {"x:8x1x28x28"});
+  for (const auto& f : a.findings) EXPECT_NE(f.id, "trt-shape-outside-profiles");
+}
+
 TEST(TrtAudit, WhatIsNotATrtexecFileIsRefused) {
   EXPECT_THROW((void)parse_trtexec_log("hello\nworld\n", "x.log"), Error);
   EXPECT_THROW((void)parse_trt_profile(nlohmann::json::object(), "p.json"), Error);
