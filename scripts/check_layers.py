@@ -22,6 +22,7 @@ ALLOWED = {
     "analyze": {"core", "trace"},
     "monitor": {"core", "gpu", "trace", "analyze"},
     "triage": {"core", "trace", "gpu"},
+    "topo": {"core"},
     "report": {"core", "gpu"},
     "cli": None,  # the top: may include any library
 }

@@ -1,5 +1,5 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
-// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports. Any
+// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs and nccl-tests output. Any
 // input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report. Build: cmake
 // -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "gpu/snapshot.hpp"
+#include "topo/nccl_logs.hpp"
 #include "trace/format.hpp"
 #include "triage/memory.hpp"
 #include "triage/trtexec.hpp"
@@ -50,6 +51,10 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded([&] {
     const auto snap = gsq::triage::memory_snapshot_from(gsq::triage::parse_pickle(text, "fuzz.pickle"), "fuzz.pickle");
     (void)gsq::triage::to_json(gsq::triage::analyze_memory(snap));
+  });
+  guarded([&] {
+    const auto log = gsq::topo::parse_nccl_log(text, "fuzz.log");
+    (void)gsq::topo::to_json(log, gsq::topo::nccl_findings(log));
   });
   guarded([&] {
     auto runs = gsq::triage::parse_trtexec_log(text, "fuzz.log", true);

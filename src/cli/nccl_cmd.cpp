@@ -1,0 +1,89 @@
+// `gpusqueeze nccl analyze FILE...`: NCCL_DEBUG=INFO output, nccl-tests tables and PyTorch's ProcessGroupNCCL
+// messages read on any machine: transports, versions, the environment NCCL saw, timeouts, network errors, bandwidth.
+#include "cli/common.hpp"
+
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+#include "core/table.hpp"
+#include "report/report.hpp"
+#include "topo/nccl_logs.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+namespace gsq::cli {
+
+namespace {
+
+struct NcclCliOptions {
+  std::vector<std::string> files;
+  bool json = false;
+};
+
+int run_nccl_analyze(const NcclCliOptions& o) {
+  Severity worst_seen = Severity::pass;
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& f : o.files) {
+    const auto log = topo::parse_nccl_log(read_text_file(f), f);
+    const auto findings = topo::nccl_findings(log);
+    worst_seen = std::max(worst_seen, worst(findings));
+    if (o.json) {
+      all.push_back(topo::to_json(log, findings));
+      continue;
+    }
+    std::cout << fmt::format("# {}\n\n{} of {} lines read{}{}\n", f, log.recognized, log.lines,
+                             log.nccl_version.empty() ? "" : "; NCCL " + log.nccl_version,
+                             log.test.empty() ? "" : "; nccl-tests " + log.test);
+    if (!log.transports.empty()) {
+      Table t{{"transport", "channel lines"}, {}};
+      for (const auto& [k, n] : log.transports) t.rows.push_back({k, std::to_string(n)});
+      std::cout << '\n' << t.markdown();
+    }
+    if (!log.rows.empty()) {
+      Table t{{"size (B)", "type", "out-of-place busbw GB/s", "in-place busbw GB/s", "#wrong"}, {}};
+      for (const auto& r : log.rows)
+        t.rows.push_back({std::to_string(r.bytes), r.type, fmt::format("{:.2f}", r.busbw[0]),
+                          fmt::format("{:.2f}", r.busbw[1]),
+                          fmt::format("{} / {}", r.wrong[0] < 0 ? std::string("N/A") : std::to_string(r.wrong[0]),
+                                      r.wrong[1] < 0 ? std::string("N/A") : std::to_string(r.wrong[1]))});
+      std::cout << '\n' << t.markdown();
+      const auto peak = std::max_element(log.rows.begin(), log.rows.end(), [](const auto& a, const auto& b) {
+        return std::max(a.busbw[0], a.busbw[1]) < std::max(b.busbw[0], b.busbw[1]);
+      });
+      std::cout << fmt::format("peak busbw {:.2f} GB/s at {} B (busbw: nccl-tests' flat-algorithm equivalent)\n",
+                               std::max(peak->busbw[0], peak->busbw[1]), peak->bytes);
+    }
+    if (!findings.empty()) std::cout << '\n' << report::findings_table(findings).markdown();
+    std::cout << '\n';
+  }
+  if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << '\n';
+  return worst_seen == Severity::fail ? static_cast<int>(ExitCode::findings) : 0;
+}
+
+}  // namespace
+
+Action register_nccl(CLI::App& app) {
+  auto o = std::make_shared<NcclCliOptions>();
+  auto* nccl = app.add_subcommand("nccl", "NCCL: read its logs, nccl-tests results and PyTorch's watchdog messages");
+  nccl->require_subcommand(1);
+  auto* cmd = nccl->add_subcommand("analyze", "Transports, environment, timeouts, network errors and bandwidth");
+  cmd->footer(
+      "Reads NCCL_DEBUG=INFO output, *_perf tables of nccl-tests (old and 2.20 headers) and PyTorch ProcessGroupNCCL\n"
+      "logs. What is true, against common advice: NCCL has no collective timeout (NCCL_SOCKET_TIMEOUT does not exist;\n"
+      "the timeout that fires is PyTorch's); NCCL_TREE_THRESHOLD was removed in 2.5; NCCL_MIN_NCHANNELS is\n"
+      "NCCL_MIN_CTAS since 2.17; NCCL_IB_DISABLE=1 is a debugging switch that puts IB/RoCE clusters on TCP.\n"
+      "Exit codes: 0 ok, 1 a fail-level finding (timeout, network errors, socket fallback, wrong results), 2 "
+      "unreadable.\n"
+      "Examples:\n"
+      "  NCCL_DEBUG=INFO torchrun ... 2>&1 | tee run.log;  gpusqueeze nccl analyze run.log\n"
+      "  gpusqueeze nccl analyze all_reduce_perf.txt --json");
+  cmd->add_option("files", o->files, "Logs or nccl-tests output")->required()->check(CLI::ExistingFile);
+  cmd->add_flag("--json", o->json, "Print gpusqueeze.nccl-log/1 JSON (an array for several files)");
+  return [o, cmd] {
+    if (!cmd->parsed()) return static_cast<int>(ExitCode::bad_input);
+    return run_nccl_analyze(*o);
+  };
+}
+
+}  // namespace gsq::cli
