@@ -128,7 +128,9 @@ void run_findings(const TrtRun& r, size_t index, const std::vector<std::string>&
              subject));
   // Observed shapes against this build's optimization profiles.
   for (const auto& o : observed) {
-    const auto [name, dims] = observed_shape(o);
+    const auto parsed = observed_shape(o);  // not a structured binding: clang 14 cannot capture one in a lambda
+    const std::string& name = parsed.first;
+    const std::vector<int64_t>& dims = parsed.second;
     bool any = false, inside = false;
     for (const auto& p : r.profiles) {
       // A profile is comparable only when min, opt and max all have the observed shape's rank.
