@@ -28,6 +28,20 @@ Severity severity_from_string(std::string_view s) {
   throw_bad_input("unknown severity '" + std::string(s) + "' (expected pass, info, warn or fail)");
 }
 
+Finding make_finding(std::string id, Severity severity, std::string title, std::vector<Evidence> evidence,
+                     std::string fix, std::string source, int step, std::string subject) {
+  Finding f;
+  f.id = std::move(id);
+  f.severity = severity;
+  f.title = std::move(title);
+  f.evidence = std::move(evidence);
+  f.fix = std::move(fix);
+  f.source = std::move(source);
+  f.step = step;
+  f.subject = std::move(subject);
+  return f;
+}
+
 void to_json(nlohmann::json& j, const Finding& f) {
   nlohmann::json ev = nlohmann::json::object();
   for (const auto& e : f.evidence) ev[e.name] = e.value;

@@ -32,6 +32,10 @@ struct Finding {
   std::string subject;                 // what it is about: "GPU 0 (NVIDIA H200)", "host"
 };
 
+// A finding with every field given: what the checkers of each tool build (they pass their own source and step).
+[[nodiscard]] Finding make_finding(std::string id, Severity severity, std::string title, std::vector<Evidence> evidence,
+                                   std::string fix, std::string source, int step, std::string subject);
+
 void to_json(nlohmann::json& j, const Finding& f);
 void from_json(const nlohmann::json& j, Finding& f);
 

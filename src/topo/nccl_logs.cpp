@@ -120,16 +120,9 @@ bool read_line(const std::string& line, NcclLog& log) {
 }
 
 Finding make(const char* id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix) {
-  Finding f;
-  f.id = id;
-  f.severity = sev;
-  f.title = std::move(title);
-  f.evidence = std::move(ev);
-  f.fix = std::move(fix);
-  f.source = "NCCL's env.rst and troubleshooting guides; nccl-tests' PERFORMANCE.md; PyTorch ProcessGroupNCCL";
-  f.step = 5;
-  f.subject = "NCCL";
-  return f;
+  return make_finding(id, sev, std::move(title), std::move(ev), std::move(fix),
+                      "NCCL's env.rst and troubleshooting guides; nccl-tests' PERFORMANCE.md; PyTorch ProcessGroupNCCL",
+                      5, "NCCL");
 }
 
 }  // namespace

@@ -59,16 +59,10 @@ std::map<uint64_t, double> bitmask_fractions(const Series& s) {
 
 Finding make(const char* id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix,
              std::string subject) {
-  Finding f;
-  f.id = id;
-  f.severity = sev;
-  f.title = std::move(title);
-  f.evidence = std::move(ev);
-  f.fix = std::move(fix);
-  f.source = "NVML clock-event reasons and their cumulative counters (nvml.h, NVML_FI_DEV_CLOCKS_EVENT_REASON_*)";
-  f.step = 0;
-  f.subject = std::move(subject);
-  return f;
+  return make_finding(
+      id, sev, std::move(title), std::move(ev), std::move(fix),
+      "NVML clock-event reasons and their cumulative counters (nvml.h, NVML_FI_DEV_CLOCKS_EVENT_REASON_*)", 0,
+      std::move(subject));
 }
 
 std::string pct(double r) {

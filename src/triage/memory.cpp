@@ -62,16 +62,9 @@ bool expandable_on(const nlohmann::json& settings) {
 }
 
 Finding make(const char* id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix, int device) {
-  Finding f;
-  f.id = id;
-  f.severity = sev;
-  f.title = std::move(title);
-  f.evidence = std::move(ev);
-  f.fix = std::move(fix);
-  f.source = "PyTorch CUDA caching allocator (docs/source/notes/cuda.md, torch.cuda.memory_stats definitions)";
-  f.step = 3;
-  f.subject = fmt::format("GPU {} (PyTorch allocator)", device);
-  return f;
+  return make_finding(id, sev, std::move(title), std::move(ev), std::move(fix),
+                      "PyTorch CUDA caching allocator (docs/source/notes/cuda.md, torch.cuda.memory_stats definitions)",
+                      3, fmt::format("GPU {} (PyTorch allocator)", device));
 }
 
 void findings_for(const DeviceMemory& d, const nlohmann::json& settings, std::vector<Finding>& out) {

@@ -13,16 +13,9 @@ namespace {
 
 Finding make(const char* id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix,
              std::string subject) {
-  Finding f;
-  f.id = id;
-  f.severity = sev;
-  f.title = std::move(title);
-  f.evidence = std::move(ev);
-  f.fix = std::move(fix);
-  f.source = "trtexec's own log lines (TensorRT 10); trtexec --help for the option syntax";
-  f.step = 4;
-  f.subject = std::move(subject);
-  return f;
+  return make_finding(id, sev, std::move(title), std::move(ev), std::move(fix),
+                      "trtexec's own log lines (TensorRT 10); trtexec --help for the option syntax", 4,
+                      std::move(subject));
 }
 
 std::string join_dims(const std::vector<int64_t>& d) {
