@@ -71,8 +71,9 @@ bool read_line(const std::string& line, NcclLog& log) {
     hit = true;
   }
   if (!line.starts_with("#") && read_row(line, log)) hit = true;
-  if (std::regex_search(line, m, version) && log.nccl_version.empty()) log.nccl_version = m[1], hit = true;
-  if (std::regex_search(line, m, via)) {
+  if (log.nccl_version.empty() && line.find("NCCL version") != std::string::npos && std::regex_search(line, m, version))
+    log.nccl_version = m[1], hit = true;
+  if (line.find(" via ") != std::string::npos && std::regex_search(line, m, via)) {
     std::string t = m[1];
     if (t.starts_with("NET/")) {  // NET/IB/3/GDRDMA → NET/IB/GDRDMA: the device index is not a kind
       static const std::regex dev(R"(/\d+)");
@@ -85,20 +86,23 @@ bool read_line(const std::string& line, NcclLog& log) {
   if (line.find("NET/Socket : Using") != std::string::npos) log.socket_fallback = true, hit = true;
   if (line.find("Failed to open libibverbs") != std::string::npos) log.ibverbs_missing = true, hit = true;
   if (line.find("NVLS") != std::string::npos) log.nvls = true, hit = true;
-  if (std::regex_search(line, m, env)) {
+  if (line.find("set by environment") != std::string::npos && std::regex_search(line, m, env)) {
     std::string value = m[2];
     if (value.ends_with(".")) value.pop_back();  // "set by environment to 1."
     log.env[m[1]] = value;
     hit = true;
   }
-  for (auto it = std::sregex_iterator(line.begin(), line.end(), xenv); it != std::sregex_iterator(); ++it)
-    log.env[(*it)[1]] = (*it)[2], hit = true;
-  if (std::regex_search(line, m, completion)) log.ib_completion_status.push_back(std::stoi(m[1])), hit = true;
+  // Cheap substring tests first: the regular expressions run only on lines that can match.
+  if (line.find("-x ") != std::string::npos)
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), xenv); it != std::sregex_iterator(); ++it)
+      log.env[(*it)[1]] = (*it)[2], hit = true;
+  if (line.find("Got completion") != std::string::npos && std::regex_search(line, m, completion))
+    log.ib_completion_status.push_back(std::stoi(m[1])), hit = true;
   if (line.find("NCCL WARN") != std::string::npos) {
     if (log.warnings.size() < 8) log.warnings.push_back(line.substr(line.find("NCCL WARN") + 10, 200));
     hit = true;
   }
-  if (std::regex_search(line, m, timeout)) {
+  if (line.find("Watchdog caught") != std::string::npos && std::regex_search(line, m, timeout)) {
     NcclLog::Timeout t;
     t.seq = std::stoll(m[1]);
     t.op = m[2];
@@ -111,7 +115,7 @@ bool read_line(const std::string& line, NcclLog& log) {
     if (!seen) log.timeouts.push_back(t);
     hit = true;
   }
-  if (std::regex_search(line, m, works) && !log.timeouts.empty()) {
+  if (!log.timeouts.empty() && line.find("last enqueued") != std::string::npos && std::regex_search(line, m, works)) {
     log.timeouts.back().last_enqueued = std::stoll(m[1]);
     log.timeouts.back().last_completed = std::stoll(m[2]);
     hit = true;
