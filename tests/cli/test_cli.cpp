@@ -364,6 +364,16 @@ TEST(CliTriage, TrtAuditExitsOneOnTheTinyWorkspaceAndTwoOnWhatIsNotALog) {
   EXPECT_EQ(run("trt").rc, 2);
 }
 
+TEST(CliTopo, PastedMatrixIsReadAndWhatIsNotOneIsRefused) {
+  const std::string pasted = temp_file("gsq-topo.txt",  // SYNTHETIC: two GPUs on two sockets
+                                       "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tSYS\t0-7\nGPU1\tSYS\t X \t8-15\n");
+  const auto r = run("topo --from " + pasted);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("topo-cross-socket"), std::string::npos);
+  EXPECT_EQ(run("topo").rc, 2);  // the live topology is not built: it says to use --from
+  EXPECT_EQ(run("topo --from " + kFixture).rc, 2);
+}
+
 TEST(CliTriage, JitterReadsARecordingAndWantsExactlyOneSource) {
   const auto r = run("jitter --json " + test::fixture("h200-hw-matmul.gsqt").string());
   EXPECT_EQ(r.rc, 0) << r.err;

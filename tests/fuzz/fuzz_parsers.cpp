@@ -1,7 +1,8 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
-// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs and nccl-tests output. Any
-// input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report. Build: cmake
-// -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without libFuzzer.
+// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output and topology
+// matrices. Any input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report.
+// Build: cmake -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without
+// libFuzzer.
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
@@ -10,6 +11,7 @@
 #include "core/json_io.hpp"
 #include "gpu/snapshot.hpp"
 #include "topo/nccl_logs.hpp"
+#include "topo/topo_matrix.hpp"
 #include "trace/format.hpp"
 #include "triage/memory.hpp"
 #include "triage/trtexec.hpp"
@@ -51,6 +53,10 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded([&] {
     const auto snap = gsq::triage::memory_snapshot_from(gsq::triage::parse_pickle(text, "fuzz.pickle"), "fuzz.pickle");
     (void)gsq::triage::to_json(gsq::triage::analyze_memory(snap));
+  });
+  guarded([&] {
+    const auto m = gsq::topo::parse_topo_matrix(text, "fuzz.txt");
+    (void)gsq::topo::to_json(m, gsq::topo::topo_findings(m));
   });
   guarded([&] {
     const auto log = gsq::topo::parse_nccl_log(text, "fuzz.log");

@@ -1,0 +1,202 @@
+// Pasted topology matrices and their checks (see topo_matrix.hpp).
+#include "topo/topo_matrix.hpp"
+
+#include "core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <fmt/ranges.h>
+
+namespace gsq::topo {
+
+namespace {
+
+std::string strip_ansi(const std::string& s) {
+  static const std::regex ansi(R"(\x1B\[[0-9;]*[A-Za-z])");
+  return std::regex_replace(s, ansi, "");
+}
+
+// Cells are tab-separated in nvidia-smi's output; pasted copies may have spaces instead: then any run of spaces splits
+// (the affinity columns never hold spaces themselves).
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  if (line.find('\t') != std::string::npos) {
+    std::stringstream in(line);
+    for (std::string c; std::getline(in, c, '\t');) {
+      c.erase(0, c.find_first_not_of(' '));
+      while (!c.empty() && c.back() == ' ') c.pop_back();
+      out.push_back(c);
+    }
+  } else {
+    std::istringstream in(line);
+    for (std::string c; in >> c;) out.push_back(c);
+  }
+  return out;
+}
+
+bool is_device(const std::string& s) {
+  static const std::regex dev(R"((GPU|NIC)\d+)");
+  return std::regex_match(s, dev);
+}
+
+Finding make(const char* id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix) {
+  return make_finding(id, sev, std::move(title), std::move(ev), std::move(fix),
+                      "nvidia-smi topo legend; NCCL troubleshooting (PCI ACS, GPUDirect RDMA placement)", 5,
+                      "topology");
+}
+
+int nvlinks(const std::string& v) {
+  return v.starts_with("NV") ? std::atoi(v.c_str() + 2) : 0;
+}
+
+}  // namespace
+
+std::vector<std::string> TopoMatrix::gpus() const {
+  std::vector<std::string> g;
+  for (const auto& d : devices)
+    if (d.starts_with("GPU")) g.push_back(d);
+  return g;
+}
+
+std::vector<std::string> TopoMatrix::nics() const {
+  std::vector<std::string> n;
+  for (const auto& d : devices)
+    if (d.starts_with("NIC")) n.push_back(d);
+  return n;
+}
+
+TopoMatrix parse_topo_matrix(const std::string& text, const std::string& origin) {
+  TopoMatrix m;
+  std::istringstream in(text);
+  std::vector<std::string> header;  // every header cell, devices first
+  for (std::string raw; std::getline(in, raw);) {
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    const std::string line = strip_ansi(raw);
+    if (line.starts_with("#")) continue;
+    auto c = cells(line);
+    c.erase(std::remove(c.begin(), c.end(), std::string()), c.end());
+    if (c.empty()) continue;
+    if (header.empty()) {
+      if (!c.empty() && c.front() == "GPU0" && (c.size() == 1 || is_device(c[1]) || c[1] == "CPU")) {
+        header = c;
+        for (const auto& h : header)
+          if (is_device(h)) m.devices.push_back(h);
+      }
+      continue;
+    }
+    // NIC legend: "  NIC0: mlx5_0".
+    static const std::regex legend(R"(^\s*(NIC\d+):\s*(\S+))");
+    std::smatch lm;
+    if (std::regex_search(line, lm, legend)) {
+      m.nic_names[lm[1]] = lm[2];
+      continue;
+    }
+    if (!is_device(c.front()) || c.size() < m.devices.size() + 1) continue;
+    const std::string row = c.front();
+    for (size_t k = 0; k < m.devices.size(); ++k) {
+      std::string v = c[k + 1];
+      if (v == "SOC") v = "SYS";  // older drivers' name for the same path
+      if (v == "OK" || v == "CNS" || v == "GNS" || v == "TNS" || v == "NS" || v == "DR") m.p2p_status = true;
+      m.link[{row, m.devices[k]}] = v;
+    }
+    if (c.size() > m.devices.size() + 1) m.cpu_affinity[row] = c[m.devices.size() + 1];
+    if (c.size() > m.devices.size() + 2) m.numa_affinity[row] = c[m.devices.size() + 2];
+  }
+  if (m.devices.empty() || m.link.empty())
+    throw_bad_input(origin +
+                    ": no topology matrix found (paste the output of nvidia-smi topo -m or topo -p2p rw: a "
+                    "header row naming GPU0… and one row per device)");
+  return m;
+}
+
+std::vector<Finding> topo_findings(const TopoMatrix& m) {
+  std::vector<Finding> out;
+  const auto gpus = m.gpus(), nics = m.nics();
+  auto at = [&](const std::string& a, const std::string& b) {
+    const auto it = m.link.find({a, b});
+    return it == m.link.end() ? std::string() : it->second;
+  };
+  if (m.p2p_status) {
+    std::vector<std::string> bad;
+    for (size_t i = 0; i < gpus.size(); ++i)
+      for (size_t j = i + 1; j < gpus.size(); ++j)
+        if (const auto v = at(gpus[i], gpus[j]); !v.empty() && v != "OK" && v != "X")
+          bad.push_back(fmt::format("{}–{} {}", gpus[i], gpus[j], v));
+    if (!bad.empty())
+      out.push_back(make("topo-p2p-unsupported", Severity::warn,
+                         fmt::format("Peer access is not available between {} GPU pair(s)", bad.size()),
+                         {{"pairs", fmt::format("{}", fmt::join(bad, "; "))}},
+                         "NCCL and CUDA copies then go through host memory. GNS: the GPU does not allow it (many "
+                         "consumer boards); CNS: the chipset; on servers check ACS (SrcValid+ on the bridges) and "
+                         "IOMMU, and test with NCCL_P2P_DISABLE=1 whether P2P is what hangs"));
+    return out;
+  }
+  std::vector<std::string> cross;
+  std::set<int> nv_counts;
+  bool all_nv = gpus.size() > 1;
+  for (size_t i = 0; i < gpus.size(); ++i)
+    for (size_t j = i + 1; j < gpus.size(); ++j) {
+      const auto v = at(gpus[i], gpus[j]);
+      if (v == "SYS") cross.push_back(gpus[i] + "–" + gpus[j]);
+      if (nvlinks(v) > 0)
+        nv_counts.insert(nvlinks(v));
+      else
+        all_nv = false;
+    }
+  if (!cross.empty())
+    out.push_back(make("topo-cross-socket", Severity::info,
+                       fmt::format("{} GPU pair(s) talk across the CPU interconnect (SYS)", cross.size()),
+                       {{"pairs", fmt::format("{}", fmt::join(cross, ", "))}},
+                       "Keep tensor-parallel groups and the busiest pairs within a socket (PIX/PXB/NODE or NVLink); "
+                       "P2P across sockets is often unsupported or slow, so NCCL stages through host memory"));
+  if (all_nv && nv_counts.size() > 1)
+    out.push_back(make("topo-nvlink-uneven", Severity::warn, "GPU pairs have different NVLink counts",
+                       {{"counts", fmt::format("{}", fmt::join(nv_counts, ", "))}},
+                       "On an NVSwitch system every pair shows the same NV#: fewer links on some pairs means links "
+                       "down — nvidia-smi nvlink -s and the NVLink error counters (gpusqueeze exporter) say which"));
+  for (const auto& n : nics) {
+    bool near = false;
+    for (const auto& g : gpus) near = near || at(g, n) != "SYS";
+    if (!near && !gpus.empty())
+      out.push_back(
+          make("topo-nic-far", Severity::warn,
+               fmt::format("{}{} is SYS from every GPU", n, m.nic_names.count(n) ? " (" + m.nic_names.at(n) + ")" : ""),
+               {{"nic", n}},
+               "GPUDirect RDMA through it crosses the CPU interconnect: if it carries NCCL traffic, move it "
+               "under a GPU's PCIe switch, or keep it out of NCCL_IB_HCA"));
+  }
+  if (!nics.empty())
+    for (const auto& g : gpus) {
+      bool near = false;
+      for (const auto& n : nics) {
+        const auto v = at(g, n);
+        near = near || v == "PIX" || v == "PXB";
+      }
+      if (!near)
+        out.push_back(make("topo-gpu-without-near-nic", Severity::info,
+                           fmt::format("{} has no NIC under its PCIe switch (PIX/PXB)", g), {{"gpu", g}},
+                           "Its inter-node traffic crosses the host bridge or the CPU interconnect; on GPUDirect RDMA "
+                           "systems a NIC per GPU (or per GPU pair) under the same switch is the usual layout"));
+    }
+  return out;
+}
+
+nlohmann::json to_json(const TopoMatrix& m, const std::vector<Finding>& findings) {
+  nlohmann::json links = nlohmann::json::object();
+  for (const auto& [k, v] : m.link) links[k.first][k.second] = v;
+  return {{"schema", kTopoSchema},
+          {"devices", m.devices},
+          {"links", links},
+          {"cpu_affinity", m.cpu_affinity},
+          {"numa_affinity", m.numa_affinity},
+          {"nic_names", m.nic_names},
+          {"p2p_status", m.p2p_status},
+          {"findings", findings}};
+}
+
+}  // namespace gsq::topo
