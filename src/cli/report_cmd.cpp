@@ -1,6 +1,8 @@
 // `gpusqueeze report`: every step for this machine on one page (index.html, report.md, report.json).
 #include "cli/common.hpp"
 
+#include "topo/nccl_logs.hpp"
+#include "topo/topo_matrix.hpp"
 #include "trace/format.hpp"
 #include "triage/jitter.hpp"
 #include "triage/memory.hpp"
@@ -25,7 +27,7 @@ namespace {
 struct ReportOptions {
   SnapshotOptions snap;
   std::string out_dir = "gsq-report";
-  std::vector<std::string> bench_files, trace_files, memory_files, jitter_files, trt_files;
+  std::vector<std::string> bench_files, trace_files, memory_files, jitter_files, trt_files, topo_files, nccl_files;
 };
 
 report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
@@ -34,9 +36,16 @@ report::Section bench_section_of(const bench::Run& run, const std::string& origi
       fmt::format("{} ({})", run.suite, origin), t.header, t.rows,
       {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at, run.fingerprint)},
       bench::to_json(run, false));
+  sec.more = fmt::format("gpusqueeze compare {} NEW.json", origin);
   std::vector<report::Bar> bars;
   for (const auto& c : bench::ceilings(run))
-    if (c.peak_bytes_per_s > 0) bars.push_back({c.name, c.bytes_per_s, c.peak_bytes_per_s});
+    if (c.peak_bytes_per_s > 0) {
+      bars.push_back({c.name, c.bytes_per_s, c.peak_bytes_per_s});
+      if (sec.headline.empty())
+        sec.headline = fmt::format("{} {:.0f} GB/s = {:.1f}% of {}", c.name, c.bytes_per_s / 1e9,
+                                   100 * c.bytes_per_s / c.peak_bytes_per_s, c.peak_name);
+    }
+  if (sec.headline.empty()) sec.headline = fmt::format("{} results, suite {}", run.results.size(), run.suite);
   if (!bars.empty())
     sec.figures_svg.push_back(report::bars_svg("Measured ceilings against the theoretical ones", bars));
   for (const auto& r : run.results)
@@ -48,9 +57,14 @@ report::Section bench_section_of(const bench::Run& run, const std::string& origi
 }
 
 report::Section analysis_section_of(const analyze::Analysis& a) {
-  return report::analysis_section(a.origin, fmt::format("Verdict: {} — {}", a.verdict.cls, a.verdict.summary),
-                                  analyze::breakdown_table(a), analyze::kernels_table(a, 8), a.findings,
-                                  analyze::to_json(a));
+  // The summary names the class itself ("sync-bound: 66.5% of the wall time ..."); it is not repeated before it.
+  auto sec = report::analysis_section(a.origin, "Verdict: " + a.verdict.summary, analyze::breakdown_table(a),
+                                      analyze::kernels_table(a, 8), a.findings, analyze::to_json(a));
+  sec.headline =
+      fmt::format("{}{}, {:.1f}% of wall", a.verdict.cls,
+                  a.verdict.subclass.empty() || a.verdict.subclass == "unknown" ? "" : " (" + a.verdict.subclass + ")",
+                  100 * a.verdict.share);
+  return sec;
 }
 std::string mib(uint64_t bytes) {
   return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 20));
@@ -59,7 +73,9 @@ std::string mib(uint64_t bytes) {
 report::Section memory_section_of(const triage::MemoryReport& m) {
   report::Section sec;
   sec.id = "memory";
-  sec.title = "Field triage — PyTorch allocator: " + std::filesystem::path(m.origin).filename().string();
+  sec.title = "Field triage — PyTorch allocator: " + m.origin;
+  sec.step = report::kTriageStep;
+  sec.more = "gpusqueeze memory " + m.origin;
   sec.notes.push_back(
       "Cached memory is the cache at work (empty_cache() returns it); fragmented memory is free but "
       "stuck between live blocks. 1 − allocated/reserved counts both.");
@@ -76,13 +92,20 @@ report::Section memory_section_of(const triage::MemoryReport& m) {
   sec.tables.emplace_back("Where the reserved memory is (gpusqueeze memory for sites and maps)", t);
   sec.findings = m.findings;
   sec.data = triage::to_json(m);
+  uint64_t reserved = 0, fragmented = 0;
+  for (const auto& d : m.devices) reserved += d.reserved, fragmented += d.fragmented;
+  sec.headline = fmt::format("allocator: {} MiB reserved, {:.1f}% fragmented", mib(reserved),
+                             reserved ? 100.0 * static_cast<double>(fragmented) / static_cast<double>(reserved) : 0.0);
   return sec;
 }
 
 report::Section jitter_section_of(const triage::JitterReport& j, const trace::TraceFile& t) {
   report::Section sec;
   sec.id = "jitter";
-  sec.title = "Field triage — clock jitter: " + std::filesystem::path(j.origin).filename().string();
+  sec.title = "Field triage — clock jitter: " + j.origin;
+  sec.step = report::kTriageStep;
+  sec.more = "gpusqueeze jitter " + j.origin;
+  sec.headline = fmt::format("clocks: {} finding(s) over {} GPU(s)", j.findings.size(), j.gpus.size());
   Table table{{"GPU", "seconds", "busy SM clock P5 / P50 MHz", "max temperature °C", "held by (share of time)"}, {}};
   for (const auto& g : j.gpus) {
     std::string held;
@@ -113,6 +136,9 @@ report::Section trt_section_of(const triage::TrtAudit& a, const std::string& ori
   report::Section sec;
   sec.id = "trt";
   sec.title = "Field triage — TensorRT: " + origin;
+  sec.step = report::kTriageStep;
+  sec.more = "gpusqueeze trt audit " + origin;
+  sec.headline = fmt::format("TensorRT: {} run(s) audited", a.runs.size());
   Table t{{"run", "TensorRT", "precision", "workspace", "throughput", "GPU compute P50"}, {}};
   for (size_t i = 0; i < a.runs.size(); ++i) {
     const auto& r = a.runs[i];
@@ -126,6 +152,33 @@ report::Section trt_section_of(const triage::TrtAudit& a, const std::string& ori
   sec.data = triage::to_json(a);
   return sec;
 }
+
+report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& origin) {
+  report::Section sec;
+  sec.id = "topo";
+  sec.title = "Step 5 — multi-GPU: topology " + origin;
+  sec.step = 5;
+  sec.more = "gpusqueeze topo --from " + origin;
+  sec.findings = topo::topo_findings(m);
+  sec.data = topo::to_json(m, sec.findings);
+  sec.headline = fmt::format("topology: {} GPU(s), {} NIC(s)", m.gpus().size(), m.nics().size());
+  sec.notes.push_back("The matrix as pasted; `gpusqueeze topo --from` prints it with the link legend.");
+  return sec;
+}
+
+report::Section nccl_section_of(const topo::NcclLog& log, const std::string& origin) {
+  report::Section sec;
+  sec.id = "nccl";
+  sec.title = "Step 5 — multi-GPU: NCCL " + origin;
+  sec.step = 5;
+  sec.more = "gpusqueeze nccl analyze " + origin;
+  sec.findings = topo::nccl_findings(log);
+  sec.data = topo::to_json(log, sec.findings);
+  sec.headline = fmt::format("NCCL log: {} finding(s) to read",
+                             std::count_if(sec.findings.begin(), sec.findings.end(),
+                                           [](const Finding& f) { return f.severity >= Severity::warn; }));
+  return sec;
+}
 }  // namespace
 
 Action register_report(CLI::App& app) {
@@ -133,7 +186,9 @@ Action register_report(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Write the one-page report of this machine (HTML + markdown + JSON)");
   cmd->footer(
       "Sections: environment and fingerprint, doctor findings, bench runs (--bench), trace analyses (--trace),\n"
-      "allocator snapshots (--memory), jitter recordings (--jitter), trtexec logs (--trt).\n"
+      "allocator snapshots (--memory), jitter recordings (--jitter), trtexec logs (--trt), topology (--topo) and NCCL\n"
+      "logs (--nccl). The page opens with the verdict (at most five findings, worst and costliest first) and one card\n"
+      "per step of the method. Files are named relative to the working directory, never by absolute path.\n"
       "Without an NVIDIA GPU the report says so and is built from the snapshot recorded on an H200 that ships with\n"
       "gpusqueeze, labelled as such. Open OUT/index.html in any browser: it has no external resources.");
   add_snapshot_options(*cmd, o->snap, true);
@@ -146,6 +201,9 @@ Action register_report(CLI::App& app) {
   cmd->add_option("--jitter", o->jitter_files, "Add a jitter recording (gpusqueeze jitter -o, .gsqt)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--trt", o->trt_files, "Add a TensorRT audit of a trtexec log")->check(CLI::ExistingFile);
+  cmd->add_option("--topo", o->topo_files, "Add a pasted `nvidia-smi topo -m` (step 5)")->check(CLI::ExistingFile);
+  cmd->add_option("--nccl", o->nccl_files, "Add an NCCL_DEBUG=INFO log or nccl-tests output (step 5)")
+      ->check(CLI::ExistingFile);
   return [o]() {
     gpu::Snapshot s;
     std::string provenance;
@@ -155,8 +213,8 @@ Action register_report(CLI::App& app) {
       provenance =
           o->snap.snapshot_file.empty()
               ? fmt::format("Live on {} at {}.", s.host.hostname.ok() ? *s.host.hostname : "this host", s.captured_at)
-              : fmt::format("Replayed from {} (recorded at {} on {}).", o->snap.snapshot_file, s.captured_at,
-                            s.host.hostname.ok() ? *s.host.hostname : "an unnamed host");
+              : fmt::format("Replayed from {} (recorded at {} on {}).", report::display_name(o->snap.snapshot_file),
+                            s.captured_at, s.host.hostname.ok() ? *s.host.hostname : "an unnamed host");
     } catch (const Error& e) {
       if (e.code() != ExitCode::no_gpu) throw;
       const auto bundled = bundled_snapshot();
@@ -165,7 +223,7 @@ Action register_report(CLI::App& app) {
       note(fmt::format(
           "this machine has no usable NVIDIA GPU; the report shows the bundled snapshot recorded on an H200 "
           "({}) instead",
-          bundled->string()));
+          report::display_name(*bundled)));
       s = gpu::load_snapshot(*bundled);
       bundled_dir = bundled->parent_path();
       provenance = fmt::format(
@@ -177,8 +235,9 @@ Action register_report(CLI::App& app) {
     r.title =
         fmt::format("gpusqueeze report — {}", s.gpus.empty() || !s.gpus[0].name.ok() ? "machine" : *s.gpus[0].name);
     r.provenance = provenance;
-    r.sections.push_back(report::environment_section(s, env::fingerprint(env::locked_fields(s))));
-    r.sections.push_back(report::doctor_section(findings));
+    r.this_machine = !bundled_dir && o->snap.snapshot_file.empty();
+    r.add(report::environment_section(s, env::fingerprint(env::locked_fields(s))));
+    r.add(report::doctor_section(findings));
     std::vector<std::string> bench_files = o->bench_files, trace_files = o->trace_files;
     if (bundled_dir) {
       // Show what the later steps produce, from files recorded on the H200 that ship with gpusqueeze.
@@ -188,19 +247,33 @@ Action register_report(CLI::App& app) {
       if (trace_files.empty() && std::filesystem::exists(dir / "torch-host-slow.json.gz"))
         trace_files.push_back((dir / "torch-host-slow.json.gz").string());
     }
-    for (const auto& f : bench_files) r.sections.push_back(bench_section_of(bench::load_run(f), f));
-    for (const auto& f : trace_files)
-      r.sections.push_back(analysis_section_of(analyze::analyze(analyze::load_trace(f))));
-    for (const auto& f : o->memory_files)
-      r.sections.push_back(memory_section_of(triage::analyze_memory(triage::read_memory_snapshot(f))));
+    // Every file is named on the page as report::display_name gives it: no absolute path of this machine.
+    using report::display_name;
+    for (const auto& f : bench_files) r.add(bench_section_of(bench::load_run(f), display_name(f)));
+    for (const auto& f : trace_files) {
+      auto a = analyze::analyze(analyze::load_trace(f));
+      a.origin = display_name(f);
+      r.add(analysis_section_of(a));
+    }
+    for (const auto& f : o->memory_files) {
+      auto m = triage::analyze_memory(triage::read_memory_snapshot(f));
+      m.origin = display_name(f);
+      r.add(memory_section_of(m));
+    }
     for (const auto& f : o->jitter_files) {
       const auto t = trace::read_trace(f);
-      r.sections.push_back(jitter_section_of(triage::analyze_jitter(t), t));
+      auto j = triage::analyze_jitter(t);
+      j.origin = display_name(f);
+      r.add(jitter_section_of(j, t));
     }
     for (const auto& f : o->trt_files)
-      r.sections.push_back(
-          trt_section_of(triage::audit_trt(triage::parse_trtexec_log(read_text_file(f), f, true), {}, {}, {}),
-                         std::filesystem::path(f).filename().string()));
+      r.add(trt_section_of(
+          triage::audit_trt(triage::parse_trtexec_log(read_text_file(f), display_name(f), true), {}, {}, {}),
+          display_name(f)));
+    for (const auto& f : o->topo_files)
+      r.add(topo_section_of(topo::parse_topo_matrix(read_text_file(f), display_name(f)), display_name(f)));
+    for (const auto& f : o->nccl_files)
+      r.add(nccl_section_of(topo::parse_nccl_log(read_text_file(f), display_name(f)), display_name(f)));
     report::write_report(r, o->out_dir);
     std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir,
                              provenance);

@@ -30,6 +30,14 @@ std::string bytes_text(const json& v) {
   return fmt::format("{:.1f} GiB", v.get<double>() / (1ULL << 30));
 }
 
+std::string verdict_heading(const Report& r) {
+  return r.this_machine ? "Verdict on this machine" : "Verdict on the recorded machine (not this one)";
+}
+
+std::string alike_text(const TopFinding& t) {
+  return t.alike ? fmt::format(" and {} more like it", t.alike) : "";
+}
+
 std::string evidence_text(const Finding& f) {
   std::string s;
   for (const auto& e : f.evidence) s += fmt::format("{}{}={}", s.empty() ? "" : "; ", e.name, e.value);
@@ -37,6 +45,106 @@ std::string evidence_text(const Finding& f) {
 }
 
 }  // namespace
+
+std::string_view step_name(int step) noexcept {
+  switch (step) {
+    case 0:
+      return "machine";
+    case 1:
+      return "baseline";
+    case 2:
+      return "bottleneck";
+    case 3:
+      return "memory bandwidth";
+    case 4:
+      return "compute";
+    case 5:
+      return "multi-GPU";
+    case 6:
+      return "tuning";
+    case 7:
+      return "monitoring";
+    case kTriageStep:
+      return "field triage";
+    default:
+      return "other";
+  }
+}
+
+std::string_view to_string(StepStatus s) noexcept {
+  switch (s) {
+    case StepStatus::ok:
+      return "ok";
+    case StepStatus::look:
+      return "look";
+    case StepStatus::fix:
+      return "fix";
+    case StepStatus::not_measured:
+      break;
+  }
+  return "not measured";
+}
+
+void Report::add(Section s) {
+  const std::string base = s.id;
+  for (int n = 2; std::any_of(sections.begin(), sections.end(), [&](const Section& o) { return o.id == s.id; }); ++n)
+    s.id = fmt::format("{}-{}", base, n);
+  sections.push_back(std::move(s));
+}
+
+std::vector<TopFinding> top_findings(const Report& r, size_t max) {
+  std::vector<TopFinding> all;
+  for (const auto& sec : r.sections)
+    for (const auto& f : sec.findings) {
+      if (f.severity == Severity::pass) continue;
+      const auto same = std::find_if(
+          all.begin(), all.end(), [&](const TopFinding& t) { return t.section_id == sec.id && t.finding.id == f.id; });
+      if (same == all.end())
+        all.push_back({f, sec.id, sec.more, 0});
+      else if (f.severity > same->finding.severity ||
+               (f.severity == same->finding.severity &&
+                f.saving_ratio.value_or(0) > same->finding.saving_ratio.value_or(0))) {
+        same->finding = f;  // the line shows the worst of them
+        ++same->alike;
+      } else {
+        ++same->alike;
+      }
+    }
+  // Stable: equal severity and saving keep page order.
+  std::stable_sort(all.begin(), all.end(), [](const TopFinding& a, const TopFinding& b) {
+    if (a.finding.severity != b.finding.severity) return a.finding.severity > b.finding.severity;
+    return a.finding.saving_ratio.value_or(0) > b.finding.saving_ratio.value_or(0);
+  });
+  if (all.size() > max) all.resize(max);
+  return all;
+}
+
+std::vector<StepCard> step_cards(const Report& r) {
+  std::vector<StepCard> cards;
+  for (int step = 0; step <= kTriageStep; ++step) {
+    StepCard c;
+    c.step = step;
+    for (const auto& sec : r.sections) {
+      if (sec.step != step) continue;
+      if (c.status == StepStatus::not_measured) c.status = StepStatus::ok;
+      const Severity w = worst(sec.findings);
+      if (w == Severity::fail) c.status = StepStatus::fix;
+      if (w == Severity::warn && c.status != StepStatus::fix) c.status = StepStatus::look;
+      if (!sec.headline.empty()) c.headlines.push_back(sec.headline);
+      c.section_ids.push_back(sec.id);
+    }
+    cards.push_back(std::move(c));
+  }
+  return cards;
+}
+
+std::string display_name(const std::filesystem::path& file, const std::filesystem::path& cwd) {
+  const auto normal = file.lexically_normal();
+  if (normal.is_relative()) return normal.string();
+  const auto rel = normal.lexically_relative(cwd.lexically_normal());
+  if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  return normal.filename().string();
+}
 
 Table findings_table(const std::vector<Finding>& findings) {
   Table t{{"severity", "check", "subject", "finding", "evidence", "fix"}, {}};
@@ -50,6 +158,11 @@ Section environment_section(const gpu::Snapshot& s, const std::string& fingerpri
   Section sec;
   sec.id = "environment";
   sec.title = "Step 0 — machine: environment";
+  sec.step = 0;
+  sec.more = "gpusqueeze env";
+  if (!s.gpus.empty())
+    sec.headline = fmt::format("{} × {}, driver {}", s.gpus.size(), s.gpus[0].name.ok() ? *s.gpus[0].name : "GPU",
+                               s.host.driver_version.ok() ? *s.host.driver_version : "unknown");
   const json j = s;
   const json& h = j.at("host");
   sec.notes.push_back(fmt::format(
@@ -126,8 +239,11 @@ Section doctor_section(const std::vector<Finding>& findings) {
   Section sec;
   sec.id = "doctor";
   sec.title = "Step 0 — machine: doctor";
+  sec.step = 0;
+  sec.more = "gpusqueeze doctor";
   std::map<Severity, int> counts;
   for (const auto& f : findings) counts[f.severity]++;
+  sec.headline = fmt::format("doctor: {} fail, {} warn", counts[Severity::fail], counts[Severity::warn]);
   sec.notes.push_back(fmt::format("{} checks: {} fail, {} warn, {} info, {} pass.", findings.size(),
                                   counts[Severity::fail], counts[Severity::warn], counts[Severity::info],
                                   counts[Severity::pass]));
@@ -237,6 +353,7 @@ Section bench_section(const std::string& title_suffix, const std::vector<std::st
   Section sec;
   sec.id = "baseline";
   sec.title = "Step 1 — baseline: " + title_suffix;
+  sec.step = 1;
   sec.notes = notes;
   sec.tables.emplace_back("P50/P90/P99 per benchmark and mode (CUDA events)", Table{header, rows});
   sec.data = std::move(data);
@@ -248,6 +365,8 @@ Section analysis_section(const std::string& origin, const std::string& verdict_l
   Section sec;
   sec.id = "locate";
   sec.title = "Step 2 — locate the bottleneck: " + origin;
+  sec.step = 2;
+  sec.more = "gpusqueeze analyze " + origin;
   sec.notes.push_back(verdict_line);
   sec.tables.emplace_back("Where the wall time went", breakdown);
   sec.tables.emplace_back("Top kernels", kernels);
@@ -257,7 +376,24 @@ Section analysis_section(const std::string& origin, const std::string& verdict_l
 }
 
 std::string render_markdown(const Report& r) {
-  std::string md = fmt::format("# {}\n\n{}\n\n", r.title, r.provenance);
+  std::string md = fmt::format("# {}\n\n{}\n\n## {}\n\n", r.title, r.provenance, verdict_heading(r));
+  const auto top = top_findings(r);
+  if (top.empty()) md += "No check failed or asked for a look.\n";
+  for (size_t i = 0; i < top.size(); ++i) {
+    const auto& f = top[i].finding;
+    md += fmt::format("{}. **{}** {} — {}{}{}{}\n", i + 1, to_string(f.severity), f.title, f.subject,
+                      f.evidence.empty() ? "" : " (" + abbreviate(evidence_text(f), 160) + ")", alike_text(top[i]),
+                      top[i].more.empty() ? "" : fmt::format(". More: `{}`", top[i].more));
+  }
+  Table steps{{"step", "status", "headline"}, {}};
+  for (const auto& c : step_cards(r)) {
+    std::string line;
+    for (const auto& h : c.headlines) line += (line.empty() ? "" : "; ") + h;
+    steps.rows.push_back(
+        {fmt::format("{} {}", c.step == kTriageStep ? std::string("F") : std::to_string(c.step), step_name(c.step)),
+         std::string(to_string(c.status)), line.empty() ? "-" : line});
+  }
+  md += "\n## The method, step by step\n\n" + steps.markdown() + "\n";
   for (const auto& sec : r.sections) {
     md += fmt::format("## {}\n\n", sec.title);
     for (const auto& n : sec.notes) md += n + "\n\n";
@@ -279,11 +415,20 @@ caption{text-align:left;font-weight:600;padding:.3rem 0}td.num{font-variant-nume
 .badge{display:inline-block;border-radius:3px;padding:0 .4rem;font-weight:600;font-size:12px;color:#fff}
 .pass{background:#2da44e}.info{background:#0969da}.warn{background:#bf8700}.fail{background:#cf222e}
 nav a{margin-right:1rem;color:#0969da;text-decoration:none}.figs{display:flex;flex-wrap:wrap;gap:.5rem}
-.figs svg{border:1px solid #d0d7de;background:#fff}footer{margin-top:3rem;color:#57606a;font-size:12px}
+.figs svg{border:1px solid #d0d7de;background:#fff;max-width:100%;height:auto}
+footer{margin-top:3rem;color:#57606a;font-size:12px}.scroll{overflow-x:auto;max-width:100%}
+ol.verdict li{margin:.3rem 0}.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:.5rem}
+.card{border:1px solid #d0d7de;border-left:6px solid #8c959f;padding:.4rem .6rem;border-radius:4px}
+.card h3{font-size:.95rem;margin:0}.card p{margin:.2rem 0;font-size:12px;overflow-wrap:anywhere}
+.card.ok{border-left-color:#2da44e}.card.look{border-left-color:#bf8700}.card.fix{border-left-color:#cf222e}
+td{overflow-wrap:anywhere}code{overflow-wrap:anywhere}
+@media (prefers-color-scheme:dark){body{background:#0d1117;color:#e6edf3}th{background:#161b22}
+th,td,.card,.figs svg{border-color:#30363d}p.prov,footer{color:#8d96a0}nav a{color:#4493f8}}
+@media print{nav{display:none}}
 )";
 
 std::string html_table(const Table& t, const std::string& caption) {
-  std::string h = "<table>";
+  std::string h = "<div class=\"scroll\"><table>";
   if (!caption.empty()) h += "<caption>" + html_escape(caption) + "</caption>";
   h += "<thead><tr>";
   for (const auto& c : t.header) h += "<th>" + html_escape(c) + "</th>";
@@ -293,12 +438,14 @@ std::string html_table(const Table& t, const std::string& caption) {
     for (const auto& c : row) h += "<td>" + html_escape(c) + "</td>";
     h += "</tr>";
   }
-  return h + "</tbody></table>";
+  return h + "</tbody></table></div>";
 }
 
 std::string html_findings(const std::vector<Finding>& findings) {
   std::string h =
-      "<table><thead><tr><th>severity</th><th>check</th><th>subject</th><th>finding</th><th>evidence</th><th>fix</th>"
+      "<div "
+      "class=\"scroll\"><table><thead><tr><th>severity</th><th>check</th><th>subject</th><th>finding</th><th>evidence</"
+      "th><th>fix</th>"
       "<th>threshold source</th></tr></thead><tbody>";
   for (const auto& f : findings) {
     std::string ev;
@@ -310,7 +457,7 @@ std::string html_findings(const std::vector<Finding>& findings) {
         to_string(f.severity), to_string(f.severity), html_escape(f.id), html_escape(f.subject), html_escape(f.title),
         ev, html_escape(f.fix), html_escape(f.source));
   }
-  return h + "</tbody></table>";
+  return h + "</tbody></table></div>";
 }
 
 }  // namespace
@@ -318,7 +465,32 @@ std::string html_findings(const std::vector<Finding>& findings) {
 std::string render_html(const Report& r) {
   std::string h = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(r.title) +
                   "</title><style>" + kCss + "</style></head><body>";
-  h += "<h1>" + html_escape(r.title) + "</h1><p class=\"prov\">" + html_escape(r.provenance) + "</p><nav>";
+  h += "<h1>" + html_escape(r.title) + "</h1><p class=\"prov\">" + html_escape(r.provenance) + "</p>";
+  h += "<section id=\"verdict\"><h2>" + html_escape(verdict_heading(r)) + "</h2>";
+  const auto top = top_findings(r);
+  if (top.empty())
+    h += "<p>No check failed or asked for a look.</p>";
+  else
+    h += "<ol class=\"verdict\">";
+  for (const auto& t : top) {
+    const auto& f = t.finding;
+    h += fmt::format(
+        "<li><span class=\"badge {0}\">{0}</span> <b>{1}</b> — {2}{3}{4} <a href=\"#{5}\">details</a></li>",
+        to_string(f.severity), html_escape(f.title), html_escape(f.subject),
+        f.evidence.empty() ? "" : " (" + html_escape(abbreviate(evidence_text(f), 160)) + ")",
+        t.more.empty() ? "" : ". More: <code>" + html_escape(t.more) + "</code>", html_escape(t.section_id));
+  }
+  if (!top.empty()) h += "</ol>";
+  h += "<div class=\"cards\">";
+  for (const auto& c : step_cards(r)) {
+    h += fmt::format("<div class=\"card {}\"><h3>{} {}</h3><p><b>{}</b></p>",
+                     c.status == StepStatus::not_measured ? "none" : to_string(c.status),
+                     c.step == kTriageStep ? std::string("F") : std::to_string(c.step), step_name(c.step),
+                     to_string(c.status));
+    for (const auto& line : c.headlines) h += "<p>" + html_escape(line) + "</p>";
+    h += "</div>";
+  }
+  h += "</div></section><nav>";
   for (const auto& sec : r.sections) h += "<a href=\"#" + html_escape(sec.id) + "\">" + html_escape(sec.title) + "</a>";
   h += "</nav>";
   for (const auto& sec : r.sections) {
@@ -340,7 +512,19 @@ std::string render_html(const Report& r) {
 json render_json(const Report& r) {
   json sections = json::object();
   for (const auto& sec : r.sections) sections[sec.id] = sec.data;
-  return json{{"schema", kReportSchema}, {"title", r.title}, {"provenance", r.provenance}, {"sections", sections}};
+  json verdict = json::array();
+  for (const auto& t : top_findings(r))
+    verdict.push_back({{"finding", t.finding}, {"section", t.section_id}, {"more", t.more}, {"alike", t.alike}});
+  json steps = json::array();
+  for (const auto& c : step_cards(r))
+    steps.push_back({{"step", c.step},
+                     {"name", step_name(c.step)},
+                     {"status", to_string(c.status)},
+                     {"headlines", c.headlines},
+                     {"sections", c.section_ids}});
+  return json{
+      {"schema", kReportSchema}, {"title", r.title}, {"provenance", r.provenance}, {"this_machine", r.this_machine},
+      {"verdict", verdict},      {"steps", steps},   {"sections", sections}};
 }
 
 void write_report(const Report& r, const std::filesystem::path& dir) {

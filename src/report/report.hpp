@@ -24,7 +24,18 @@ struct Section {
   std::vector<Finding> findings;
   std::vector<std::string> figures_svg;  // inline SVG charts (HTML only)
   nlohmann::json data;                   // machine-readable copy for report.json
+  int step = 0;          // the method's step this section belongs to (kTriageStep for the field-failure tools)
+  std::string headline;  // one line for the step's card: "sync-bound, 66.5% of wall"
+  std::string more;      // the command that shows more: "gpusqueeze analyze trace.json"
 };
+
+// Steps 0-7 of the method, and the field-failure tools as one more card.
+inline constexpr int kTriageStep = 8;
+[[nodiscard]] std::string_view step_name(int step) noexcept;
+
+// How a step's card reads: no section (not measured), or the worst finding of its sections.
+enum class StepStatus { not_measured, ok, look, fix };
+[[nodiscard]] std::string_view to_string(StepStatus s) noexcept;
 
 // A latency CDF as inline SVG: x in µs from min to P99.9, with P50 and P99 marked. Samples need not be sorted.
 [[nodiscard]] std::string cdf_svg(const std::string& title, std::vector<double> samples_ns);
@@ -42,9 +53,38 @@ struct Bar {
 
 struct Report {
   std::string title;
-  std::string provenance;  // "live on host X at T" or "replayed from FILE, recorded on ... at ..."
+  std::string provenance;    // "live on host X at T" or "replayed from FILE, recorded on ... at ..."
+  bool this_machine = true;  // false when the page shows files recorded elsewhere (no GPU here)
   std::vector<Section> sections;
+
+  // Appends a section, renaming its id ("locate" → "locate-2") when one already has it: ids are the page's anchors
+  // and report.json's keys, so two traces must not share one.
+  void add(Section s);
 };
+
+// The verdict that opens the page: the worst findings of every section, at most `max`, ranked by severity, then by
+// the saving they predict (largest first), then in page order. Passing checks never appear; findings of one check in
+// one section (the same NIC finding for NIC3 and NIC4) take one line that counts the others.
+struct TopFinding {
+  Finding finding;
+  std::string section_id;
+  std::string more;  // the section's command
+  int alike = 0;     // further findings of the same check in the same section
+};
+[[nodiscard]] std::vector<TopFinding> top_findings(const Report& r, size_t max = 5);
+
+struct StepCard {
+  int step = 0;
+  StepStatus status = StepStatus::not_measured;
+  std::vector<std::string> headlines;  // one per section of the step
+  std::vector<std::string> section_ids;
+};
+[[nodiscard]] std::vector<StepCard> step_cards(const Report& r);
+
+// How a file the user passed is named on the page: relative to `cwd` when it lies below it, else its file name —
+// never an absolute path of the machine that made the report.
+[[nodiscard]] std::string display_name(const std::filesystem::path& file,
+                                       const std::filesystem::path& cwd = std::filesystem::current_path());
 
 [[nodiscard]] Section environment_section(const gpu::Snapshot& s, const std::string& fingerprint);
 [[nodiscard]] Section doctor_section(const std::vector<Finding>& findings);

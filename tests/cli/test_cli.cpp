@@ -1,4 +1,5 @@
 // The gpusqueeze binary end to end: exit codes, messages, replayed snapshots, and the no-GPU fallback.
+#include "core/finding.hpp"
 #include "support/fixtures.hpp"
 
 #include <fmt/format.h>
@@ -381,6 +382,53 @@ TEST(CliTriage, JitterReadsARecordingAndWantsExactlyOneSource) {
   EXPECT_EQ(run("jitter").rc, 2);
   EXPECT_EQ(run("jitter --seconds 1 " + test::fixture("h200-hw-matmul.gsqt").string()).rc, 2);
   EXPECT_EQ(run("jitter " + kFixture).rc, 2);  // not a trace
+}
+
+}  // namespace
+}  // namespace gsq
+
+namespace gsq {
+namespace {
+
+TEST(CliReport, OpensWithARankedVerdictAndStepCardsAndNamesNoAbsolutePath) {
+  const fs::path shared = fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data";
+  const fs::path topo = shared / "nccl" / "topo_8gpu_h100_hgx_10nic.txt";
+  const fs::path nccl = shared / "nccl" / "pytorch_watchdog_timeout_p2p_hang_nccl1509.log";
+  if (!fs::exists(topo) || !fs::exists(nccl)) GTEST_SKIP() << "../shared/data/nccl is not here";
+  const fs::path out = fs::temp_directory_path() / ("gsq-rep-verdict-" + std::to_string(::getpid()));
+  const std::string trace = test::fixture("torch-host-slow.json.gz").string();
+  // Every input by absolute path; the same trace twice (two sections, two ids).
+  const auto r = run("report --snapshot " + fs::absolute(kFixture).string() + " -o " + out.string() + " --trace " +
+                     fs::absolute(trace).string() + " --trace " + fs::absolute(trace).string() + " --topo " +
+                     fs::absolute(topo).string() + " --nccl " + fs::absolute(nccl).string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string md = slurp(out / "report.md"), html = slurp(out / "index.html"),
+                    json_text = slurp(out / "report.json");
+  const std::vector<std::string> machine_paths = {fs::weakly_canonical(GSQ_SOURCE_DIR).parent_path().string(),
+                                                  std::string(GSQ_SOURCE_DIR), out.string()};
+  for (const auto& p : machine_paths)
+    for (const auto* text : {&md, &html, &json_text}) EXPECT_EQ(text->find(p), std::string::npos) << p;
+  EXPECT_EQ(md.find("sync-bound — sync-bound"), std::string::npos);  // the verdict is said once
+  EXPECT_NE(md.find("Verdict: sync-bound"), std::string::npos);
+
+  const auto j = nlohmann::json::parse(json_text);
+  EXPECT_FALSE(j["this_machine"].get<bool>());  // replayed from a snapshot
+  ASSERT_FALSE(j["verdict"].empty());
+  ASSERT_LE(j["verdict"].size(), 5U);
+  // The watchdog timeout is the one failure: it opens the page, and the verdict never gets better down the list.
+  EXPECT_EQ(j["verdict"][0]["finding"]["id"], "nccl-watchdog-timeout");
+  EXPECT_EQ(j["verdict"][0]["more"], "gpusqueeze nccl analyze " + nccl.filename().string());
+  for (size_t i = 1; i < j["verdict"].size(); ++i)
+    EXPECT_LE(severity_from_string(j["verdict"][i]["finding"]["severity"].get<std::string>()),
+              severity_from_string(j["verdict"][i - 1]["finding"]["severity"].get<std::string>()));
+  ASSERT_EQ(j["steps"].size(), 9U);
+  EXPECT_EQ(j["steps"][5]["status"], "fix");
+  EXPECT_EQ(j["steps"][5]["sections"], nlohmann::json::array({"topo", "nccl"}));
+  EXPECT_EQ(j["steps"][3]["status"], "not measured");
+  EXPECT_TRUE(j["sections"].contains("locate"));
+  EXPECT_TRUE(j["sections"].contains("locate-2"));
+  EXPECT_EQ(j["sections"]["locate"]["origin"], "torch-host-slow.json.gz");
+  fs::remove_all(out);
 }
 
 }  // namespace

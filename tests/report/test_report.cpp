@@ -109,5 +109,92 @@ TEST(Report, SeriesChartDrawsEverySampleBetweenItsMinAndMax) {
   EXPECT_TRUE(series_svg("x", {0, 1}, {1}, "W").empty());
 }
 
+// SYNTHETIC findings (ids, severities and savings made up to pin the ranking rule).
+Finding synthetic(const std::string& id, Severity sev, std::optional<double> saving = {}) {
+  Finding f = make_finding(id, sev, id + " title", {{"x", "1"}}, "fix it", "test", 2, "subject");
+  f.saving_ratio = saving;
+  return f;
+}
+
+TEST(ReportVerdict, RanksBySeverityThenSavingThenPageOrderAndFoldsOneCheckIntoOneLine) {
+  Report r;
+  Section a, b;
+  a.id = "a";
+  a.more = "gpusqueeze a";
+  a.findings = {synthetic("pass-1", Severity::pass),
+                synthetic("info-1", Severity::info),
+                synthetic("warn-small", Severity::warn, 0.05),
+                synthetic("nic", Severity::warn),
+                synthetic("nic", Severity::warn),
+                synthetic("nic", Severity::warn)};
+  b.id = "b";
+  b.findings = {synthetic("warn-big", Severity::warn, 0.4), synthetic("fail-1", Severity::fail),
+                synthetic("info-2", Severity::info)};
+  r.add(a);
+  r.add(b);
+  const auto top = top_findings(r, 5);
+  std::vector<std::string> ids;
+  for (const auto& t : top) ids.push_back(t.finding.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"fail-1", "warn-big", "warn-small", "nic", "info-1"}));
+  EXPECT_EQ(top[3].alike, 2);
+  EXPECT_EQ(top[3].more, "gpusqueeze a");
+  EXPECT_EQ(top_findings(r, 2).size(), 2U);
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find("nic title — subject (x=1) and 2 more like it"), std::string::npos) << md;
+  EXPECT_LT(md.find("fail-1 title"), md.find("warn-big title"));
+}
+
+TEST(ReportVerdict, StepCardsTakeTheWorstFindingOfTheirSectionsAndSayWhatWasNotMeasured) {
+  Report r;
+  Section ok, look, fix;
+  ok.id = "ok";
+  ok.step = 0;
+  ok.findings = {synthetic("p", Severity::pass), synthetic("i", Severity::info)};
+  ok.headline = "all good";
+  look.id = "look";
+  look.step = 2;
+  look.findings = {synthetic("w", Severity::warn)};
+  fix.id = "fix";
+  fix.step = 2;
+  fix.findings = {synthetic("f", Severity::fail)};
+  r.add(ok);
+  r.add(look);
+  const auto cards = step_cards(r);
+  ASSERT_EQ(cards.size(), static_cast<size_t>(kTriageStep + 1));
+  EXPECT_EQ(cards[0].status, StepStatus::ok);
+  EXPECT_EQ(cards[0].headlines, std::vector<std::string>{"all good"});
+  EXPECT_EQ(cards[1].status, StepStatus::not_measured);
+  EXPECT_EQ(cards[2].status, StepStatus::look);
+  r.add(fix);
+  EXPECT_EQ(step_cards(r)[2].status, StepStatus::fix);
+  EXPECT_EQ(step_cards(r)[2].section_ids, (std::vector<std::string>{"look", "fix"}));
+  const auto j = render_json(r);
+  EXPECT_EQ(j["steps"][1]["status"], "not measured");
+  EXPECT_EQ(j["steps"][kTriageStep]["name"], "field triage");
+}
+
+TEST(ReportVerdict, SectionsWithOneIdKeepBothInTheJson) {
+  Report r;
+  Section s;
+  s.id = "locate";
+  s.data = 1;
+  r.add(s);
+  s.data = 2;
+  r.add(s);
+  r.add(s);
+  const auto j = render_json(r);
+  EXPECT_EQ(j["sections"]["locate"], 1);
+  EXPECT_EQ(j["sections"]["locate-2"], 2);
+  EXPECT_TRUE(j["sections"].contains("locate-3"));
+}
+
+TEST(ReportVerdict, FilesAreNamedRelativeToTheWorkingDirectoryOrByName) {
+  EXPECT_EQ(display_name("/home/u/run/traces/a.json", "/home/u/run"), "traces/a.json");
+  EXPECT_EQ(display_name("/data/x/a.json", "/home/u/run"), "a.json");
+  EXPECT_EQ(display_name("/home/u/run/../a.json", "/home/u/run"), "a.json");
+  EXPECT_EQ(display_name("../shared/a.json", "/home/u/run"), "../shared/a.json");
+  EXPECT_EQ(display_name("./a/./b.json", "/x"), "a/b.json");
+}
+
 }  // namespace
 }  // namespace gsq::report
