@@ -414,16 +414,16 @@ th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-ali
 caption{text-align:left;font-weight:600;padding:.3rem 0}td.num{font-variant-numeric:tabular-nums}
 .badge{display:inline-block;border-radius:3px;padding:0 .4rem;font-weight:600;font-size:12px;color:#fff}
 .pass{background:#2da44e}.info{background:#0969da}.warn{background:#bf8700}.fail{background:#cf222e}
-nav a{margin-right:1rem;color:#0969da;text-decoration:none}.figs{display:flex;flex-wrap:wrap;gap:.5rem}
+nav{margin-top:1rem}nav a{margin-right:1rem;color:#0969da;text-decoration:none}.figs{display:flex;flex-wrap:wrap;gap:.5rem}
 .figs svg{border:1px solid #d0d7de;background:#fff;max-width:100%;height:auto}
 footer{margin-top:3rem;color:#57606a;font-size:12px}.scroll{overflow-x:auto;max-width:100%}
-ol.verdict li{margin:.3rem 0}.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:.5rem}
+ol.verdict li{margin:.3rem 0;overflow-wrap:anywhere}p{overflow-wrap:anywhere}.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:.5rem}
 .card{border:1px solid #d0d7de;border-left:6px solid #8c959f;padding:.4rem .6rem;border-radius:4px}
 .card h3{font-size:.95rem;margin:0}.card p{margin:.2rem 0;font-size:12px;overflow-wrap:anywhere}
 .card.ok{border-left-color:#2da44e}.card.look{border-left-color:#bf8700}.card.fix{border-left-color:#cf222e}
 td{overflow-wrap:anywhere}code{overflow-wrap:anywhere}
 @media (prefers-color-scheme:dark){body{background:#0d1117;color:#e6edf3}th{background:#161b22}
-th,td,.card,.figs svg{border-color:#30363d}p.prov,footer{color:#8d96a0}nav a{color:#4493f8}}
+th,td,.card,.figs svg{border-color:#30363d}p.prov,footer{color:#8d96a0}a,nav a{color:#4493f8}}
 @media print{nav{display:none}}
 )";
 
