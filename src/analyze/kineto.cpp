@@ -2,11 +2,11 @@
 #include "analyze/kineto.hpp"
 
 #include "core/error.hpp"
+#include "core/gzip.hpp"
 #include "core/json_io.hpp"
 
 #include <fmt/format.h>
 #include <simdjson.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,35 +16,6 @@ namespace gsq::analyze {
 namespace {
 
 namespace od = simdjson::ondemand;
-
-std::string inflate_gzip(const std::string& in, const std::string& origin) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw_bad_input(origin + ": cannot initialise gzip decoding");
-  std::string out;
-  out.resize(std::max<size_t>(in.size() * 8, 1 << 20));
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    if (zs.total_out >= out.size()) out.resize(out.size() * 2);
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + zs.total_out);
-    zs.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - zs.total_out, 1u << 30));
-    rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc == Z_STREAM_END) break;
-    if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
-      inflateEnd(&zs);
-      throw_bad_input(fmt::format("{}: truncated gzip stream after {} bytes of output", origin, zs.total_out));
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      const std::string msg = zs.msg ? zs.msg : "corrupt data";
-      inflateEnd(&zs);
-      throw_bad_input(fmt::format("{}: corrupt gzip stream: {}", origin, msg));
-    }
-  }
-  out.resize(zs.total_out);
-  inflateEnd(&zs);
-  return out;
-}
 
 Kind kind_of(std::string_view cat, bool& keep) {
   keep = true;
@@ -144,9 +115,7 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
 
 std::string read_maybe_gzip(const std::filesystem::path& file) {
   std::string raw = read_text_file(file);
-  if (raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b) {
-    raw = inflate_gzip(raw, file.string());
-  }
+  if (is_gzip(raw)) raw = inflate_gzip(raw, file.string());
   raw.reserve(raw.size() + kJsonPadding);
   return raw;
 }

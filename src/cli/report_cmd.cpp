@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 namespace gsq::cli {
@@ -30,6 +31,15 @@ struct ReportOptions {
   std::vector<std::string> bench_files, trace_files, memory_files, jitter_files, trt_files, topo_files, nccl_files;
 };
 
+// The method's step a bench run belongs to, by its suite: the probes measure step 3's ceilings, the kernels step 4's.
+int step_of_suite(const std::string& suite) {
+  if (suite == "mem" || suite == "l2" || suite == "pcie" || suite == "overlap" || suite == "launch" || suite == "alloc")
+    return 3;
+  if (suite == "kernels" || suite == "quant") return 4;
+  if (suite == "p2p" || suite == "nccl") return 5;
+  return 1;
+}
+
 report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
   const Table t = bench::results_table(run);
   auto sec = report::bench_section(
@@ -37,6 +47,11 @@ report::Section bench_section_of(const bench::Run& run, const std::string& origi
       {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at, run.fingerprint)},
       bench::to_json(run, false));
   sec.more = fmt::format("gpusqueeze compare {} NEW.json", origin);
+  sec.step = step_of_suite(run.suite);
+  if (sec.step != 1) {
+    sec.id = "bench-" + run.suite;
+    sec.title = fmt::format("Step {} — {}: {} ({})", sec.step, report::step_name(sec.step), run.suite, origin);
+  }
   std::vector<report::Bar> bars;
   for (const auto& c : bench::ceilings(run))
     if (c.peak_bytes_per_s > 0) {
@@ -238,14 +253,18 @@ Action register_report(CLI::App& app) {
     r.this_machine = !bundled_dir && o->snap.snapshot_file.empty();
     r.add(report::environment_section(s, env::fingerprint(env::locked_fields(s))));
     r.add(report::doctor_section(findings));
-    std::vector<std::string> bench_files = o->bench_files, trace_files = o->trace_files;
+    std::vector<std::string> bench_files = o->bench_files, trace_files = o->trace_files, jitter_files = o->jitter_files;
     if (bundled_dir) {
       // Show what the later steps produce, from files recorded on the H200 that ship with gpusqueeze.
       const auto& dir = *bundled_dir;
       if (bench_files.empty() && std::filesystem::exists(dir / "h200-bench-d2d.json"))
         bench_files.push_back((dir / "h200-bench-d2d.json").string());
+      for (const char* name : {"h200-probe-copy-4g.json", "h200-kernels-4096.json.gz"})  // steps 3 and 4
+        if (o->bench_files.empty() && std::filesystem::exists(dir / name)) bench_files.push_back((dir / name).string());
       if (trace_files.empty() && std::filesystem::exists(dir / "torch-host-slow.json.gz"))
         trace_files.push_back((dir / "torch-host-slow.json.gz").string());
+      if (jitter_files.empty() && std::filesystem::exists(dir / "h200-hw-matmul.gsqt"))
+        jitter_files.push_back((dir / "h200-hw-matmul.gsqt").string());
     }
     // Every file is named on the page as report::display_name gives it: no absolute path of this machine.
     using report::display_name;
@@ -260,7 +279,7 @@ Action register_report(CLI::App& app) {
       m.origin = display_name(f);
       r.add(memory_section_of(m));
     }
-    for (const auto& f : o->jitter_files) {
+    for (const auto& f : jitter_files) {
       const auto t = trace::read_trace(f);
       auto j = triage::analyze_jitter(t);
       j.origin = display_name(f);
@@ -274,6 +293,9 @@ Action register_report(CLI::App& app) {
       r.add(topo_section_of(topo::parse_topo_matrix(read_text_file(f), display_name(f)), display_name(f)));
     for (const auto& f : o->nccl_files)
       r.add(nccl_section_of(topo::parse_nccl_log(read_text_file(f), display_name(f)), display_name(f)));
+    // The page follows the method: sections by step (field triage last), in the order given within a step.
+    std::stable_sort(r.sections.begin(), r.sections.end(),
+                     [](const report::Section& a, const report::Section& b) { return a.step < b.step; });
     report::write_report(r, o->out_dir);
     std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir,
                              provenance);

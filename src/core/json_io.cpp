@@ -2,6 +2,7 @@
 #include "core/json_io.hpp"
 
 #include "core/error.hpp"
+#include "core/gzip.hpp"
 
 #include <fmt/format.h>
 
@@ -72,7 +73,9 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& origi
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& expected_schema) {
-  return parse_json_text(read_text_file(file), file.string(), expected_schema);
+  std::string text = read_text_file(file);
+  if (is_gzip(text)) text = inflate_gzip(text, file.string());  // results are kept as .json.gz
+  return parse_json_text(text, file.string(), expected_schema);
 }
 
 void write_json_file(const std::filesystem::path& file, const nlohmann::json& j) {

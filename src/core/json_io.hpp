@@ -8,7 +8,7 @@
 
 namespace gsq {
 
-// Reads FILE and checks its "schema" is `expected_schema` (e.g. "gpusqueeze.snapshot/1").
+// Reads FILE (plain or gzip-compressed) and checks its "schema" is `expected_schema` (e.g. "gpusqueeze.snapshot/1").
 // Throws Error(bad_input) naming the file and the problem: missing, unreadable, truncated, not JSON, wrong schema.
 [[nodiscard]] nlohmann::json read_json_file(const std::filesystem::path& file, const std::string& expected_schema);
 

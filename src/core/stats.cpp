@@ -97,10 +97,17 @@ Interval bootstrap_quantile_ci(std::span<const double> samples, double q, double
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<size_t> pick(0, samples.size() - 1);
   std::vector<double> stat(static_cast<size_t>(resamples)), buf(samples.size());
+  // percentile_sorted's two order statistics, found without sorting each resample (same values, O(n) not O(n log n)).
+  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(buf.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const double frac = pos - static_cast<double>(lo);
   for (auto& st : stat) {
     for (auto& x : buf) x = samples[pick(rng)];
-    std::sort(buf.begin(), buf.end());
-    st = percentile_sorted(buf, q);
+    std::nth_element(buf.begin(), buf.begin() + static_cast<long>(lo), buf.end());
+    const double at_lo = buf[lo];
+    const double at_hi =
+        lo + 1 < buf.size() ? *std::min_element(buf.begin() + static_cast<long>(lo) + 1, buf.end()) : at_lo;
+    st = at_lo + (at_hi - at_lo) * frac;
   }
   std::sort(stat.begin(), stat.end());
   const double alpha = (1 - confidence) / 2;

@@ -71,6 +71,31 @@ std::string_view step_name(int step) noexcept {
   }
 }
 
+std::string_view step_hint(int step) noexcept {
+  switch (step) {
+    case 0:
+      return "gpusqueeze env --save env.json; gpusqueeze doctor";
+    case 1:
+      return "gpusqueeze bench core -o run.json, then report --bench run.json";
+    case 2:
+      return "gpusqueeze trace -o app.gsqt -- CMD (or a PyTorch profiler trace), then report --trace FILE";
+    case 3:
+      return "gpusqueeze bench mem -o mem.json (also l2, pcie, launch), then report --bench mem.json";
+    case 4:
+      return "gpusqueeze bench kernels -o kernels.json, then report --bench kernels.json; gpusqueeze occupancy";
+    case 5:
+      return "save nvidia-smi topo -m and an NCCL_DEBUG=INFO log, then report --topo FILE --nccl FILE";
+    case 6:
+      return "gpusqueeze tune is not built yet: settings are not checked for persistence";
+    case 7:
+      return "gpusqueeze exporter and gpusqueeze rules generate: deployed beside the service, not on this page";
+    case kTriageStep:
+      return "report --memory SNAPSHOT.pickle, --jitter REC.gsqt, --trt TRTEXEC.log";
+    default:
+      return "";
+  }
+}
+
 std::string_view to_string(StepStatus s) noexcept {
   switch (s) {
     case StepStatus::ok:
@@ -391,7 +416,7 @@ std::string render_markdown(const Report& r) {
     for (const auto& h : c.headlines) line += (line.empty() ? "" : "; ") + h;
     steps.rows.push_back(
         {fmt::format("{} {}", c.step == kTriageStep ? std::string("F") : std::to_string(c.step), step_name(c.step)),
-         std::string(to_string(c.status)), line.empty() ? "-" : line});
+         std::string(to_string(c.status)), line.empty() ? std::string(step_hint(c.step)) : line});
   }
   md += "\n## The method, step by step\n\n" + steps.markdown() + "\n";
   for (const auto& sec : r.sections) {
@@ -420,10 +445,10 @@ footer{margin-top:3rem;color:#57606a;font-size:12px}.scroll{overflow-x:auto;max-
 ol.verdict li{margin:.3rem 0;overflow-wrap:anywhere}p{overflow-wrap:anywhere}.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:.5rem}
 .card{border:1px solid #d0d7de;border-left:6px solid #8c959f;padding:.4rem .6rem;border-radius:4px}
 .card h3{font-size:.95rem;margin:0}.card p{margin:.2rem 0;font-size:12px;overflow-wrap:anywhere}
-.card.ok{border-left-color:#2da44e}.card.look{border-left-color:#bf8700}.card.fix{border-left-color:#cf222e}
+.card p.hint{color:#57606a}.card.ok{border-left-color:#2da44e}.card.look{border-left-color:#bf8700}.card.fix{border-left-color:#cf222e}
 td{overflow-wrap:anywhere}code{overflow-wrap:anywhere}
 @media (prefers-color-scheme:dark){body{background:#0d1117;color:#e6edf3}th{background:#161b22}
-th,td,.card,.figs svg{border-color:#30363d}p.prov,footer{color:#8d96a0}a,nav a{color:#4493f8}}
+th,td,.card,.figs svg{border-color:#30363d}p.prov,footer,.card p.hint{color:#8d96a0}a,nav a{color:#4493f8}}
 @media print{nav{display:none}}
 )";
 
@@ -488,6 +513,7 @@ std::string render_html(const Report& r) {
                      c.step == kTriageStep ? std::string("F") : std::to_string(c.step), step_name(c.step),
                      to_string(c.status));
     for (const auto& line : c.headlines) h += "<p>" + html_escape(line) + "</p>";
+    if (c.headlines.empty()) h += "<p class=\"hint\">" + html_escape(step_hint(c.step)) + "</p>";
     h += "</div>";
   }
   h += "</div></section><nav>";
@@ -521,6 +547,7 @@ json render_json(const Report& r) {
                      {"name", step_name(c.step)},
                      {"status", to_string(c.status)},
                      {"headlines", c.headlines},
+                     {"hint", c.status == StepStatus::not_measured ? step_hint(c.step) : ""},
                      {"sections", c.section_ids}});
   return json{
       {"schema", kReportSchema}, {"title", r.title}, {"provenance", r.provenance}, {"this_machine", r.this_machine},

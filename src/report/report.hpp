@@ -32,6 +32,8 @@ struct Section {
 // Steps 0-7 of the method, and the field-failure tools as one more card.
 inline constexpr int kTriageStep = 8;
 [[nodiscard]] std::string_view step_name(int step) noexcept;
+// What to run (or pass to `report`) to measure a step the page has nothing for.
+[[nodiscard]] std::string_view step_hint(int step) noexcept;
 
 // How a step's card reads: no section (not measured), or the worst finding of its sections.
 enum class StepStatus { not_measured, ok, look, fix };

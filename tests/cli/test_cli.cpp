@@ -140,6 +140,14 @@ TEST(Cli, ReportWithoutGpuSaysSoAndShowsTheBundledH200) {
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.err.find("no NVIDIA driver"), std::string::npos) << r.err;
   EXPECT_NE(slurp(dir / "index.html").find("NOT THIS MACHINE"), std::string::npos);
+  // The bundled H200 files cover steps 0-4 and field triage; the rest say what would measure them.
+  const auto j = nlohmann::json::parse(slurp(dir / "report.json"));
+  EXPECT_FALSE(j["this_machine"].get<bool>());
+  for (const int step : {0, 1, 2, 3, 4, 8}) EXPECT_NE(j["steps"][step]["status"], "not measured") << step;
+  EXPECT_TRUE(j["sections"].contains("bench-mem"));
+  EXPECT_TRUE(j["sections"].contains("bench-kernels"));
+  EXPECT_EQ(j["steps"][5]["status"], "not measured");
+  EXPECT_NE(j["steps"][5]["hint"].get<std::string>().find("--topo"), std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -87,6 +88,26 @@ TEST(BootstrapCi, DeterministicForASeed) {
   const auto a = bootstrap_quantile_ci(v, 0.5, 0.95, 300, 42), b = bootstrap_quantile_ci(v, 0.5, 0.95, 300, 42);
   EXPECT_EQ(a.lo, b.lo);
   EXPECT_EQ(a.hi, b.hi);
+}
+
+TEST(BootstrapCi, EqualsSortingEveryResample) {
+  // The reference: the same draws, each resample sorted in full and read with percentile_sorted.
+  for (const double q : {0.0, 0.5, 0.9, 0.99, 1.0})
+    for (const size_t n : {size_t{1}, size_t{2}, size_t{7}, size_t{501}}) {
+      const auto v = normal(n, 10, 3, n + 11);
+      std::mt19937_64 rng(7);
+      std::uniform_int_distribution<size_t> pick(0, n - 1);
+      std::vector<double> stat(200), buf(n);
+      for (auto& st : stat) {
+        for (auto& x : buf) x = v[pick(rng)];
+        std::sort(buf.begin(), buf.end());
+        st = percentile_sorted(buf, q);
+      }
+      std::sort(stat.begin(), stat.end());
+      const auto ci = bootstrap_quantile_ci(v, q, 0.9, 200, 7);
+      EXPECT_EQ(ci.lo, percentile_sorted(stat, 0.05)) << "q=" << q << " n=" << n;
+      EXPECT_EQ(ci.hi, percentile_sorted(stat, 0.95)) << "q=" << q << " n=" << n;
+    }
 }
 
 TEST(MedianRatio, SameMedianIsOneShiftedDataIsTheShift) {
