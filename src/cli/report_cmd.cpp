@@ -28,6 +28,7 @@ namespace {
 struct ReportOptions {
   SnapshotOptions snap;
   std::string out_dir = "gsq-report";
+  std::string compare_file;
   std::vector<std::string> bench_files, trace_files, memory_files, jitter_files, trt_files, topo_files, nccl_files;
 };
 
@@ -216,6 +217,10 @@ Action register_report(CLI::App& app) {
   cmd->add_option("--jitter", o->jitter_files, "Add a jitter recording (gpusqueeze jitter -o, .gsqt)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--trt", o->trt_files, "Add a TensorRT audit of a trtexec log")->check(CLI::ExistingFile);
+  cmd->add_option("--compare", o->compare_file,
+                  "Mark what changed since an earlier report of this machine (its report.json): fingerprint, steps, "
+                  "findings gained and lost")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--topo", o->topo_files, "Add a pasted `nvidia-smi topo -m` (step 5)")->check(CLI::ExistingFile);
   cmd->add_option("--nccl", o->nccl_files, "Add an NCCL_DEBUG=INFO log or nccl-tests output (step 5)")
       ->check(CLI::ExistingFile);
@@ -293,6 +298,9 @@ Action register_report(CLI::App& app) {
       r.add(topo_section_of(topo::parse_topo_matrix(read_text_file(f), display_name(f)), display_name(f)));
     for (const auto& f : o->nccl_files)
       r.add(nccl_section_of(topo::parse_nccl_log(read_text_file(f), display_name(f)), display_name(f)));
+    if (!o->compare_file.empty())
+      r.add(report::compare_section(read_json_file(o->compare_file, report::kReportSchema), report::render_json(r),
+                                    display_name(o->compare_file)));
     // The page follows the method: sections by step (field triage last), in the order given within a step.
     std::stable_sort(r.sections.begin(), r.sections.end(),
                      [](const report::Section& a, const report::Section& b) { return a.step < b.step; });

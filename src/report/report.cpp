@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 
 namespace gsq::report {
 
@@ -442,7 +441,17 @@ std::string render_html(const Report& r) {
 
 json render_json(const Report& r) {
   json sections = json::object();
-  for (const auto& sec : r.sections) sections[sec.id] = sec.data;
+  json findings = json::array();  // every finding that is not a pass, for `report --compare` of a later report
+  for (const auto& sec : r.sections) {
+    sections[sec.id] = sec.data;
+    for (const auto& f : sec.findings)
+      if (f.severity != Severity::pass)
+        findings.push_back({{"section", sec.id},
+                            {"id", f.id},
+                            {"subject", f.subject},
+                            {"severity", to_string(f.severity)},
+                            {"title", f.title}});
+  }
   json verdict = json::array();
   for (const auto& t : top_findings(r))
     verdict.push_back({{"finding", t.finding}, {"section", t.section_id}, {"more", t.more}, {"alike", t.alike}});
@@ -454,9 +463,9 @@ json render_json(const Report& r) {
                      {"headlines", c.headlines},
                      {"hint", c.status == StepStatus::not_measured ? step_hint(c.step) : ""},
                      {"sections", c.section_ids}});
-  return json{
-      {"schema", kReportSchema}, {"title", r.title}, {"provenance", r.provenance}, {"this_machine", r.this_machine},
-      {"verdict", verdict},      {"steps", steps},   {"sections", sections}};
+  return json{{"schema", kReportSchema},        {"title", r.title},    {"provenance", r.provenance},
+              {"this_machine", r.this_machine}, {"verdict", verdict},  {"steps", steps},
+              {"findings", findings},           {"sections", sections}};
 }
 
 void write_report(const Report& r, const std::filesystem::path& dir) {

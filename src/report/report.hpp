@@ -106,6 +106,11 @@ struct StepCard {
 // Writes index.html, report.md and report.json into `dir` (created if missing).
 void write_report(const Report& r, const std::filesystem::path& dir);
 
+// What changed since an earlier report of this machine (its report.json, `old`) in the report about to be written
+// (`now`, render_json's output): fingerprint drift, steps whose status or headline moved, findings gained and lost
+// (matched by section kind, check and subject). Throws bad_input when `old` is not a gpusqueeze.report/1 document.
+[[nodiscard]] Section compare_section(const nlohmann::json& old, const nlohmann::json& now, const std::string& origin);
+
 // Rows of the findings table, shared by the CLI's doctor printer and the report.
 [[nodiscard]] Table findings_table(const std::vector<Finding>& findings);
 

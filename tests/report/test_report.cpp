@@ -1,6 +1,8 @@
 // Report from the H200 fixture: sections present, HTML self-contained, the three files written.
 #include "report/report.hpp"
 
+#include "core/error.hpp"
+
 #include "doctor/checks.hpp"
 #include "env/fingerprint.hpp"
 #include "support/fixtures.hpp"
@@ -194,6 +196,58 @@ TEST(ReportVerdict, FilesAreNamedRelativeToTheWorkingDirectoryOrByName) {
   EXPECT_EQ(display_name("/home/u/run/../a.json", "/home/u/run"), "a.json");
   EXPECT_EQ(display_name("../shared/a.json", "/home/u/run"), "../shared/a.json");
   EXPECT_EQ(display_name("./a/./b.json", "/x"), "a/b.json");
+}
+
+TEST(ReportCompare, NamesFindingsGainedAndLostStepsThatMovedAndFingerprintDrift) {
+  // SYNTHETIC reports: two pages of one machine a fix apart.
+  Report before, after;
+  Section env_a, env_b, trace_a, trace_b;
+  env_a.id = env_b.id = "environment";
+  env_a.data = {{"fingerprint", "aaaa"}};
+  env_b.data = {{"fingerprint", "bbbb"}};
+  trace_a.id = trace_b.id = "locate";
+  trace_a.step = trace_b.step = 2;
+  trace_a.headline = "sync-bound, 66.5% of wall";
+  trace_b.headline = "host-bound, 40.0% of wall";
+  trace_a.findings = {synthetic("sync-point", Severity::warn), synthetic("tiny-kernels", Severity::warn)};
+  trace_b.findings = {synthetic("tiny-kernels", Severity::warn), synthetic("host-gap", Severity::fail)};
+  before.add(env_a);
+  before.add(trace_a);
+  before.add(trace_a);  // a second trace: "locate-2" is matched as "locate"
+  after.add(env_b);
+  after.add(trace_b);
+  const auto sec = compare_section(render_json(before), render_json(after), "old/report.json");
+  EXPECT_EQ(sec.id, "changes");
+  EXPECT_TRUE(sec.data["fingerprint"]["changed"].get<bool>());
+  ASSERT_EQ(sec.data["gained"].size(), 1U);
+  EXPECT_EQ(sec.data["gained"][0]["id"], "host-gap");
+  ASSERT_EQ(sec.data["lost"].size(), 1U);
+  EXPECT_EQ(sec.data["lost"][0]["id"], "sync-point");
+  ASSERT_EQ(sec.data["steps"].size(), 1U);
+  EXPECT_EQ(sec.data["steps"][0]["before"], "look");
+  EXPECT_EQ(sec.data["steps"][0]["now"], "fix");
+  EXPECT_EQ(sec.headline, "1 new finding(s), 1 gone, fingerprint changed");
+
+  const auto same = compare_section(render_json(after), render_json(after), "now/report.json");
+  EXPECT_FALSE(same.data["fingerprint"]["changed"].get<bool>());
+  EXPECT_TRUE(same.data["gained"].empty());
+  EXPECT_TRUE(same.data["lost"].empty());
+  EXPECT_TRUE(same.tables.empty());
+}
+
+TEST(ReportCompare, WhatIsNotAReportIsRefusedByName) {
+  const auto now = render_json(Report{});
+  for (const auto& bad : {nlohmann::json::array(), nlohmann::json{{"schema", "gpusqueeze.bench/1"}},
+                          nlohmann::json{{"schema", kReportSchema}, {"steps", {{{"step", 1}, {"status", 5}}}}},
+                          nlohmann::json{{"schema", kReportSchema}, {"findings", {{{"id", 3}}}}}}) {
+    try {
+      (void)compare_section(bad, now, "x.json");
+      ADD_FAILURE() << "accepted " << bad.dump();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+      EXPECT_NE(std::string(e.what()).find("x.json"), std::string::npos);
+    }
+  }
 }
 
 }  // namespace
