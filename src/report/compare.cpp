@@ -71,7 +71,9 @@ Section compare_checked(const json& old, const json& now, const std::string& ori
   sec.step = -1;  // first on the page, on no step's card
 
   const std::string fp_old = fingerprint_of(old), fp_now = fingerprint_of(now);
-  json data{{"origin", origin}, {"fingerprint", {{"before", fp_old}, {"now", fp_now}, {"changed", fp_old != fp_now}}}};
+  json data{{"origin", origin},
+            {"compared", {{"steps", old.contains("steps")}, {"findings", old.contains("findings")}}},
+            {"fingerprint", {{"before", fp_old}, {"now", fp_now}, {"changed", fp_old != fp_now}}}};
   sec.notes.push_back(fp_old == fp_now
                           ? fmt::format("Same machine fingerprint {}: the locked fields (driver, clocks, links, …) did "
                                         "not change.",
@@ -92,12 +94,20 @@ Section compare_checked(const json& old, const json& now, const std::string& ori
                               headlines_of(s_old), headlines_of(s_now)});
         step_changes.push_back({{"step", s_now.value("step", 0)}, {"before", st_old}, {"now", st_now}});
       }
-  if (steps.rows.empty())
+  const bool old_has_steps = old.contains("steps") && old["steps"].is_array();
+  const bool old_has_findings = old.contains("findings") && old["findings"].is_array();
+  if (!old_has_steps)
+    sec.notes.push_back("The earlier report has no step cards (an older gpusqueeze made it): steps are not compared.");
+  else if (steps.rows.empty())
     sec.notes.push_back("No step changed its status or headline figures.");
   else
     sec.tables.emplace_back("Steps that changed", steps);
 
-  const auto before = findings_of(old), after = findings_of(now);
+  // Without the earlier list every finding would read as new: say so instead of claiming it.
+  const auto before = findings_of(old), after = old_has_findings ? findings_of(now) : std::map<std::string, json>{};
+  if (!old_has_findings)
+    sec.notes.push_back(
+        "The earlier report lists no findings (an older gpusqueeze made it): findings are not compared.");
   Table gained{{"severity", "finding", "where (section / check / subject)"}, {}};
   Table lost = gained;
   json j_gained = json::array(), j_lost = json::array();
@@ -113,8 +123,9 @@ Section compare_checked(const json& old, const json& now, const std::string& ori
     }
   if (!gained.rows.empty()) sec.tables.emplace_back("New findings", gained);
   if (!lost.rows.empty()) sec.tables.emplace_back("Findings gone since", lost);
-  sec.headline = fmt::format("{} new finding(s), {} gone, fingerprint {}", gained.rows.size(), lost.rows.size(),
-                             fp_old == fp_now ? "unchanged" : "changed");
+  sec.headline = old_has_findings ? fmt::format("{} new finding(s), {} gone, fingerprint {}", gained.rows.size(),
+                                                lost.rows.size(), fp_old == fp_now ? "unchanged" : "changed")
+                                  : fmt::format("fingerprint {}", fp_old == fp_now ? "unchanged" : "changed");
   sec.notes.push_back(sec.headline + ".");
   data["steps"] = std::move(step_changes);
   data["gained"] = std::move(j_gained);

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "gpu/snapshot.hpp"
+#include "report/report.hpp"
 #include "topo/nccl_logs.hpp"
 #include "topo/topo_matrix.hpp"
 #include "trace/format.hpp"
@@ -70,6 +71,9 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
     const auto j = gsq::parse_any_json(text, "fuzz.json");
     guarded([&] { (void)gsq::triage::audit_trt({}, gsq::triage::parse_trt_profile(j, "fuzz.json"), {}, {}); });
     guarded([&] { (void)gsq::triage::audit_trt({}, {}, gsq::triage::parse_trt_layers(j, "fuzz.json"), {}); });
+    // An earlier report.json handed to `report --compare`.
+    static const auto now = gsq::report::render_json(gsq::report::Report{});
+    guarded([&] { (void)gsq::report::compare_section(j, now, "fuzz.json"); });
   });
   return 0;
 }

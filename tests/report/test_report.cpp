@@ -233,6 +233,13 @@ TEST(ReportCompare, NamesFindingsGainedAndLostStepsThatMovedAndFingerprintDrift)
   EXPECT_TRUE(same.data["gained"].empty());
   EXPECT_TRUE(same.data["lost"].empty());
   EXPECT_TRUE(same.tables.empty());
+
+  // A report made before steps and findings were recorded: nothing is claimed new.
+  const auto older = compare_section({{"schema", kReportSchema}, {"sections", {{"environment", env_a.data}}}},
+                                     render_json(after), "2026-12-02/report.json");
+  EXPECT_TRUE(older.data["gained"].empty());
+  EXPECT_FALSE(older.data["compared"]["findings"].get<bool>());
+  EXPECT_EQ(older.headline, "fingerprint changed");
 }
 
 TEST(ReportCompare, WhatIsNotAReportIsRefusedByName) {
