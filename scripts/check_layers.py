@@ -22,7 +22,7 @@ ALLOWED = {
     "analyze": {"core", "trace"},
     "monitor": {"core", "gpu", "trace", "analyze"},
     "triage": {"core", "trace", "gpu"},
-    "topo": {"core"},
+    "topo": {"core", "gpu"},
     "report": {"core", "gpu"},
     "cli": None,  # the top: may include any library
 }

@@ -1,6 +1,7 @@
 // `gpusqueeze report`: every step for this machine on one page (index.html, report.md, report.json).
 #include "cli/common.hpp"
 
+#include "topo/live.hpp"
 #include "topo/nccl_logs.hpp"
 #include "topo/topo_matrix.hpp"
 #include "trace/format.hpp"
@@ -294,6 +295,20 @@ Action register_report(CLI::App& app) {
       r.add(trt_section_of(
           triage::audit_trt(triage::parse_trtexec_log(read_text_file(f), display_name(f), true), {}, {}, {}),
           display_name(f)));
+    // A live machine with several GPUs: its topology through NVML (step 5), unless the user gave a saved one.
+    if (r.this_machine && s.gpus.size() > 1 && o->topo_files.empty()) {
+      try {
+        const auto nvml = gpu::Nvml::open();
+        const auto live = topo::read_live_topology(nvml.api());
+        auto sec = topo_section_of(live.links, "(NVML)");
+        sec.more = "gpusqueeze topo";
+        for (auto& f : topo::topo_findings(live.p2p)) sec.findings.push_back(std::move(f));
+        for (const auto& n : live.notes) sec.notes.push_back(n);
+        r.add(std::move(sec));
+      } catch (const Error& e) {
+        note(std::string("topology not read: ") + e.what());
+      }
+    }
     for (const auto& f : o->topo_files)
       r.add(topo_section_of(topo::parse_topo_matrix(read_text_file(f), display_name(f)), display_name(f)));
     for (const auto& f : o->nccl_files)

@@ -1,10 +1,12 @@
-// `gpusqueeze topo --from FILE`: a pasted `nvidia-smi topo -m` (or `topo -p2p rw`) read and checked on any machine.
+// `gpusqueeze topo`: this machine's GPU topology through NVML, or (--from FILE) a pasted `nvidia-smi topo -m` or
+// `topo -p2p rw` read and checked on any machine.
 #include "cli/common.hpp"
 
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/table.hpp"
 #include "report/report.hpp"
+#include "topo/live.hpp"
 #include "topo/topo_matrix.hpp"
 
 #include <iostream>
@@ -18,29 +20,52 @@ struct TopoCliOptions {
   bool json = false;
 };
 
-int run_topo(const TopoCliOptions& o) {
-  if (o.from.empty())
-    throw_bad_input(
-        "topo: reading the live topology through NVML is not built yet; give --from FILE with the output "
-        "of nvidia-smi topo -m (or nvidia-smi topo -p2p rw)");
-  const auto m = topo::parse_topo_matrix(read_text_file(o.from), o.from);
-  const auto findings = topo::topo_findings(m);
-  if (o.json) {
-    std::cout << topo::to_json(m, findings).dump(2) << '\n';
-  } else {
-    Table t{{""}, {}};
-    for (const auto& d : m.devices) t.header.push_back(d);
-    t.header.push_back("CPU affinity");
-    for (const auto& r : m.devices) {
-      std::vector<std::string> row{r};
-      for (const auto& c : m.devices) {
-        const auto it = m.link.find({r, c});
-        row.push_back(it == m.link.end() ? "" : it->second);
-      }
-      row.push_back(m.cpu_affinity.count(r) ? m.cpu_affinity.at(r) : "");
-      t.rows.push_back(std::move(row));
+Table matrix_table(const topo::TopoMatrix& m) {
+  Table t{{""}, {}};
+  for (const auto& d : m.devices) t.header.push_back(d);
+  const bool affinity = !m.cpu_affinity.empty();
+  if (affinity) t.header.push_back("CPU affinity");
+  for (const auto& r : m.devices) {
+    std::vector<std::string> row{r};
+    for (const auto& c : m.devices) {
+      const auto it = m.link.find({r, c});
+      row.push_back(it == m.link.end() ? "" : it->second);
     }
-    std::cout << "# Topology: " << o.from << "\n\n" << t.markdown();
+    if (affinity) row.push_back(m.cpu_affinity.count(r) ? m.cpu_affinity.at(r) : "");
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+int run_topo(const TopoCliOptions& o) {
+  std::vector<topo::TopoMatrix> matrices;
+  std::vector<std::string> notes;
+  std::string origin;
+  if (o.from.empty()) {
+    const auto nvml = gpu::Nvml::open();  // no driver: exit 3 with the reason
+    auto live = topo::read_live_topology(nvml.api());
+    matrices = {std::move(live.links), std::move(live.p2p)};
+    notes = std::move(live.notes);
+    notes.push_back(
+        "NICs are not in NVML: `nvidia-smi topo -m > topo.txt; gpusqueeze topo --from topo.txt` shows them");
+    origin = "this machine (NVML)";
+  } else {
+    matrices.push_back(topo::parse_topo_matrix(read_text_file(o.from), o.from));
+    origin = o.from;
+  }
+  std::vector<Finding> findings;
+  for (const auto& m : matrices)
+    for (auto& f : topo::topo_findings(m)) findings.push_back(std::move(f));
+  if (o.json) {
+    auto j = topo::to_json(matrices[0], findings);
+    if (matrices.size() > 1) j["p2p_read"] = topo::to_json(matrices[1], {})["links"];
+    j["notes"] = notes;
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << "# Topology: " << origin << "\n\n" << matrix_table(matrices[0]).markdown();
+    if (matrices.size() > 1)
+      std::cout << "\nPeer reads (nvidia-smi topo -p2p r):\n\n" << matrix_table(matrices[1]).markdown();
+    for (const auto& n : notes) std::cout << "\nnote: " << n << '\n';
     if (!findings.empty()) std::cout << '\n' << report::findings_table(findings).markdown();
   }
   return worst(findings) == Severity::fail ? static_cast<int>(ExitCode::findings) : 0;
@@ -50,13 +75,17 @@ int run_topo(const TopoCliOptions& o) {
 
 Action register_topo(CLI::App& app) {
   auto o = std::make_shared<TopoCliOptions>();
-  auto* cmd = app.add_subcommand("topo", "GPU/NIC topology: read a pasted nvidia-smi topo -m and check it");
+  auto* cmd = app.add_subcommand("topo", "GPU topology through NVML, or a saved nvidia-smi topo -m (--from), checked");
   cmd->footer(
       "Reads nvidia-smi topo -m (X, NV#, PIX, PXB, PHB, NODE, SYS/SOC; the NIC legend; tabs or spaces, colour codes)\n"
       "or topo -p2p rw (OK, CNS, GNS, TNS, NS, DR) and checks: GPU pairs across the CPU interconnect, uneven NVLink\n"
       "counts, NICs SYS from every GPU, GPUs without a NIC under their switch, peer access not supported.\n"
-      "Exit codes: 0 ok, 2 no matrix in the file.\n"
+      "Without --from, reads this machine through NVML: PCIe level, NVLink count and peer-read status of each GPU "
+      "pair\n"
+      "(NICs need --from).\n"
+      "Exit codes: 0 ok, 2 no matrix in the file, 3 no NVIDIA driver.\n"
       "Examples:\n"
+      "  gpusqueeze topo\n"
       "  nvidia-smi topo -m > topo.txt;  gpusqueeze topo --from topo.txt\n"
       "  nvidia-smi topo -p2p rw | gpusqueeze topo --from /dev/stdin");
   cmd->add_option("--from", o->from, "A saved nvidia-smi topo -m or topo -p2p output");

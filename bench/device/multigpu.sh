@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Device run for step 5 (issue: the multi-GPU device run) on a multi-GPU kind: `gpusqueeze topo` through NVML beside
+# `nvidia-smi topo -m` and `topo -p2p r`, each saved and read back with `topo --from`, so the two matrices can be
+# compared cell by cell (they must agree); then nccl-tests' all_reduce_perf if it is installed, with NCCL_DEBUG=INFO,
+# read by `gpusqueeze nccl analyze`. NVLink multicast stays off (NCCL_NVLS_ENABLE=0). Nothing here changes a GPU
+# setting. Usage on the device with the build carried: BUILD=.carry/build bench/device/multigpu.sh (writes $OUT).
+LOG=multigpu.log source "$(dirname "$0")/lib.sh"
+export NCCL_NVLS_ENABLE=0
+run nvidia-smi -L
+run $B topo
+$B topo --json >"$OUT/topo-nvml.json" 2>>"$log"
+nvidia-smi topo -m >"$OUT/topo-m.txt" 2>>"$log"
+nvidia-smi topo -p2p r >"$OUT/topo-p2p-r.txt" 2>>"$log"
+run $B topo --from "$OUT/topo-m.txt"
+$B topo --from "$OUT/topo-m.txt" --json >"$OUT/topo-smi.json" 2>>"$log"
+$B topo --from "$OUT/topo-p2p-r.txt" --json >"$OUT/topo-p2p-smi.json" 2>>"$log"
+python3 - "$OUT" <<'PY' | tee -a "$log"
+import json, sys
+out = sys.argv[1]
+nvml = json.load(open(f"{out}/topo-nvml.json"))
+smi = json.load(open(f"{out}/topo-smi.json"))
+p2p = json.load(open(f"{out}/topo-p2p-smi.json"))
+def gpu_cells(links):  # links[row][column], GPU rows and columns only
+    return {(r, c): v for r, row in links.items() if r.startswith("GPU")
+            for c, v in row.items() if c.startswith("GPU")}
+for name, ours, theirs in (("topo -m", gpu_cells(nvml["links"]), gpu_cells(smi["links"])),
+                           ("topo -p2p r", gpu_cells(nvml.get("p2p_read", {})), gpu_cells(p2p["links"]))):
+    differ = {k: (ours.get(k), theirs.get(k)) for k in theirs if ours.get(k) != theirs.get(k)}
+    print(f"{name}: {len(theirs)} GPU cells, {len(differ)} differ {dict(list(differ.items())[:8])}")
+PY
+$B env --save "$OUT/env.json" >>"$log" 2>&1
+run $B doctor
+if command -v all_reduce_perf >/dev/null 2>&1; then
+  n=$(nvidia-smi -L | wc -l)
+  NCCL_DEBUG=INFO all_reduce_perf -b 8 -e 1G -f 2 -g "$n" >"$OUT/all_reduce.log" 2>&1
+  run $B nccl analyze "$OUT/all_reduce.log"
+else
+  echo "all_reduce_perf not installed: NCCL part not run" | tee -a "$log"
+fi

@@ -1,0 +1,138 @@
+// NVML → the topo -m and topo -p2p matrices.
+#include "topo/live.hpp"
+
+#include "core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gsq::topo {
+
+namespace {
+
+std::string level_code(nvmlGpuTopologyLevel_t level) {
+  switch (level) {
+    case NVML_TOPOLOGY_INTERNAL:
+      return "PIX";  // two GPUs on one board behind its own switch
+    case NVML_TOPOLOGY_SINGLE:
+      return "PIX";
+    case NVML_TOPOLOGY_MULTIPLE:
+      return "PXB";
+    case NVML_TOPOLOGY_HOSTBRIDGE:
+      return "PHB";
+    case NVML_TOPOLOGY_NODE:
+      return "NODE";
+    case NVML_TOPOLOGY_SYSTEM:
+      return "SYS";
+  }
+  return "SYS";
+}
+
+std::string p2p_code(nvmlGpuP2PStatus_t s) {
+  switch (s) {
+    case NVML_P2P_STATUS_OK:
+      return "OK";
+    case NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED:
+      return "CNS";
+    case NVML_P2P_STATUS_GPU_NOT_SUPPORTED:
+      return "GNS";
+    case NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED:
+      return "TNS";
+    case NVML_P2P_STATUS_DISABLED_BY_REGKEY:
+      return "DR";
+    case NVML_P2P_STATUS_NOT_SUPPORTED:
+      return "NS";
+    case NVML_P2P_STATUS_UNKNOWN:
+      break;
+  }
+  return "U";
+}
+
+struct Gpu {
+  nvmlDevice_t dev{};
+  std::string name, bus_id;
+  std::map<std::string, int> links_to;  // peer bus id → active links
+  int links_to_switch = 0;
+};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+LiveTopology read_live_topology(const gpu::NvmlApi& api) {
+  if (!api.nvmlDeviceGetCount_v2 || !api.nvmlDeviceGetHandleByIndex_v2 || !api.nvmlDeviceGetPciInfo_v3)
+    throw_no_gpu("topo: this driver's NVML lacks the device count, handle or PCI calls");
+  LiveTopology out;
+  unsigned count = 0;
+  if (const auto rc = api.nvmlDeviceGetCount_v2(&count); rc != NVML_SUCCESS)
+    throw_no_gpu(fmt::format("topo: nvmlDeviceGetCount failed: {}", gpu::nvml_error_name(rc)));
+  std::vector<Gpu> gpus(count);
+  for (unsigned i = 0; i < count; ++i) {
+    auto& g = gpus[i];
+    g.name = fmt::format("GPU{}", i);
+    if (const auto rc = api.nvmlDeviceGetHandleByIndex_v2(i, &g.dev); rc != NVML_SUCCESS)
+      throw_no_gpu(fmt::format("topo: no handle for GPU {}: {}", i, gpu::nvml_error_name(rc)));
+    nvmlPciInfo_t pci{};
+    if (api.nvmlDeviceGetPciInfo_v3(g.dev, &pci) == NVML_SUCCESS) g.bus_id = lower(pci.busId);
+  }
+  // NVLink: count active links per remote end (another GPU by bus id, or a switch).
+  const bool nvlink = api.nvmlDeviceGetNvLinkState && api.nvmlDeviceGetNvLinkRemotePciInfo_v2;
+  if (!nvlink) out.notes.push_back("NVLink not read: this driver's NVML lacks the link state or remote PCI calls");
+  for (auto& g : gpus) {
+    if (!nvlink) break;
+    for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+      nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+      if (api.nvmlDeviceGetNvLinkState(g.dev, link, &active) != NVML_SUCCESS || active != NVML_FEATURE_ENABLED)
+        continue;
+      nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_GPU;
+      if (api.nvmlDeviceGetNvLinkRemoteDeviceType &&
+          api.nvmlDeviceGetNvLinkRemoteDeviceType(g.dev, link, &type) == NVML_SUCCESS &&
+          type == NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+        ++g.links_to_switch;
+        continue;
+      }
+      nvmlPciInfo_t remote{};
+      if (api.nvmlDeviceGetNvLinkRemotePciInfo_v2(g.dev, link, &remote) == NVML_SUCCESS)
+        ++g.links_to[lower(remote.busId)];
+    }
+  }
+  if (!api.nvmlDeviceGetTopologyCommonAncestor)
+    out.notes.push_back("PCIe levels not read: this driver's NVML lacks nvmlDeviceGetTopologyCommonAncestor");
+  if (!api.nvmlDeviceGetP2PStatus)
+    out.notes.push_back("peer access not read: this driver's NVML lacks nvmlDeviceGetP2PStatus");
+  for (auto* m : {&out.links, &out.p2p})
+    for (const auto& g : gpus) m->devices.push_back(g.name);
+  out.p2p.p2p_status = true;
+  for (const auto& a : gpus)
+    for (const auto& b : gpus) {
+      const auto key = std::make_pair(a.name, b.name);
+      if (a.name == b.name) {
+        out.links.link[key] = std::string("X");
+        out.p2p.link[key] = std::string("X");
+        continue;
+      }
+      // nvidia-smi shows the NVLink count where there is one, else the PCIe level.
+      const auto direct = a.links_to.find(b.bus_id);
+      if (direct != a.links_to.end() && !b.bus_id.empty()) {
+        out.links.link[key] = fmt::format("NV{}", direct->second);
+      } else if (a.links_to_switch > 0 && b.links_to_switch > 0) {
+        out.links.link[key] = fmt::format("NV{}", std::min(a.links_to_switch, b.links_to_switch));
+      } else if (api.nvmlDeviceGetTopologyCommonAncestor) {
+        nvmlGpuTopologyLevel_t level = NVML_TOPOLOGY_SYSTEM;
+        const auto rc = api.nvmlDeviceGetTopologyCommonAncestor(a.dev, b.dev, &level);
+        out.links.link[key] = rc == NVML_SUCCESS ? level_code(level) : "";
+      }
+      if (api.nvmlDeviceGetP2PStatus) {
+        nvmlGpuP2PStatus_t s = NVML_P2P_STATUS_UNKNOWN;
+        const auto rc = api.nvmlDeviceGetP2PStatus(a.dev, b.dev, NVML_P2P_CAPS_INDEX_READ, &s);
+        out.p2p.link[key] = rc == NVML_SUCCESS ? p2p_code(s) : "U";
+      }
+    }
+  return out;
+}
+
+}  // namespace gsq::topo

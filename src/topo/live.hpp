@@ -1,0 +1,21 @@
+// The topology of this machine's GPUs read through NVML, as the same matrix `nvidia-smi topo -m` prints: the PCIe level
+// of each pair (nvmlDeviceGetTopologyCommonAncestor), NVLink counts (active links whose remote end is the other GPU,
+// or an NVSwitch both reach), and the peer-read status of each pair (nvmlDeviceGetP2PStatus) as a -p2p r matrix.
+#pragma once
+
+#include "gpu/nvml.hpp"
+#include "topo/topo_matrix.hpp"
+
+namespace gsq::topo {
+
+struct LiveTopology {
+  TopoMatrix links;                // `topo -m` style: X, NV#, PIX, PXB, PHB, NODE, SYS
+  TopoMatrix p2p;                  // `topo -p2p r` style: OK, CNS, GNS, TNS, DR, NS, U
+  std::vector<std::string> notes;  // what NVML could not say (a symbol missing in this driver, a call refused)
+};
+
+// `api` is an open session's table (gpu::Nvml::api()); tests pass a table of fakes. NICs are not read (NVML does not
+// know them): `--from` a saved `nvidia-smi topo -m` shows them.
+[[nodiscard]] LiveTopology read_live_topology(const gpu::NvmlApi& api);
+
+}  // namespace gsq::topo

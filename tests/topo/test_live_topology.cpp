@@ -1,0 +1,143 @@
+// The live topology reader over a table of fake NVML functions (SYNTHETIC machines: no GPU is needed or touched).
+#include "topo/live.hpp"
+
+#include "core/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+
+namespace gsq::topo {
+namespace {
+
+// The fake machine the functions below answer for.
+struct FakeMachine {
+  unsigned gpus = 0;
+  std::map<unsigned, unsigned> direct_links;  // GPU → peer GPU its active links reach (count in `links`)
+  std::map<unsigned, unsigned> links;         // GPU → number of active links
+  bool to_switch = false;                     // every active link ends at an NVSwitch
+  std::map<std::pair<unsigned, unsigned>, nvmlGpuTopologyLevel_t> level;
+  std::map<std::pair<unsigned, unsigned>, nvmlGpuP2PStatus_t> p2p;
+};
+FakeMachine g_fake;
+
+unsigned index_of(nvmlDevice_t d) {
+  return static_cast<unsigned>(reinterpret_cast<uintptr_t>(d) - 1);
+}
+std::pair<unsigned, unsigned> pair_of(nvmlDevice_t a, nvmlDevice_t b) {
+  return {std::min(index_of(a), index_of(b)), std::max(index_of(a), index_of(b))};
+}
+void bus_id(unsigned i, char* out) {
+  const std::string id = "00000000:" + std::to_string(0x10 + i) + ":00.0";
+  std::strncpy(out, id.c_str(), NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE);
+}
+
+nvmlReturn_t fake_count(unsigned* n) {
+  *n = g_fake.gpus;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t fake_handle(unsigned i, nvmlDevice_t* d) {
+  if (i >= g_fake.gpus) return NVML_ERROR_INVALID_ARGUMENT;
+  *d = reinterpret_cast<nvmlDevice_t>(static_cast<uintptr_t>(i + 1));
+  return NVML_SUCCESS;
+}
+nvmlReturn_t fake_pci(nvmlDevice_t d, nvmlPciInfo_t* p) {
+  bus_id(index_of(d), p->busId);
+  return NVML_SUCCESS;
+}
+nvmlReturn_t fake_link_state(nvmlDevice_t d, unsigned link, nvmlEnableState_t* s) {
+  *s = link < g_fake.links[index_of(d)] ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t fake_remote_pci(nvmlDevice_t d, unsigned, nvmlPciInfo_t* p) {
+  bus_id(g_fake.direct_links.at(index_of(d)), p->busId);
+  return NVML_SUCCESS;
+}
+nvmlReturn_t fake_remote_type(nvmlDevice_t, unsigned, nvmlIntNvLinkDeviceType_t* t) {
+  *t = g_fake.to_switch ? NVML_NVLINK_DEVICE_TYPE_SWITCH : NVML_NVLINK_DEVICE_TYPE_GPU;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t fake_ancestor(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuTopologyLevel_t* l) {
+  *l = g_fake.level.at(pair_of(a, b));
+  return NVML_SUCCESS;
+}
+nvmlReturn_t fake_p2p(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuP2PCapsIndex_t caps, nvmlGpuP2PStatus_t* s) {
+  EXPECT_EQ(caps, NVML_P2P_CAPS_INDEX_READ);
+  *s = g_fake.p2p.at(pair_of(a, b));
+  return NVML_SUCCESS;
+}
+
+gpu::NvmlApi fake_api() {
+  gpu::NvmlApi api;
+  api.nvmlDeviceGetCount_v2 = fake_count;
+  api.nvmlDeviceGetHandleByIndex_v2 = fake_handle;
+  api.nvmlDeviceGetPciInfo_v3 = fake_pci;
+  api.nvmlDeviceGetNvLinkState = fake_link_state;
+  api.nvmlDeviceGetNvLinkRemotePciInfo_v2 = fake_remote_pci;
+  api.nvmlDeviceGetNvLinkRemoteDeviceType = fake_remote_type;
+  api.nvmlDeviceGetTopologyCommonAncestor = fake_ancestor;
+  api.nvmlDeviceGetP2PStatus = fake_p2p;
+  return api;
+}
+
+std::string at(const TopoMatrix& m, const char* a, const char* b) {
+  return m.link.at({a, b});
+}
+
+TEST(LiveTopology, PcieLevelsNvlinkPairsAndPeerStatusBecomeTheNvidiaSmiMatrices) {
+  // Four GPUs: 0 and 1 joined by four NVLinks under one host bridge, 2 and 3 under one PCIe switch on the other
+  // socket, peer reads refused by the chipset across the sockets.
+  g_fake = {};
+  g_fake.gpus = 4;
+  g_fake.links = {{0, 4}, {1, 4}};
+  g_fake.direct_links = {{0, 1}, {1, 0}};
+  for (unsigned a = 0; a < 4; ++a)
+    for (unsigned b = a + 1; b < 4; ++b) {
+      const bool same_socket = (a < 2) == (b < 2);
+      g_fake.level[{a, b}] = !same_socket ? NVML_TOPOLOGY_SYSTEM
+                             : a == 0     ? NVML_TOPOLOGY_HOSTBRIDGE
+                                          : NVML_TOPOLOGY_SINGLE;
+      g_fake.p2p[{a, b}] = same_socket ? NVML_P2P_STATUS_OK : NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED;
+    }
+  const auto t = read_live_topology(fake_api());
+  EXPECT_EQ(at(t.links, "GPU0", "GPU0"), "X");
+  EXPECT_EQ(at(t.links, "GPU0", "GPU1"), "NV4");  // NVLink shown over the PCIe level, as nvidia-smi does
+  EXPECT_EQ(at(t.links, "GPU1", "GPU0"), "NV4");
+  EXPECT_EQ(at(t.links, "GPU2", "GPU3"), "PIX");
+  EXPECT_EQ(at(t.links, "GPU0", "GPU3"), "SYS");
+  EXPECT_EQ(at(t.p2p, "GPU0", "GPU2"), "CNS");
+  EXPECT_EQ(at(t.p2p, "GPU2", "GPU3"), "OK");
+  EXPECT_TRUE(t.notes.empty());
+  // The checks of a pasted matrix apply unchanged: pairs across the CPU interconnect, peer access refused.
+  std::vector<std::string> ids;
+  for (const auto* m : {&t.links, &t.p2p})
+    for (const auto& f : topo_findings(*m)) ids.push_back(f.id);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "topo-p2p-unsupported"), ids.end());
+  EXPECT_FALSE(ids.empty());
+}
+
+TEST(LiveTopology, GpusOnAnNvswitchShowTheirLinkCountAndMissingSymbolsBecomeNotes) {
+  g_fake = {};
+  g_fake.gpus = 2;
+  g_fake.links = {{0, 18}, {1, 18}};
+  g_fake.to_switch = true;
+  g_fake.level[{0, 1}] = NVML_TOPOLOGY_SYSTEM;
+  g_fake.p2p[{0, 1}] = NVML_P2P_STATUS_OK;
+  auto api = fake_api();
+  EXPECT_EQ(at(read_live_topology(api).links, "GPU0", "GPU1"), "NV18");
+  api.nvmlDeviceGetNvLinkState = nullptr;  // an old driver
+  api.nvmlDeviceGetP2PStatus = nullptr;
+  const auto t = read_live_topology(api);
+  EXPECT_EQ(at(t.links, "GPU0", "GPU1"), "SYS");
+  EXPECT_EQ(t.p2p.link.count({"GPU0", "GPU1"}), 0U);
+  EXPECT_EQ(t.notes.size(), 2U);
+  api.nvmlDeviceGetCount_v2 = nullptr;
+  EXPECT_THROW((void)read_live_topology(api), Error);
+}
+
+}  // namespace
+}  // namespace gsq::topo
