@@ -103,8 +103,11 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
       b.idle_host_ns += len;
       continue;
     }
-    // Calls on that thread overlapping the gap or returning just after it began.
-    bool drained_by_sync = false;
+    // Calls on that thread overlapping the gap or returning just after it began. A sync that drained the GPU just
+    // before the gap does not make the gap: the host work after it does. What the sync costs is the overlap it
+    // prevented — the host work of the gap could have run while the host sat blocked in the sync — so the sync's
+    // share of the gap is at most the time blocked in it; the rest is judged like any other gap.
+    int64_t blocked_in_sync = 0;
     int64_t in_runtime = 0;
     auto it = std::lower_bound(calls->begin(), calls->end(), gap.lo - 10'000'000,
                                [&](size_t i, int64_t x) { return ev[i].start_ns < x; });
@@ -113,18 +116,18 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
       if (r.end_ns() <= gap.lo) continue;
       if (sync_like(*it) && r.start_ns < gap.lo + th.sync_drain_window_ns &&
           r.end_ns() <= gap.lo + th.sync_drain_window_ns) {
-        drained_by_sync = true;
+        blocked_in_sync += std::max<int64_t>(0, std::min(r.end_ns(), gap.lo) - r.start_ns);
       }
       if (!sync_like(*it)) in_runtime += std::min(gap.hi, r.end_ns()) - std::max(gap.lo, r.start_ns);
     }
+    const int64_t sync_part = std::min(len, blocked_in_sync), rest = len - sync_part;
+    b.idle_sync_ns += sync_part;
     // Launch overhead: the thread spent most of the gap launching (in CUDA calls, or dispatching the op that launches).
     in_runtime = std::max(in_runtime, dispatch_ns);
-    if (drained_by_sync)
-      b.idle_sync_ns += len;
-    else if (static_cast<double>(in_runtime) >= th.launch_gap_runtime_share * static_cast<double>(len))
-      b.idle_launch_ns += len;
+    if (static_cast<double>(in_runtime) >= th.launch_gap_runtime_share * static_cast<double>(rest))
+      b.idle_launch_ns += rest;
     else
-      b.idle_host_ns += len;
+      b.idle_host_ns += rest;
   }
 
   // Top kernels, by normalised name.
@@ -374,7 +377,9 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
                 b.idle_sync_ns,
                 "Remove per-step syncs: keep losses/metrics on the GPU and read them every N steps (`.item()`, "
                 "`.cpu()`, `print(tensor)`, `if tensor:` all sync); torch.cuda.set_sync_debug_mode('warn') finds them.",
-                "GPU idle gaps that begin ≤ 50 µs before a synchronising call returns", b.wall_ns));
+                "GPU idle after a synchronising call that returned ≤ 50 µs into the gap, up to the time the host was "
+                "blocked in that call (the overlap the sync prevented)",
+                b.wall_ns));
   }
   if (c.pageable > 0) {
     fs.push_back(

@@ -195,7 +195,7 @@ TEST(CliCompare, BadFilesExit2) {
 TEST(CliAnalyze, VerdictAndDiffFromRecordedTraces) {
   const auto a = run("analyze --json " + test::fixture("torch-host-slow.json.gz").string());
   EXPECT_EQ(a.rc, 0) << a.err;
-  EXPECT_EQ(nlohmann::json::parse(a.out)["verdict"]["class"], "sync-bound");
+  EXPECT_EQ(nlohmann::json::parse(a.out)["verdict"]["class"], "host-bound");
   const auto d = run("diff " + test::fixture("torch-host-slow.json.gz").string() + " " +
                      test::fixture("torch-host-fixed.json.gz").string());
   EXPECT_EQ(d.rc, 0) << d.err;
@@ -420,8 +420,8 @@ TEST(CliReport, OpensWithARankedVerdictAndStepCardsAndNamesNoAbsolutePath) {
                                                   out.string()};
   for (const auto& p : machine_paths)
     for (const auto* text : {&md, &html, &json_text}) EXPECT_EQ(text->find(p), std::string::npos) << p;
-  EXPECT_EQ(md.find("sync-bound — sync-bound"), std::string::npos);  // the verdict is said once
-  EXPECT_NE(md.find("Verdict: sync-bound"), std::string::npos);
+  EXPECT_EQ(md.find("host-bound — host-bound"), std::string::npos);  // the verdict is said once
+  EXPECT_NE(md.find("Verdict: host-bound"), std::string::npos);
 
   const auto j = nlohmann::json::parse(json_text);
   EXPECT_FALSE(j["this_machine"].get<bool>());  // replayed from a snapshot
