@@ -87,17 +87,25 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     const auto next = std::lower_bound(gpu_ops.begin(), gpu_ops.end(), gap.hi,
                                        [&](size_t i, int64_t x) { return ev[i].start_ns < x; });
     const std::vector<size_t>* calls = nullptr;
+    int64_t launched_at = -1;  // when the call that launched the next GPU work returned
     int64_t dispatch_ns =
         0;  // time in the gap spent in the CPU op that launched the next GPU work (framework dispatch)
     if (next != gpu_ops.end()) {
       const auto r = runtime_by_corr.find(ev[*next].correlation);
       if (r != runtime_by_corr.end()) {
         const Event& call = ev[r->second];
+        launched_at = call.end_ns();
         const auto th_it = runtime_by_thread.find((int64_t{call.pid} << 32) | uint32_t(call.tid));
         if (th_it != runtime_by_thread.end()) calls = &th_it->second;
         const int64_t from = outer[r->second] >= 0 ? ev[static_cast<size_t>(outer[r->second])].start_ns : call.start_ns;
         dispatch_ns = std::max<int64_t>(0, std::min(gap.hi, call.end_ns()) - std::max(gap.lo, from));
       }
+    }
+    // The next work was launched before the GPU went idle: it waits on a stream or event dependency or a collective,
+    // not on the host.
+    if (launched_at >= 0 && launched_at <= gap.lo) {
+      b.idle_queued_ns += len;
+      continue;
     }
     if (calls == nullptr) {
       b.idle_host_ns += len;
@@ -224,10 +232,11 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   const double launch_share = (static_cast<double>(b.idle_launch_ns) + static_cast<double>(short_kernel_ns)) / wall;
   // Compute kernels' busy time; NCCL time counts as communication where no compute hides it.
   const double gpu_share = std::max(0.0, static_cast<double>(total(compute_busy) - short_kernel_ns)) / wall;
-  const std::array<std::pair<const char*, double>, 6> shares{
+  const std::array<std::pair<const char*, double>, 7> shares{
       {{"gpu-bound", gpu_share},
        {"host-bound", static_cast<double>(b.idle_host_ns) / wall},
        {"sync-bound", static_cast<double>(b.idle_sync_ns) / wall},
+       {"dependency-bound", static_cast<double>(b.idle_queued_ns) / wall},
        {"launch-bound", launch_share},
        {"transfer-bound", static_cast<double>(b.copy_only_ns) / wall},
        {"communication-bound", static_cast<double>(a.comm_exposed_ns) / wall}}};
@@ -348,6 +357,18 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
                 "Check cooling and the power limit (`gpusqueeze doctor` reports both); a power-capped GEMM "
                 "gains nothing from more work per launch.",
                 "NVML clock-event reasons sampled beside the trace", b.wall_ns));
+  if (b.idle_queued_ns > 0) {
+    fs.push_back(finding(
+        "queued-idle", static_cast<double>(b.idle_queued_ns) / w,
+        fmt::format("GPU idle {} of the time with its next work already launched",
+                    pct(static_cast<double>(b.idle_queued_ns) / w)),
+        {{"idle_queued_ns", std::to_string(b.idle_queued_ns)}, {"wall_ns", std::to_string(b.wall_ns)}},
+        b.idle_queued_ns,
+        "The host is ahead; the GPU waits on a dependency: an event or stream wait (cudaStreamWaitEvent, "
+        "torch.cuda.Stream.wait_stream), a collective waiting for other ranks, or work queued behind another stream. "
+        "Look at what ran just before each gap on the other streams and ranks.",
+        "GPU idle gaps whose next GPU work was launched before the gap began", b.wall_ns));
+  }
   if (b.idle_host_ns > 0) {
     fs.push_back(finding(
         "host-idle", static_cast<double>(b.idle_host_ns) / w,

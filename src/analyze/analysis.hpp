@@ -63,6 +63,7 @@ struct Breakdown {
   int64_t kernel_busy_ns = 0;  // union of kernels
   int64_t copy_only_ns = 0;    // copies/memsets with no kernel running anywhere
   int64_t idle_host_ns = 0, idle_sync_ns = 0, idle_launch_ns = 0;
+  int64_t idle_queued_ns = 0;  // the next GPU work was already launched: waiting on a dependency, not the host
   size_t gaps = 0;
 };
 

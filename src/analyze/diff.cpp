@@ -72,6 +72,7 @@ nlohmann::json diff_json(const Analysis& before, const Analysis& after) {
                 {"idle_host_ns", a.breakdown.idle_host_ns},
                 {"idle_sync_ns", a.breakdown.idle_sync_ns},
                 {"idle_launch_ns", a.breakdown.idle_launch_ns},
+                {"idle_queued_ns", a.breakdown.idle_queued_ns},
                 {"kernel_busy_ns", a.breakdown.kernel_busy_ns}};
   };
   return json{{"schema", "gpusqueeze.diff/1"}, {"before", side(before)}, {"after", side(after)},
@@ -95,6 +96,7 @@ std::string diff_markdown(const Analysis& before, const Analysis& after) {
   row("GPU idle: host", "idle_host_ns", true);
   row("GPU idle: after syncs", "idle_sync_ns", true);
   row("GPU idle: launches", "idle_launch_ns", true);
+  row("GPU idle: next work queued", "idle_queued_ns", true);
   row("kernels", "kernels", false);
   row("copies", "copies", false);
   row("pageable copies", "pageable_copies", false);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace gsq::analyze {
 namespace {
@@ -136,6 +137,20 @@ TEST(Analyze, SyncSavingIsNoMoreThanTheMeasuredGainOfTheFixedLoop) {
   ASSERT_GE(predicted, 0);
   EXPECT_LE(predicted, measured);
   EXPECT_LT(slow.breakdown.idle_sync_ns, slow.breakdown.idle_host_ns / 10);  // the host, not the syncs
+}
+
+TEST(Analyze, GpuWaitingWithItsNextWorkLaunchedIsADependencyNotTheHost) {
+  // HTA's public pipeline-parallel trace (rank 0 of 2): send/recv kernels wait for the other rank. The next kernel of
+  // almost every idle gap was launched long before the gap began: that idle time is not the host's.
+  const auto file = std::filesystem::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "kineto" /
+                    "hta.negative_queue_length_values_check--rank0.json.gz";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present (shared test data)";
+  const auto a = analyze(load_kineto(file));
+  EXPECT_EQ(a.verdict.cls, "dependency-bound");
+  EXPECT_GT(a.breakdown.idle_queued_ns, 6 * a.breakdown.idle_host_ns);
+  EXPECT_TRUE(has_finding(a, "queued-idle"));
+  // The host-bound loop launches each step's work after its CPU preprocessing: nothing is queued ahead there.
+  EXPECT_EQ(analysis_of("host-slow").breakdown.idle_queued_ns, 0);
 }
 
 TEST(Analyze, JsonContractHasTheDocumentedFields) {
