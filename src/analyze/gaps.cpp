@@ -1,0 +1,77 @@
+// Idle-gap attribution.
+#include "analyze/gaps.hpp"
+
+#include <algorithm>
+
+namespace gsq::analyze::detail {
+
+void classify_gaps(const Trace& t, const Thresholds& th, const GapInputs& in, Breakdown& b) {
+  const auto& ev = t.events;
+  const auto& [gpu_busy, wall_lo, wall_hi, gpu_ops, runtime_by_corr, runtime_by_thread, outer] = in;
+  // Idle gaps over the whole window, each given to sync, launch or host.
+  std::vector<Interval> gaps;
+  int64_t cursor = wall_lo;
+  for (const auto& g : gpu_busy) {
+    if (g.lo > cursor) gaps.push_back({cursor, g.lo});
+    cursor = std::max(cursor, g.hi);
+  }
+  if (wall_hi > cursor) gaps.push_back({cursor, wall_hi});
+  b.gaps = gaps.size();
+  for (const auto& gap : gaps) {
+    const int64_t len = gap.hi - gap.lo;
+    const auto next = std::lower_bound(gpu_ops.begin(), gpu_ops.end(), gap.hi,
+                                       [&](size_t i, int64_t x) { return ev[i].start_ns < x; });
+    const std::vector<size_t>* calls = nullptr;
+    int64_t launched_at = -1;  // when the call that launched the next GPU work returned
+    int64_t dispatch_ns =
+        0;  // time in the gap spent in the CPU op that launched the next GPU work (framework dispatch)
+    if (next != gpu_ops.end()) {
+      const auto r = runtime_by_corr.find(ev[*next].correlation);
+      if (r != runtime_by_corr.end()) {
+        const Event& call = ev[r->second];
+        launched_at = call.end_ns();
+        const auto th_it = runtime_by_thread.find((int64_t{call.pid} << 32) | uint32_t(call.tid));
+        if (th_it != runtime_by_thread.end()) calls = &th_it->second;
+        const int64_t from = outer[r->second] >= 0 ? ev[static_cast<size_t>(outer[r->second])].start_ns : call.start_ns;
+        dispatch_ns = std::max<int64_t>(0, std::min(gap.hi, call.end_ns()) - std::max(gap.lo, from));
+      }
+    }
+    // The next work was launched before the GPU went idle: it waits on a stream or event dependency or a collective,
+    // not on the host.
+    if (launched_at >= 0 && launched_at <= gap.lo) {
+      b.idle_queued_ns += len;
+      continue;
+    }
+    if (calls == nullptr) {
+      b.idle_host_ns += len;
+      continue;
+    }
+    // Calls on that thread overlapping the gap or returning just after it began. A sync that drained the GPU just
+    // before the gap does not make the gap: the host work after it does. What the sync costs is the overlap it
+    // prevented — the host work of the gap could have run while the host sat blocked in the sync — so the sync's
+    // share of the gap is at most the time blocked in it; the rest is judged like any other gap.
+    int64_t blocked_in_sync = 0;
+    int64_t in_runtime = 0;
+    auto it = std::lower_bound(calls->begin(), calls->end(), gap.lo - 10'000'000,
+                               [&](size_t i, int64_t x) { return ev[i].start_ns < x; });
+    for (; it != calls->end() && ev[*it].start_ns < gap.hi; ++it) {
+      const Event& r = ev[*it];
+      if (r.end_ns() <= gap.lo) continue;
+      if (is_sync_call(t.name(ev[*it])) && r.start_ns < gap.lo + th.sync_drain_window_ns &&
+          r.end_ns() <= gap.lo + th.sync_drain_window_ns) {
+        blocked_in_sync += std::max<int64_t>(0, std::min(r.end_ns(), gap.lo) - r.start_ns);
+      }
+      if (!is_sync_call(t.name(ev[*it]))) in_runtime += std::min(gap.hi, r.end_ns()) - std::max(gap.lo, r.start_ns);
+    }
+    const int64_t sync_part = std::min(len, blocked_in_sync), rest = len - sync_part;
+    b.idle_sync_ns += sync_part;
+    // Launch overhead: the thread spent most of the gap launching (in CUDA calls, or dispatching the op that launches).
+    in_runtime = std::max(in_runtime, dispatch_ns);
+    if (static_cast<double>(in_runtime) >= th.launch_gap_runtime_share * static_cast<double>(rest))
+      b.idle_launch_ns += rest;
+    else
+      b.idle_host_ns += rest;
+  }
+}
+
+}  // namespace gsq::analyze::detail
