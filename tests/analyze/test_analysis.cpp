@@ -142,8 +142,7 @@ TEST(Analyze, SyncSavingIsNoMoreThanTheMeasuredGainOfTheFixedLoop) {
 TEST(Analyze, GpuWaitingWithItsNextWorkLaunchedIsADependencyNotTheHost) {
   // HTA's public pipeline-parallel trace (rank 0 of 2): send/recv kernels wait for the other rank. The next kernel of
   // almost every idle gap was launched long before the gap began: that idle time is not the host's.
-  const auto file = std::filesystem::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "kineto" /
-                    "hta.negative_queue_length_values_check--rank0.json.gz";
+  const auto file = test::shared_data("kineto/hta.negative_queue_length_values_check--rank0.json.gz");
   if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present (shared test data)";
   const auto a = analyze(load_kineto(file));
   EXPECT_EQ(a.verdict.cls, "dependency-bound");

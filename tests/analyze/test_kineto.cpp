@@ -150,7 +150,7 @@ TEST(Kineto, LegacyCapitalisedCategoriesAndTheArrayFormatRead) {
 }
 
 TEST(Kineto, PublicLegacyTracesFromKinetosRepositoryRead) {
-  const std::filesystem::path dir = std::filesystem::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "kineto";
+  const std::filesystem::path dir = test::shared_data("kineto");
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not present (shared test data)";
   // PyTorch 1.8 (array format) and 1.9 (capitalised categories) traces of a ResNet-50 run.
   for (const char* name : {"kineto.plugin.samples.resnet50_num_workers_0--worker0.pt.trace.json.gz",

@@ -339,8 +339,7 @@ TEST(CliTriage, ReportCarriesJitterAndMemorySections) {
   const fs::path out = fs::temp_directory_path() / ("gsq-rep-triage-" + std::to_string(::getpid()));
   std::string args = "report --snapshot " + kFixture + " -o " + out.string() + " --jitter " +
                      test::fixture("h200-hw-matmul.gsqt").string();
-  const fs::path snapshot = fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "pytorch-snapshots" /
-                            "magma27_cached_90pct_inactive.pickle";
+  const fs::path snapshot = test::shared_data("pytorch-snapshots/magma27_cached_90pct_inactive.pickle");
   const bool with_memory = fs::exists(snapshot);
   if (with_memory) args += " --memory " + snapshot.string();
   const auto r = run(args);
@@ -355,8 +354,7 @@ TEST(CliTriage, ReportCarriesJitterAndMemorySections) {
 }
 
 TEST(CliTriage, TrtAuditExitsOneOnTheTinyWorkspaceAndTwoOnWhatIsNotALog) {
-  const fs::path log =
-      fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "trtexec" / "nvidia-cookbook-result-02.log";
+  const fs::path log = test::shared_data("trtexec/nvidia-cookbook-result-02.log");
   if (fs::exists(log)) {
     const auto r = run("trt audit " + log.string());
     EXPECT_EQ(r.rc, 1) << r.err;
@@ -403,7 +401,7 @@ namespace gsq {
 namespace {
 
 TEST(CliReport, OpensWithARankedVerdictAndStepCardsAndNamesNoAbsolutePath) {
-  const fs::path shared = fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data";
+  const fs::path shared = test::shared_data("");
   const fs::path topo = shared / "nccl" / "topo_8gpu_h100_hgx_10nic.txt";
   const fs::path nccl = shared / "nccl" / "pytorch_watchdog_timeout_p2p_hang_nccl1509.log";
   if (!fs::exists(topo) || !fs::exists(nccl)) GTEST_SKIP() << "../shared/data/nccl is not here";

@@ -1,6 +1,7 @@
 // Replays the fuzz target over the recorded fixtures and systematic corruptions of them (truncation at many offsets,
 // flipped bytes), so CI exercises the parsers' error paths without libFuzzer.
 #include "analyze/kineto.hpp"
+#include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -46,8 +47,7 @@ TEST(CorpusReplay, FixturesAndTheirCorruptionsNeverCrash) {
 }
 
 TEST(CorpusReplay, AllocatorSnapshotsAndTheirCorruptionsNeverCrash) {
-  const auto file = std::filesystem::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "pytorch-snapshots" /
-                    "magma27_cached_90pct_inactive.pickle";
+  const auto file = gsq::test::shared_data("pytorch-snapshots/magma27_cached_90pct_inactive.pickle");
   if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present (shared test data)";
   const std::string text = load(file);
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());

@@ -15,6 +15,11 @@ inline std::filesystem::path fixture(const std::string& name) {
   return std::filesystem::path(GSQ_FIXTURE_DIR) / name;
 }
 
+// A file published by others in ../shared/data (tests skip with a reason where it is absent).
+inline std::filesystem::path shared_data(const std::string& relative) {
+  return std::filesystem::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / relative;
+}
+
 inline nlohmann::json h200_snapshot_json() {
   return read_json_file(fixture("h200-snapshot.json"), gpu::kSnapshotSchema);
 }

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +15,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define NEED(name)                                                                             \
-  const fs::path file = fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "nccl" / (name); \
-  if (!fs::exists(file)) GTEST_SKIP() << file << " not present (shared test data)";            \
-  const NcclLog log = parse_nccl_log(read_text_file(file), file.string());                     \
+#define NEED(name)                                                                  \
+  const fs::path file = test::shared_data(std::string("nccl/") + (name));           \
+  if (!fs::exists(file)) GTEST_SKIP() << file << " not present (shared test data)"; \
+  const NcclLog log = parse_nccl_log(read_text_file(file), file.string());          \
   const auto findings = nccl_findings(log)
 
 bool has(const std::vector<Finding>& f, const std::string& id) {

@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +14,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define NEED(name)                                                                             \
-  const fs::path file = fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "nccl" / (name); \
-  if (!fs::exists(file)) GTEST_SKIP() << file << " not present (shared test data)";            \
-  const TopoMatrix m = parse_topo_matrix(read_text_file(file), file.string());                 \
+#define NEED(name)                                                                  \
+  const fs::path file = test::shared_data(std::string("nccl/") + (name));           \
+  if (!fs::exists(file)) GTEST_SKIP() << file << " not present (shared test data)"; \
+  const TopoMatrix m = parse_topo_matrix(read_text_file(file), file.string());      \
   const auto findings = topo_findings(m)
 
 int count(const std::vector<Finding>& f, const std::string& id) {

@@ -4,6 +4,7 @@
 #include "triage/memory.hpp"
 
 #include "core/error.hpp"
+#include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path snapshot_dir() {
-  return fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "pytorch-snapshots";
+  return test::shared_data("pytorch-snapshots");
 }
 
 #define NEED_SNAPSHOT(name)                      \

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path data(const std::string& name) {
-  return fs::path(GSQ_SOURCE_DIR) / ".." / "shared" / "data" / "trtexec" / name;
+  return test::shared_data("trtexec") / name;
 }
 
 #define NEED(name)                  \
