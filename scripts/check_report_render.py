@@ -8,7 +8,7 @@ With --screenshots DIR it also writes DIR/report-<width>-<scheme>.png of the unm
 
 --expect-overflow turns the check around (for the test that shows the check can fail): 0 when some rendering overflows.
 
-Exit codes: 0 fits everywhere, 1 overflow found, 2 bad arguments, unreadable page or a measurement that did not run, 77 Chromium not installed (CTest
+Exit codes: 0 fits everywhere, 1 overflow found, 2 bad arguments, unreadable page or a measurement that did not run, 77 Chromium not installed or unable to start here (CTest
 reports the test as skipped).
 """
 import argparse
@@ -36,6 +36,10 @@ document.body.setAttribute('data-gsq-measure', JSON.stringify({
 </script>"""
 
 
+class BrowserUnavailable(Exception):
+    """Chromium is installed but cannot run here (no sandbox support, no /dev/shm, …): the check is skipped."""
+
+
 def chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
@@ -47,9 +51,12 @@ def chromium() -> str | None:
 def run_chromium(exe: str, width: int, scheme: str, args: list[str], url: str) -> str:
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
            f"--window-size={width},1000", f"--blink-settings=preferredColorScheme={SCHEMES[scheme]}", *args, url]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as e:
+        raise BrowserUnavailable(f"chromium did not finish in 120 s: {' '.join(cmd[:3])} …") from e
     if done.returncode != 0:
-        raise RuntimeError(f"chromium exited {done.returncode}: {done.stderr.strip()[-400:]}")
+        raise BrowserUnavailable(f"chromium exited {done.returncode}: {done.stderr.strip()[-400:]}")
     return done.stdout
 
 
@@ -71,6 +78,14 @@ def main() -> int:
     if "</body>" not in page:
         print(f"check_report_render: {opts.page}: not a complete HTML page (no </body>)", file=sys.stderr)
         return 2
+    try:
+        return check(exe, page, opts)
+    except BrowserUnavailable as e:
+        print(f"check_report_render: SKIPPED: {e}", file=sys.stderr)
+        return 77
+
+
+def check(exe: str, page: str, opts: argparse.Namespace) -> int:
     failures = overflows = 0
     with tempfile.TemporaryDirectory() as tmp:
         probe = pathlib.Path(tmp) / "measure.html"
