@@ -83,7 +83,8 @@ std::string_view step_hint(int step) noexcept {
     case 4:
       return "gpusqueeze bench kernels -o kernels.json, then report --bench kernels.json; gpusqueeze occupancy";
     case 5:
-      return "save nvidia-smi topo -m and an NCCL_DEBUG=INFO log, then report --topo FILE --nccl FILE";
+      return "on a multi-GPU machine report reads the topology itself; elsewhere report --topo (saved nvidia-smi "
+             "topo -m) --nccl (NCCL_DEBUG=INFO log)";
     case 6:
       return "gpusqueeze tune is not built yet: settings are not checked for persistence";
     case 7:
