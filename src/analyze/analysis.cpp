@@ -73,7 +73,15 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   std::vector<size_t> gpu_ops;
   for (size_t i = 0; i < ev.size(); ++i)
     if (ev[i].on_gpu()) gpu_ops.push_back(i);  // ev is sorted by start, so gpu_ops is too
-  classify_gaps(t, th, {gpu_busy, wall_lo, wall_hi, gpu_ops, runtime_by_corr, runtime_by_thread, outer}, b);
+  std::vector<Interval> one_off_iv;
+  for (const size_t i : one_off_calls(t)) {
+    one_off_iv.push_back({ev[i].start_ns, ev[i].end_ns()});
+    a.startup_calls.emplace_back(t.name(ev[i]), ev[i].dur_ns);
+  }
+  std::sort(a.startup_calls.begin(), a.startup_calls.end(),
+            [](const auto& x, const auto& y) { return x.second > y.second; });
+  const auto one_off = merge(std::move(one_off_iv));
+  classify_gaps(t, th, {gpu_busy, wall_lo, wall_hi, gpu_ops, runtime_by_corr, runtime_by_thread, outer, one_off}, b);
 
   // Top kernels, by normalised name.
   std::map<std::string, std::vector<double>> groups;
@@ -164,8 +172,9 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   for (const auto& e : ev)
     if (e.kind == Kind::annotation && t.name(e).starts_with("ProfilerStep#")) a.step_ns.push_back(e.dur_ns);
 
-  // Verdict: the largest share of wall time. Short kernels' run time counts as launch-limited, not as GPU work.
-  const double wall = std::max<double>(1, static_cast<double>(b.wall_ns));
+  // Verdict: the largest share of the steady state (wall time less one-off start-up). Short kernels' run time counts
+  // as launch-limited, not as GPU work.
+  const double wall = std::max<double>(1, static_cast<double>(b.wall_ns - b.idle_startup_ns));
   const double launch_share = (static_cast<double>(b.idle_launch_ns) + static_cast<double>(short_kernel_ns)) / wall;
   // Compute kernels' busy time; NCCL time counts as communication where no compute hides it.
   const double gpu_share = std::max(0.0, static_cast<double>(total(compute_busy) - short_kernel_ns)) / wall;
@@ -231,8 +240,13 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
         "`gpusqueeze trace --gpu-metrics 100`).",
         pct(a.verdict.share), pct(kernel_sum ? static_cast<double>(gemm_ns) / static_cast<double>(kernel_sum) : 0));
   } else {
-    a.verdict.summary = fmt::format("{}: {} of the wall time ({} of {}).", a.verdict.cls, pct(a.verdict.share),
-                                    ms(static_cast<int64_t>(a.verdict.share * wall)), ms(b.wall_ns));
+    a.verdict.summary =
+        b.idle_startup_ns > 0
+            ? fmt::format("{}: {} of the time after one-off start-up ({} of {}; start-up took {} of the {} window).",
+                          a.verdict.cls, pct(a.verdict.share), ms(static_cast<int64_t>(a.verdict.share * wall)),
+                          ms(b.wall_ns - b.idle_startup_ns), ms(b.idle_startup_ns), ms(b.wall_ns))
+            : fmt::format("{}: {} of the wall time ({} of {}).", a.verdict.cls, pct(a.verdict.share),
+                          ms(static_cast<int64_t>(a.verdict.share * wall)), ms(b.wall_ns));
   }
 
   // Findings.
@@ -294,6 +308,23 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
                 "Check cooling and the power limit (`gpusqueeze doctor` reports both); a power-capped GEMM "
                 "gains nothing from more work per launch.",
                 "NVML clock-event reasons sampled beside the trace", b.wall_ns));
+  if (b.idle_startup_ns > 0) {
+    std::vector<Evidence> ev_startup{{"idle_startup_ns", std::to_string(b.idle_startup_ns)},
+                                     {"wall_ns", std::to_string(b.wall_ns)}};
+    for (size_t i = 0; i < a.startup_calls.size() && i < 3; ++i)
+      ev_startup.push_back({fmt::format("call_{}", i + 1),
+                            fmt::format("{} {}", a.startup_calls[i].first, ms(a.startup_calls[i].second))});
+    fs.push_back(finding(
+        "one-off-startup",
+        static_cast<double>(b.idle_startup_ns) / static_cast<double>(std::max<int64_t>(1, b.wall_ns)),
+        fmt::format("One-off start-up held the GPU idle {} of the window; the verdict is judged without it",
+                    ms(b.idle_startup_ns)),
+        std::move(ev_startup), 0,
+        "Profile after warm-up: torch.profiler.schedule(wait=1, warmup=1, active=N), or run a few iterations before "
+        "starting the trace. Start-up (CUDA context creation, the first cuDNN/cuBLAS call, lazy module loading, "
+        "first large allocations) is paid once per process; CUDA graphs and launch tuning cannot reduce it.",
+        "runtime calls ≥ 1 ms and ≥ 1000× the median call, syncs and copies excepted", b.wall_ns));
+  }
   if (b.idle_queued_ns > 0) {
     fs.push_back(finding(
         "queued-idle", static_cast<double>(b.idle_queued_ns) / w,

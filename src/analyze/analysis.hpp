@@ -63,7 +63,8 @@ struct Breakdown {
   int64_t kernel_busy_ns = 0;  // union of kernels
   int64_t copy_only_ns = 0;    // copies/memsets with no kernel running anywhere
   int64_t idle_host_ns = 0, idle_sync_ns = 0, idle_launch_ns = 0;
-  int64_t idle_queued_ns = 0;  // the next GPU work was already launched: waiting on a dependency, not the host
+  int64_t idle_queued_ns = 0;   // the next GPU work was already launched: waiting on a dependency, not the host
+  int64_t idle_startup_ns = 0;  // one-off start-up inside the window (context creation, lazy loading, ...)
   size_t gaps = 0;
 };
 
@@ -89,7 +90,8 @@ struct Analysis {
   std::vector<KernelGroup> top_kernels;
   CopyStats copies;
   std::vector<SyncPoint> syncs;
-  size_t short_kernels = 0;  // kernels shorter than the median launch call
+  std::vector<std::pair<std::string, int64_t>> startup_calls;  // one-off start-up calls: name, duration
+  size_t short_kernels = 0;                                    // kernels shorter than the median launch call
   int64_t median_launch_call_ns = 0;
   std::map<std::string, int64_t> gpu_ns_by_op;  // top-level CPU op → GPU time it launched
   std::vector<int64_t> step_ns;                 // ProfilerStep#N durations

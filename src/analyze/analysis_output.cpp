@@ -71,6 +71,7 @@ nlohmann::json to_json(const Analysis& a) {
         {"idle_sync_ns", b.idle_sync_ns},
         {"idle_launch_ns", b.idle_launch_ns},
         {"idle_queued_ns", b.idle_queued_ns},
+        {"idle_startup_ns", b.idle_startup_ns},
         {"gaps", b.gaps},
         {"gpu_utilization", b.wall_ns ? static_cast<double>(b.gpu_busy_ns) / static_cast<double>(b.wall_ns) : 0}}},
       {"kernels",
@@ -109,6 +110,9 @@ Table breakdown_table(const Analysis& a) {
   tb.rows.push_back({"GPU idle: after a host sync", ms(b.idle_sync_ns), pct(static_cast<double>(b.idle_sync_ns) / w)});
   tb.rows.push_back(
       {"GPU idle: waiting on launches", ms(b.idle_launch_ns), pct(static_cast<double>(b.idle_launch_ns) / w)});
+  if (b.idle_startup_ns > 0)
+    tb.rows.push_back(
+        {"GPU idle: one-off start-up", ms(b.idle_startup_ns), pct(static_cast<double>(b.idle_startup_ns) / w)});
   if (b.idle_queued_ns > 0)
     tb.rows.push_back({"GPU idle: next work queued (dependency)", ms(b.idle_queued_ns),
                        pct(static_cast<double>(b.idle_queued_ns) / w)});

@@ -7,7 +7,7 @@ namespace gsq::analyze::detail {
 
 void classify_gaps(const Trace& t, const Thresholds& th, const GapInputs& in, Breakdown& b) {
   const auto& ev = t.events;
-  const auto& [gpu_busy, wall_lo, wall_hi, gpu_ops, runtime_by_corr, runtime_by_thread, outer] = in;
+  const auto& [gpu_busy, wall_lo, wall_hi, gpu_ops, runtime_by_corr, runtime_by_thread, outer, one_off] = in;
   // Idle gaps over the whole window, each given to sync, launch or host.
   std::vector<Interval> gaps;
   int64_t cursor = wall_lo;
@@ -18,7 +18,12 @@ void classify_gaps(const Trace& t, const Thresholds& th, const GapInputs& in, Br
   if (wall_hi > cursor) gaps.push_back({cursor, wall_hi});
   b.gaps = gaps.size();
   for (const auto& gap : gaps) {
-    const int64_t len = gap.hi - gap.lo;
+    // One-off start-up (context creation, lazy loading, …) running during the gap is its own class; the rest of the
+    // gap is judged as usual.
+    const int64_t startup = covered(one_off, gap.lo, gap.hi);
+    b.idle_startup_ns += startup;
+    const int64_t len = gap.hi - gap.lo - startup;
+    if (len <= 0) continue;
     const auto next = std::lower_bound(gpu_ops.begin(), gpu_ops.end(), gap.hi,
                                        [&](size_t i, int64_t x) { return ev[i].start_ns < x; });
     const std::vector<size_t>* calls = nullptr;
@@ -72,6 +77,26 @@ void classify_gaps(const Trace& t, const Thresholds& th, const GapInputs& in, Br
     else
       b.idle_host_ns += rest;
   }
+}
+
+std::vector<size_t> one_off_calls(const Trace& t) {
+  const auto& ev = t.events;
+  std::vector<double> durations;
+  for (const auto& e : ev)
+    if (e.kind == Kind::runtime) durations.push_back(static_cast<double>(e.dur_ns));
+  if (durations.size() < 8) return {};  // too few calls to know what is usual
+  std::nth_element(durations.begin(), durations.begin() + static_cast<long>(durations.size() / 2), durations.end());
+  const double usual = durations[durations.size() / 2];
+  const double limit = std::max(1e6, 1000 * usual);
+  std::vector<size_t> out;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    const Event& e = ev[i];
+    if (e.kind != Kind::runtime || static_cast<double>(e.dur_ns) < limit) continue;
+    const std::string& n = t.name(e);
+    if (is_sync_call(n) || n.find("Memcpy") != std::string::npos || n.find("Memset") != std::string::npos) continue;
+    out.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace gsq::analyze::detail

@@ -1,5 +1,6 @@
-// Idle-gap attribution: each interval with no GPU work is given to a dependency (next work already queued), a sync
-// (bounded by the overlap it prevented), launch overhead or the host. docs/attribution.md states the rules.
+// Idle-gap attribution: each interval with no GPU work is given to one-off start-up, a dependency (next work already
+// queued), a sync (bounded by the overlap it prevented), launch overhead or the host. docs/attribution.md states the
+// rules.
 #pragma once
 
 #include "analyze/analysis.hpp"
@@ -19,9 +20,15 @@ struct GapInputs {
   const std::unordered_map<int64_t, size_t>& runtime_by_corr;
   const std::unordered_map<int64_t, std::vector<size_t>>& runtime_by_thread;  // (pid << 32 | tid) → runtime calls
   const std::vector<int32_t>& outer;                                          // outermost CPU op of each event, or -1
+  const std::vector<Interval>& one_off;  // merged intervals of the calls one_off_calls returns
 };
 
-// Fills b.gaps and b.idle_{queued,sync,launch,host}_ns.
+// Runtime calls that are one-off start-up rather than the program's steady state: context creation, a first library
+// call, lazy module loading, a large first allocation. A call is one when it lasts ≥ 1 ms and ≥ 1000× the median
+// runtime call; synchronising calls and copies, which wait on the GPU, never are. Returns event indices.
+[[nodiscard]] std::vector<size_t> one_off_calls(const Trace& t);
+
+// Fills b.gaps and b.idle_{startup,queued,sync,launch,host}_ns.
 void classify_gaps(const Trace& t, const Thresholds& th, const GapInputs& in, Breakdown& b);
 
 }  // namespace gsq::analyze::detail
