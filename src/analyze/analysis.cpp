@@ -401,19 +401,23 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
                          "buffering); wait on an event, not on the stream.",
                          "copies > 100 µs with < 50% overlap", b.wall_ns));
   }
-  if (a.kernels > 0 && a.short_kernels * 2 >= a.kernels) {
-    fs.push_back(
-        finding("launch-bound", launch_share,
-                fmt::format("{} of {} kernels run shorter than their launch call ({} median)", a.short_kernels,
-                            a.kernels, us(a.median_launch_call_ns)),
-                {{"count", std::to_string(a.short_kernels)},
-                 {"kernels", std::to_string(a.kernels)},
-                 {"median_launch_call_ns", std::to_string(a.median_launch_call_ns)},
-                 {"launch_gap_ns", std::to_string(b.idle_launch_ns)}},
-                b.idle_launch_ns,
-                "Capture the loop in a CUDA graph (torch.cuda.graphs / torch.compile(mode=\"reduce-overhead\")) "
-                "or fuse the small ops (torch.compile, a fused kernel) so each launch does more work.",
-                "kernels shorter than the median cudaLaunchKernel call", b.wall_ns));
+  // Reported when most kernels are shorter than their launch, and always when launching is the verdict (the verdict's
+  // class has its finding).
+  const bool short_majority = a.kernels > 0 && a.short_kernels * 2 >= a.kernels;
+  if (short_majority || a.verdict.cls == "launch-bound") {
+    fs.push_back(finding(
+        "launch-bound", launch_share,
+        short_majority ? fmt::format("{} of {} kernels run shorter than their launch call ({} median)", a.short_kernels,
+                                     a.kernels, us(a.median_launch_call_ns))
+                       : fmt::format("GPU idle {} of the steady state while the host was launching", pct(launch_share)),
+        {{"count", std::to_string(a.short_kernels)},
+         {"kernels", std::to_string(a.kernels)},
+         {"median_launch_call_ns", std::to_string(a.median_launch_call_ns)},
+         {"launch_gap_ns", std::to_string(b.idle_launch_ns)}},
+        b.idle_launch_ns,
+        "Capture the loop in a CUDA graph (torch.cuda.graphs / torch.compile(mode=\"reduce-overhead\")) "
+        "or fuse the small ops (torch.compile, a fused kernel) so each launch does more work.",
+        "kernels shorter than the median cudaLaunchKernel call", b.wall_ns));
   }
   if (!a.top_kernels.empty()) {
     std::vector<Evidence> ev_top;

@@ -165,6 +165,8 @@ TEST(Analyze, OneOffStartUpIsFoundAndLeftOutOfTheVerdict) {
   ASSERT_FALSE(a.startup_calls.empty());
   EXPECT_EQ(a.startup_calls.front().first, "cudaDeviceGetStreamPriorityRange");  // the context creation
   EXPECT_NE(a.verdict.summary.find("after one-off start-up"), std::string::npos) << a.verdict.summary;
+  EXPECT_EQ(a.verdict.cls, "launch-bound");
+  EXPECT_TRUE(has_finding(a, "launch-bound"));  // the verdict's class has its finding
   // Nothing in the recorded H200 loops is start-up: their calls are all of the usual length.
   for (const char* name : {"host-slow", "host-fixed", "tiny", "matmul"})
     EXPECT_EQ(analysis_of(name).breakdown.idle_startup_ns, 0) << name;
