@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# One device call for the one-GPU device-run issue, what fits in ten minutes: every gpu-labelled test (run 8),
+# `gpusqueeze report` end to end on the live GPU with its wall time (run 2), the allocator triage (memory.sh) and the
+# clock-jitter triage (jitter.sh, 45 s of GEMMs) of run 3. Logs and small outputs are packed into $OUT/session.tgz
+# (at most eight files come back). Never changes a GPU setting.
+# Usage on the device with the trimmed build carried: BUILD=.carry/build bench/device/session.sh
+set -uo pipefail
+export BUILD=${BUILD:-.carry/build} OUT=${OUT:-/tmp/gsq-out}
+LOG=session.log source "$(dirname "$0")/lib.sh"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+run timeout 300 ctest --test-dir /work/main/build -L gpu --output-on-failure
+start=$(date +%s%N)
+run timeout 120 $B report -o "$OUT/report-live" --trace tests/fixtures/torch-host-slow.json.gz
+echo "report wall: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
+OUT=$OUT timeout 150 bash "$(dirname "$0")/memory.sh" || echo "memory.sh exit $?" | tee -a "$log"
+JITTER_SECONDS=45 OUT=$OUT timeout 200 bash "$(dirname "$0")/jitter.sh" || echo "jitter.sh exit $?" | tee -a "$log"
+cd "$OUT" && tar czf session.tgz --exclude='*.pickle' --exclude='*.gsqt' --exclude=session.tgz . 2>/dev/null
+ls -la "$OUT" | tee -a "$log"
+grep -E 'tests passed|tests failed|report wall|\[exit' "$log" | tail -n 20
