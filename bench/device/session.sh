@@ -3,8 +3,11 @@
 # `gpusqueeze report` end to end on the live GPU with its wall time (run 2), the allocator triage (memory.sh) and the
 # clock-jitter triage (jitter.sh, 45 s of GEMMs) of run 3. Logs and small outputs are packed into $OUT/session.tgz
 # (at most eight files come back). Never changes a GPU setting.
-# Usage on the device with the trimmed build carried: BUILD=.carry/build bench/device/session.sh
+# Usage on the device with the trimmed build carried as .carry/build.txz (gpusqueeze, lib/, share/, the gpu test
+# binaries and tests/*.cmake, stripped): bench/device/session.sh
 set -uo pipefail
+# The trimmed build travels xz-compressed (the tree and the carry share 64 MiB): unpack it first.
+[ -f .carry/build.txz ] && [ ! -d .carry/build ] && tar xJf .carry/build.txz -C .carry
 export BUILD=${BUILD:-.carry/build} OUT=${OUT:-/tmp/gsq-out}
 LOG=session.log source "$(dirname "$0")/lib.sh"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
