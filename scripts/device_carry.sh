@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Packs what the device scripts need from build/ into .carry/build.txz (the repository and the carry share 64 MiB, and
+# the repository alone is ~50 MiB): the CLI, lib/, share/, the gpu-labelled test binaries with their CTest files,
+# stripped and xz-compressed (~7 MiB). bench/device/session.sh unpacks it on the device.
+# Usage: scripts/device_carry.sh   then: run(command="bash bench/device/session.sh", carry=[".carry/build.txz"])
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x build/gpusqueeze ] || { echo "device_carry: build/ has no gpusqueeze; run scripts/build.sh first" >&2; exit 2; }
+rm -rf .carry/build .carry/build.txz
+mkdir -p .carry/build/tests
+cp -a build/gpusqueeze build/lib build/share .carry/build/
+cp -a build/tests/CTestTestfile.cmake build/tests/*_tests.cmake .carry/build/tests/
+printf 'subdirs("tests")\n' >.carry/build/CTestTestfile.cmake
+for t in test_gpu_live test_bench test_probes test_trace_gpu trace_target hw_target test_kernels_gpu; do
+  cp -a "build/tests/$t" .carry/build/tests/
+done
+strip --strip-unneeded .carry/build/gpusqueeze .carry/build/tests/test_* .carry/build/tests/*_target 2>/dev/null || true
+tar cJf .carry/build.txz -C .carry build
+rm -rf .carry/build
+ls -la .carry/build.txz
