@@ -62,11 +62,10 @@ void classify_gaps(const Trace& t, const Thresholds& th, const GapInputs& in, Br
     for (; it != calls->end() && ev[*it].start_ns < gap.hi; ++it) {
       const Event& r = ev[*it];
       if (r.end_ns() <= gap.lo) continue;
-      if (is_sync_call(t.name(ev[*it])) && r.start_ns < gap.lo + th.sync_drain_window_ns &&
-          r.end_ns() <= gap.lo + th.sync_drain_window_ns) {
+      if (!is_sync_call(t.name(r)))
+        in_runtime += std::min(gap.hi, r.end_ns()) - std::max(gap.lo, r.start_ns);
+      else if (r.start_ns < gap.lo + th.sync_drain_window_ns && r.end_ns() <= gap.lo + th.sync_drain_window_ns)
         blocked_in_sync += std::max<int64_t>(0, std::min(r.end_ns(), gap.lo) - r.start_ns);
-      }
-      if (!is_sync_call(t.name(ev[*it]))) in_runtime += std::min(gap.hi, r.end_ns()) - std::max(gap.lo, r.start_ns);
     }
     const int64_t sync_part = std::min(len, blocked_in_sync), rest = len - sync_part;
     b.idle_sync_ns += sync_part;
