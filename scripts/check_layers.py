@@ -23,6 +23,7 @@ ALLOWED = {
     "monitor": {"core", "gpu", "trace", "analyze"},
     "triage": {"core", "trace", "gpu"},
     "topo": {"core", "gpu"},
+    "tune": {"core", "host", "gpu"},
     "report": {"core", "gpu"},
     "cli": None,  # the top: may include any library
 }

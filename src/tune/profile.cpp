@@ -1,0 +1,514 @@
+// Profile reading and writing (toml++, header-only), and the catalogue of the settings `tune` knows.
+#define TOML_HEADER_ONLY 1
+#define TOML_ENABLE_FORMATTERS 1
+#include "tune/profile.hpp"
+
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace gsq::tune {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Known {
+  const char* group;
+  const char* key;
+  ValueKind kind;
+  std::vector<std::string> words;  // allowed values of a text key (empty: any)
+  const char* lasts;
+  const char* meaning;
+};
+
+const std::vector<Known>& known() {
+  static const std::vector<Known> k{
+      {"gpu", "persistence_mode", ValueKind::boolean, {}, "until reboot or driver reload",
+       "keeps the driver loaded with no client (NVML SetPersistenceMode; nvidia-persistenced does it at boot)"},
+      {"gpu", "compute_mode", ValueKind::text, {"default", "exclusive_process", "prohibited"},
+       "until reboot or driver reload", "who may create contexts (nvidia-smi -c 0/1/2 = these three, in this order)"},
+      {"gpu", "power_limit_w", ValueKind::number, {}, "until reboot, driver reload or GPU reset",
+       "board power limit in watts, within NVML's constraints for the card"},
+      {"gpu", "gpu_locked_clocks", ValueKind::clock_pair, {}, "until reboot, driver reload or GPU reset",
+       "[min, max] MHz from the card's supported graphics clocks (nvidia-smi -lgc); NVML has no getter"},
+      {"gpu", "memory_locked_clocks", ValueKind::clock_pair, {}, "until reboot, driver reload or GPU reset",
+       "[min, max] MHz from the card's supported memory clocks (nvidia-smi -lmc); NVML has no getter"},
+      {"host", "cpu_governor", ValueKind::text, {}, "until reboot",
+       "cpufreq governor of every CPU (one of scaling_available_governors; absent in most VMs)"},
+      {"host", "pcie_aspm_policy", ValueKind::text, {"default", "performance", "powersave", "powersupersave"},
+       "until reboot (boot: pcie_aspm.policy=)", "PCIe active-state power management policy"},
+      {"host", "transparent_hugepage", ValueKind::text, {"always", "madvise", "never"}, "until reboot",
+       "/sys/kernel/mm/transparent_hugepage/enabled"},
+      {"host", "transparent_hugepage_defrag", ValueKind::text,
+       {"always", "defer", "defer+madvise", "madvise", "never"}, "until reboot",
+       "/sys/kernel/mm/transparent_hugepage/defrag"},
+      {"host", "numa_balancing", ValueKind::integer, {}, "until reboot (sysctl.d to keep)",
+       "kernel.numa_balancing: 0 stops the kernel migrating pages of pinned GPU feeders"},
+      {"host", "irqbalance", ValueKind::text, {"active", "inactive"}, "until reboot (systemctl enable/disable to keep)",
+       "the irqbalance service; stop it to pin NIC interrupts to the NIC's NUMA node yourself"},
+      {"framework", "float32_matmul_precision", ValueKind::text, {"highest", "high", "medium"}, "per process",
+       "torch.set_float32_matmul_precision: highest = fp32, high = TF32 where available, medium = bf16"},
+      {"framework", "matmul_allow_tf32", ValueKind::boolean, {}, "per process",
+       "torch.backends.cuda.matmul.allow_tf32 (default False since PyTorch 1.12)"},
+      {"framework", "cudnn_allow_tf32", ValueKind::boolean, {}, "per process",
+       "torch.backends.cudnn.allow_tf32 (default True)"},
+      {"framework", "cudnn_benchmark", ValueKind::boolean, {}, "per process",
+       "torch.backends.cudnn.benchmark: times conv algorithms per new input shape; only for fixed shapes"},
+  };
+  return k;
+}
+
+// Keys people copy from tuning folklore, with what is true and what to use instead.
+const std::map<std::string, std::string>& rejected() {
+  static const std::map<std::string, std::string> r{
+      {"gpu.application_clocks",
+       "application clocks are deprecated in NVML 13 (removed in CUDA 14): use gpu_locked_clocks and "
+       "memory_locked_clocks"},
+      {"gpu.applications_clocks", "deprecated in NVML 13: use gpu_locked_clocks and memory_locked_clocks"},
+      {"gpu.dynamic_boost",
+       "Dynamic Boost is the notebook CPU/GPU power-sharing daemon (nvidia-powerd), not a data-center setting: use "
+       "power_limit_w and gpu_locked_clocks"},
+      {"gpu.powermizer_mode",
+       "PowerMizer (nvidia-settings GpuPowerMizerMode) needs an X server on the GPU and is a desktop policy: use "
+       "gpu_locked_clocks"},
+      {"gpu.ecc_mode",
+       "ECC mode persists by itself and takes effect after a reboot (nvidia-smi -e); tune does not write it"},
+      {"gpu.auto_boost", "auto boost cannot be controlled on Pascal and later GPUs: use gpu_locked_clocks"},
+      {"env.CUDA_MALLOC_PER_BLOCK",
+       "no such CUDA variable (not in the CUDA Programming Guide's list): PyTorch's caching allocator takes "
+       "PYTORCH_ALLOC_CONF (max_split_size_mb, expandable_segments, ...)"},
+      {"env.CUDA_MALLOC_POOL_SIZE",
+       "no such CUDA variable: PyTorch's allocator is configured with PYTORCH_ALLOC_CONF; cudaMallocAsync pools "
+       "with cudaMemPoolSetAttribute in code"},
+      {"host.force_latency",
+       "the C-state limit lasts only while a process holds /dev/cpu_dma_latency open: use TuneD's cpu plugin "
+       "(force_latency) in a resident daemon"},
+  };
+  return r;
+}
+
+// The CUDA driver and runtime variables of the CUDA Programming Guide's environment-variable list.
+const std::set<std::string>& cuda_variables() {
+  static const std::set<std::string> v{
+      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MANAGED_FORCE_DEVICE_ALLOC", "CUDA_CACHE_DISABLE",
+      "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE", "CUDA_FORCE_PTX_JIT", "CUDA_DISABLE_PTX_JIT", "CUDA_FORCE_JIT",
+      "CUDA_DISABLE_JIT", "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_DEVICE_MAX_COPY_CONNECTIONS",
+      "CUDA_AUTO_BOOST", "CUDA_SCALE_LAUNCH_QUEUES", "CUDA_GRAPHS_USE_NODE_PRIORITY", "CUDA_DEVICE_WAITS_ON_EXCEPTION",
+      "CUDA_MODULE_LOADING", "CUDA_MODULE_DATA_LOADING", "CUDA_DISABLE_PERF_BOOST", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
+      "CUDA_ENABLE_CPU_COREDUMP_ON_EXCEPTION", "CUDA_ENABLE_LIGHTWEIGHT_COREDUMP", "CUDA_COREDUMP_FILE",
+      "CUDA_ENABLE_USER_TRIGGERED_COREDUMP", "CUDA_COREDUMP_PIPE", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
+      "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "CUDA_MPS_CLIENT_PRIORITY",
+      "CUDA_LOG_FILE"};
+  return v;
+}
+
+// Options of PyTorch's allocator configuration (docs/source/notes/cuda.md).
+const std::set<std::string>& alloc_options() {
+  static const std::set<std::string> o{"backend",
+                                       "large_segment_size_mb",
+                                       "max_split_size_mb",
+                                       "roundup_power2_divisions",
+                                       "max_non_split_rounding_mb",
+                                       "garbage_collection_threshold",
+                                       "expandable_segments",
+                                       "per_process_memory_fraction",
+                                       "throw_on_cudamalloc_oom",
+                                       "graph_capture_record_stream_reuse",
+                                       "release_lock_on_cudamalloc",
+                                       "pinned_use_cuda_host_register",
+                                       "pinned_num_register_threads",
+                                       "pinned_use_background_threads",
+                                       "pinned_reserve_segment_size_mb"};
+  return o;
+}
+
+const std::array<const char*, 11> kPassThroughPrefixes{"NCCL_",   "PYTORCH_", "TORCH_",   "TORCHINDUCTOR_",
+                                                       "TRITON_", "CUBLAS_",  "CUBLASLT_", "CUDNN_",
+                                                       "NVIDIA_", "OMP_",     "TORCH_NCCL_"};
+
+[[noreturn]] void fail_at(const toml::source_region& where, const std::string& what) {
+  throw_bad_input(fmt::format("{}:{}:{}: {}", where.path ? *where.path : "profile", where.begin.line,
+                              where.begin.column, what));
+}
+
+std::string origin_of(const toml::node& n) {
+  const auto& s = n.source();
+  return fmt::format("{}:{}:{}", s.path ? *s.path : "profile", s.begin.line, s.begin.column);
+}
+
+const Known* find_known(const std::string& group, const std::string& key) {
+  for (const auto& k : known())
+    if (group == k.group && key == k.key) return &k;
+  return nullptr;
+}
+
+std::string number_text(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
+  return fmt::format("{:g}", v);
+}
+
+// Splits "a:1,b:[x:1,y:2]" at the commas outside brackets.
+std::vector<std::string> split_options(const std::string& text) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  for (char c : text) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0)
+      out.emplace_back();
+    else
+      out.back() += c;
+  }
+  return out;
+}
+
+void check_env(const std::string& name, const std::string& value, const toml::node& at) {
+  if (const auto r = rejected().find("env." + name); r != rejected().end())
+    fail_at(at.source(), fmt::format("env.{}: {}", name, r->second));
+  if (name.rfind("CUDA_", 0) == 0) {
+    if (!cuda_variables().count(name))
+      fail_at(at.source(), fmt::format("env.{}: not a CUDA environment variable (CUDA Programming Guide, "
+                                       "\"CUDA Environment Variables\")",
+                                       name));
+  } else if (std::none_of(kPassThroughPrefixes.begin(), kPassThroughPrefixes.end(),
+                          [&](const char* p) { return name.rfind(p, 0) == 0; })) {
+    fail_at(at.source(), fmt::format("env.{}: the env group holds the GPU stack's variables (CUDA_*, NCCL_*, "
+                                     "PYTORCH_*, TORCH*, TRITON_*, CUBLAS*, CUDNN_*, NVIDIA_*, OMP_*)",
+                                     name));
+  }
+  if (name == "CUDA_MODULE_LOADING" && value != "LAZY" && value != "EAGER")
+    fail_at(at.source(), "env.CUDA_MODULE_LOADING: LAZY or EAGER (LAZY is the default since CUDA 12.2)");
+  if (name == "CUDA_DEVICE_MAX_CONNECTIONS") {
+    int n = 0;
+    std::istringstream in(value);
+    if (!(in >> n) || !in.eof() || n < 1 || n > 32)
+      fail_at(at.source(), "env.CUDA_DEVICE_MAX_CONNECTIONS: an integer from 1 to 32");
+  }
+  if (name == "PYTORCH_ALLOC_CONF" || name == "PYTORCH_CUDA_ALLOC_CONF") {
+    for (const auto& opt : split_options(value)) {
+      const auto colon = opt.find(':');
+      const auto key = opt.substr(0, colon);
+      if (colon == std::string::npos || !alloc_options().count(key))
+        fail_at(at.source(), fmt::format("env.{}: '{}' is not an allocator option (opt:value pairs separated by "
+                                         "commas; options: backend, max_split_size_mb, expandable_segments, "
+                                         "garbage_collection_threshold, roundup_power2_divisions, ...)",
+                                         name, opt));
+    }
+  }
+}
+
+Setting make_setting(const std::string& group, const std::string& selector, const std::string& key,
+                     const toml::node& v) {
+  const std::string where = group == "gpu" ? "gpu." + selector + "." + key : group + "." + key;
+  const std::string display = group == "gpu" ? (selector == "*" ? "gpu." + key : where) : where;
+  if (const auto r = rejected().find(group + "." + key); r != rejected().end())
+    fail_at(v.source(), fmt::format("{}: {}", display, r->second));
+  Setting s{where, "", ValueKind::text, origin_of(v)};
+  if (group == "module") {  // module.nvidia.NAME: checked against the loaded driver's parameters when applied
+    if (auto i = v.value_exact<int64_t>()) {
+      s.kind = ValueKind::integer;
+      s.value = std::to_string(*i);
+    } else if (auto t = v.value_exact<std::string>()) {
+      s.value = *t;
+    } else {
+      fail_at(v.source(), fmt::format("{}: a module parameter is an integer or a string", display));
+    }
+    return s;
+  }
+  if (group == "env") {
+    if (auto t = v.value_exact<std::string>())
+      s.value = *t;
+    else if (auto i = v.value_exact<int64_t>())
+      s.value = std::to_string(*i);
+    else
+      fail_at(v.source(), fmt::format("{}: an environment value is a string", display));
+    check_env(key, s.value, v);
+    return s;
+  }
+  const Known* k = find_known(group, key);
+  if (k == nullptr) {
+    std::string names;
+    for (const auto& x : known())
+      if (group == x.group) names += fmt::format("{}{}", names.empty() ? "" : ", ", x.key);
+    fail_at(v.source(), fmt::format("{}: unknown setting (known in [{}]: {})", display, group, names));
+  }
+  s.kind = k->kind;
+  switch (k->kind) {
+    case ValueKind::boolean:
+      if (auto b = v.value_exact<bool>())
+        s.value = *b ? "true" : "false";
+      else
+        fail_at(v.source(), fmt::format("{}: true or false", display));
+      break;
+    case ValueKind::integer:
+      if (auto i = v.value_exact<int64_t>(); i && *i >= 0 && *i <= 3)
+        s.value = std::to_string(*i);
+      else
+        fail_at(v.source(), fmt::format("{}: an integer 0-3", display));
+      break;
+    case ValueKind::number:
+      if (auto d = v.value<double>(); d && *d > 0 && *d < 1e5)
+        s.value = number_text(*d);
+      else
+        fail_at(v.source(), fmt::format("{}: a positive number of watts", display));
+      break;
+    case ValueKind::clock_pair: {
+      const auto* a = v.as_array();
+      if (a == nullptr || a->size() != 2 || !a->get(0)->value_exact<int64_t>() || !a->get(1)->value_exact<int64_t>())
+        fail_at(v.source(), fmt::format("{}: [min, max] in MHz, e.g. [1980, 1980]", display));
+      const auto lo = *a->get(0)->value_exact<int64_t>(), hi = *a->get(1)->value_exact<int64_t>();
+      if (lo <= 0 || hi < lo || hi > 100000)
+        fail_at(v.source(), fmt::format("{}: need 0 < min <= max (MHz), got [{}, {}]", display, lo, hi));
+      s.value = fmt::format("{},{}", lo, hi);
+      break;
+    }
+    case ValueKind::text: {
+      std::string t;
+      if (auto x = v.value_exact<std::string>())
+        t = *x;
+      else if (auto i = v.value_exact<int64_t>(); i && key == "compute_mode")
+        t = std::to_string(*i);
+      else
+        fail_at(v.source(), fmt::format("{}: a string", display));
+      if (key == "compute_mode") t = canonical_compute_mode(t);
+      if (!k->words.empty() && std::find(k->words.begin(), k->words.end(), t) == k->words.end()) {
+        std::string words;
+        for (const auto& w : k->words) words += fmt::format("{}{}", words.empty() ? "" : ", ", w);
+        fail_at(v.source(), fmt::format("{}: '{}' is not one of: {}", display, t, words));
+      }
+      s.value = t;
+      break;
+    }
+  }
+  return s;
+}
+
+// A file's [gpu] keys first, then its per-GPU tables over them (toml++ iterates keys in name order).
+void read_gpu_table(const toml::table& t, const std::string& selector, Profile& p) {
+  for (auto&& [k, v] : t)
+    if (!v.is_table()) p.set(make_setting("gpu", selector, std::string(k.str()), v));
+  for (auto&& [k, v] : t) {
+    const std::string key(k.str());
+    if (const auto* sub = v.as_table()) {
+      if (selector != "*") fail_at(v.source(), fmt::format("gpu.{}.{}: GPU tables do not nest", selector, key));
+      const bool index = !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit);
+      if (!index && key.rfind("GPU-", 0) != 0 && key.rfind("MIG-", 0) != 0)
+        fail_at(v.source(), fmt::format("[gpu.{}]: a GPU is named by its index or its UUID (GPU-…)", key));
+      read_gpu_table(*sub, key, p);
+    }
+  }
+}
+
+void read_into(const std::string& text, const std::string& origin, const fs::path& base_dir, Profile& p,
+               std::vector<std::string>& stack) {
+  if (stack.size() > 16) throw_bad_input(fmt::format("{}: includes nest deeper than 16 files", origin));
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    fail_at(e.source(), std::string(e.description()));
+  }
+  stack.push_back(origin);
+  if (const auto* main = root["main"].as_table()) {
+    std::optional<std::string> summary;  // set after the includes: this file's summary wins
+    for (auto&& [k, v] : *main) {
+      const std::string key(k.str());
+      if (key == "summary") {
+        summary = v.value_exact<std::string>();
+      } else if (key == "include") {
+        std::vector<std::string> names;
+        if (auto s = v.value_exact<std::string>()) {
+          names.push_back(*s);
+        } else if (const auto* a = v.as_array()) {
+          for (const auto& e : *a)
+            if (auto s2 = e.value_exact<std::string>()) names.push_back(*s2);
+        } else {
+          fail_at(v.source(), "main.include: a file name or a list of them");
+        }
+        for (const auto& name : names) {
+          if (base_dir.empty()) fail_at(v.source(), "main.include: includes need a profile read from a file");
+          const auto file = (base_dir / name).lexically_normal();
+          if (std::find(stack.begin(), stack.end(), file.string()) != stack.end())
+            fail_at(v.source(), fmt::format("main.include: {} includes itself", file.string()));
+          p.files.push_back(file.string());
+          read_into(read_text_file(file), file.string(), file.parent_path(), p, stack);
+        }
+      } else {
+        fail_at(v.source(), fmt::format("main.{}: unknown (main takes summary and include)", key));
+      }
+    }
+    if (summary) p.summary = *summary;
+  }
+  for (auto&& [g, node] : root) {
+    const std::string group(g.str());
+    if (group == "main") continue;
+    const auto* t = node.as_table();
+    if (t == nullptr)
+      fail_at(node.source(), fmt::format("{}: settings go in tables ([gpu], [host], [module.nvidia], [env], "
+                                         "[framework])",
+                                         group));
+    if (group == "gpu") {
+      read_gpu_table(*t, "*", p);
+    } else if (group == "module") {
+      for (auto&& [m, sub] : *t) {
+        const auto* mt = sub.as_table();
+        if (m.str() != "nvidia" || mt == nullptr)
+          fail_at(sub.source(), "[module]: only [module.nvidia] is managed (options nvidia … in modprobe.d)");
+        for (auto&& [k, v] : *mt) {
+          std::string key(k.str());
+          if (key.rfind("NVreg_", 0) == 0) key = key.substr(6);
+          p.set(make_setting("module", "", "nvidia." + key, v));
+        }
+      }
+    } else if (group == "host" || group == "env" || group == "framework") {
+      for (auto&& [k, v] : *t) p.set(make_setting(group, "", std::string(k.str()), v));
+    } else if (group == "unsupported") {
+      for (auto&& [k, v] : *t)
+        if (auto s = v.value_exact<std::string>()) p.unsupported[std::string(k.str())] = *s;
+    } else {
+      fail_at(node.source(), fmt::format("[{}]: unknown group (groups: main, gpu, module.nvidia, host, env, "
+                                         "framework, unsupported)",
+                                         group));
+    }
+  }
+  stack.pop_back();
+}
+
+}  // namespace
+
+const Setting* Profile::find(const std::string& id) const {
+  for (const auto& s : settings)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+void Profile::set(Setting s) {
+  if (s.id.rfind("gpu.*.", 0) == 0) {  // a later all-GPU key wins over the per-GPU ones before it (an include's)
+    const auto key = s.key();
+    settings.erase(std::remove_if(settings.begin(), settings.end(),
+                                  [&](const Setting& x) { return x.group() == "gpu" && x.key() == key; }),
+                   settings.end());
+  }
+  for (auto& x : settings)
+    if (x.id == s.id) {
+      x = std::move(s);
+      return;
+    }
+  settings.push_back(std::move(s));
+}
+
+std::string canonical_compute_mode(const std::string& text) {
+  if (text == "0" || text == "DEFAULT" || text == "Default") return "default";
+  if (text == "1" || text == "EXCLUSIVE_PROCESS" || text == "Exclusive_Process") return "exclusive_process";
+  if (text == "2" || text == "PROHIBITED" || text == "Prohibited") return "prohibited";
+  if (text == "3" || text == "exclusive_thread" || text == "EXCLUSIVE_THREAD")
+    throw_bad_input("compute_mode: exclusive_thread was removed from the driver; use exclusive_process");
+  return text;
+}
+
+Profile parse_profile(const std::string& text, const std::string& origin, const fs::path& base_dir) {
+  Profile p;
+  p.files.push_back(origin);
+  std::vector<std::string> stack;
+  read_into(text, origin, base_dir, p, stack);
+  return p;
+}
+
+Profile read_profile(const fs::path& file) {
+  return parse_profile(read_text_file(file), file.string(), file.parent_path().empty() ? "." : file.parent_path());
+}
+
+std::string write_profile(const Profile& p, const std::string& header_comment) {
+  toml::table root;
+  auto table_for = [&](const std::vector<std::string>& path) -> toml::table& {
+    toml::table* t = &root;
+    for (const auto& part : path) {
+      auto [it, fresh] = t->insert(part, toml::table{});
+      t = it->second.as_table();
+    }
+    return *t;
+  };
+  for (const auto& s : p.settings) {
+    const auto group = s.group();
+    std::vector<std::string> path{group};
+    if (group == "gpu") {
+      const auto sel = s.id.substr(4, s.id.rfind('.') - 4);
+      if (sel != "*") path.push_back(sel);
+    } else if (group == "module") {
+      path.push_back("nvidia");
+    }
+    auto& t = table_for(path);
+    const auto key = s.key();
+    switch (s.kind) {
+      case ValueKind::boolean:
+        t.insert_or_assign(key, s.value == "true");
+        break;
+      case ValueKind::integer:
+        t.insert_or_assign(key, std::stoll(s.value));
+        break;
+      case ValueKind::number: {
+        const double d = std::stod(s.value);
+        if (std::floor(d) == d)
+          t.insert_or_assign(key, static_cast<int64_t>(d));
+        else
+          t.insert_or_assign(key, d);
+        break;
+      }
+      case ValueKind::clock_pair: {
+        const auto comma = s.value.find(',');
+        t.insert_or_assign(key, toml::array{std::stoll(s.value.substr(0, comma)), std::stoll(s.value.substr(comma + 1))});
+        break;
+      }
+      case ValueKind::text:
+        t.insert_or_assign(key, s.value);
+        break;
+    }
+  }
+  if (!p.unsupported.empty()) {
+    auto& t = table_for({"unsupported"});
+    for (const auto& [id, why] : p.unsupported) t.insert_or_assign(id, why);
+  }
+  std::ostringstream out;
+  std::istringstream lines(header_comment);
+  for (std::string line; std::getline(lines, line);) out << "# " << line << '\n';
+  if (!p.summary.empty()) out << '\n' << toml::table{{"main", toml::table{{"summary", p.summary}}}} << '\n';
+  out << '\n' << root << '\n';
+  return out.str();
+}
+
+const std::vector<KeyInfo>& catalogue() {
+  static const std::vector<KeyInfo> c = [] {
+    std::vector<KeyInfo> out;
+    for (const auto& k : known()) {
+      std::string words;
+      for (const auto& w : k.words) words += fmt::format("{}{}", words.empty() ? "" : "|", w);
+      if (words.empty())
+        words = k.kind == ValueKind::boolean      ? "true|false"
+                : k.kind == ValueKind::clock_pair ? "[min, max] MHz"
+                : k.kind == ValueKind::number     ? "watts"
+                : k.kind == ValueKind::integer    ? "0|1"
+                                                  : "text";
+      out.push_back({k.group, k.key, words, k.lasts, k.meaning});
+    }
+    out.push_back({"module", "nvidia.NAME", "integer|text", "from the next module load",
+                   "any parameter the loaded driver prints in /proc/driver/nvidia/params (NVreg_ prefix optional)"});
+    out.push_back({"env", "NAME", "text", "processes started with the env file",
+                   "CUDA_* of the CUDA Programming Guide's list, NCCL_*, PYTORCH_ALLOC_CONF, TORCH*, TRITON_*, ..."});
+    for (const auto& [id, why] : rejected()) out.push_back({id.substr(0, id.find('.')), id.substr(id.find('.') + 1),
+                                                            "rejected", "-", why});
+    return out;
+  }();
+  return c;
+}
+
+}  // namespace gsq::tune
