@@ -230,6 +230,11 @@ Tunable module_option(const Machine& m, const std::string& id) {
       options.erase(key);
     else
       options[key] = v;
+    if (options.empty()) {  // nothing of ours left: the folder is as it was
+      std::error_code ec;
+      fs::remove(m.modprobe_file(), ec);
+      return;
+    }
     fs::create_directories(m.modprobe_file().parent_path());
     std::string line = "options nvidia";
     for (const auto& [k, x] : options)
@@ -238,7 +243,7 @@ Tunable module_option(const Machine& m, const std::string& id) {
     write_file(m.modprobe_file(),
                "# Written by gpusqueeze tune: in effect from the next load of the nvidia module (rebuild the "
                "initramfs if it loads from there).\n" +
-                   (options.empty() ? std::string() : line),
+                   line,
                id);
   };
   return t;
@@ -283,6 +288,11 @@ Tunable env_var(const Machine& m, const std::string& id) {
       vars.erase(name);
     else
       vars[name] = v;
+    if (vars.empty()) {
+      std::error_code ec;
+      fs::remove(m.env_file(), ec);
+      return;
+    }
     fs::create_directories(m.env_file().parent_path());
     std::string text =
         "# Written by gpusqueeze tune: the serving process's environment (systemd EnvironmentFile=).\n";
