@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   app.footer(
       "Steps: env/doctor (0 machine) · bench/compare (1 baseline) · trace/analyze/diff (2 locate) · probe (3, 5 "
       "ceilings) · "
-      "kernels/occupancy (3, 4) · topo/nccl (5 multi-GPU) · tune (6 persist) · memory/jitter/trt (field triage) · report (all steps on "
+      "kernels/occupancy (3, 4) · topo/nccl (5 multi-GPU) · tune (6 persist) · memory/jitter/trt (field triage) · "
+      "report (all steps on "
       "one page).\n"
       "Exit codes: 0 ok · 1 findings at fail level or regression · 2 bad usage or input · 3 no NVIDIA driver/GPU · 70 "
       "internal or CUDA error.\n"
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
       {"kernels", gsq::cli::register_kernels(app)}, {"occupancy", gsq::cli::register_occupancy(app)},
       {"memory", gsq::cli::register_memory(app)},   {"jitter", gsq::cli::register_jitter(app)},
       {"trt", gsq::cli::register_trt(app)},         {"nccl", gsq::cli::register_nccl(app)},
-      {"topo", gsq::cli::register_topo(app)},         {"tune", gsq::cli::register_tune(app)},
+      {"topo", gsq::cli::register_topo(app)},       {"tune", gsq::cli::register_tune(app)},
   };
   try {
     app.parse(argc, argv);

@@ -51,9 +51,10 @@ MachineHandle open_machine(const TuneCliOptions& o) {
 
 void require_root(const TuneCliOptions& o, const char* verb) {
   if (o.root == "/" && ::geteuid() != 0)
-    throw_bad_input(fmt::format("tune {} --yes writes NVML settings, sysfs and /etc: run it as root (sudo); without "
-                                "--yes it only shows what it would do",
-                                verb));
+    throw_bad_input(
+        fmt::format("tune {} --yes writes NVML settings, sysfs and /etc: run it as root (sudo); without "
+                    "--yes it only shows what it would do",
+                    verb));
 }
 
 struct Counts {
@@ -76,12 +77,9 @@ std::string summary(const Counts& c) {
 int print_checks(const std::vector<tune::Check>& checks, const std::string& what, bool json) {
   const auto c = count(checks);
   if (json) {
-    std::cout << nlohmann::json{{"profile", what},
-                                {"checks", tune::to_json(checks)},
-                                {"passed", c.passed},
-                                {"failed", c.failed},
-                                {"skipped", c.skipped},
-                                {"pending", c.pending}}
+    std::cout << nlohmann::json{{"profile", what},      {"checks", tune::to_json(checks)},
+                                {"passed", c.passed},   {"failed", c.failed},
+                                {"skipped", c.skipped}, {"pending", c.pending}}
                      .dump(2)
               << '\n';
   } else {
@@ -102,7 +100,8 @@ int run_capture(const TuneCliOptions& o) {
     std::cout << text;
   } else {
     write_text_file(o.output, text);
-    note(fmt::format("wrote {} ({} settings, {} not readable here)", o.output, p.settings.size(), p.unsupported.size()));
+    note(
+        fmt::format("wrote {} ({} settings, {} not readable here)", o.output, p.settings.size(), p.unsupported.size()));
   }
   return 0;
 }
@@ -133,9 +132,10 @@ int run_apply(const TuneCliOptions& o) {
   }
   if (!o.yes) {
     std::cout << "# tune apply " << o.profile << ": plan (dry run)\n\n" << t.markdown();
-    std::cout << fmt::format("\n{} change(s). Nothing was written: run with --yes as root to apply; every previous "
-                             "value is saved first ({}) and `gpusqueeze tune rollback --yes` restores them.\n",
-                             changes, h.m.state_dir().string());
+    std::cout << fmt::format(
+        "\n{} change(s). Nothing was written: run with --yes as root to apply; every previous "
+        "value is saved first ({}) and `gpusqueeze tune rollback --yes` restores them.\n",
+        changes, h.m.state_dir().string());
     return 0;
   }
   require_root(o, "apply");
@@ -170,8 +170,7 @@ int run_rollback(const TuneCliOptions& o) {
   const auto r = tune::rollback(h.m);
   for (const auto& id : r.restored) std::cout << "restored " << id << '\n';
   for (const auto& [id, why] : r.failed) std::cout << "FAILED   " << id << ": " << why << '\n';
-  if (!r.failed.empty())
-    std::cout << "the values not restored stay saved; fix the cause and run rollback again\n";
+  if (!r.failed.empty()) std::cout << "the values not restored stay saved; fix the cause and run rollback again\n";
   return r.failed.empty() ? 0 : static_cast<int>(ExitCode::findings);
 }
 

@@ -19,7 +19,9 @@ namespace {
 
 constexpr const char* kStateSchema = "gpusqueeze.tune-state/1";
 
-fs::path state_file(const Machine& m) { return m.state_dir() / "state.json"; }
+fs::path state_file(const Machine& m) {
+  return m.state_dir() / "state.json";
+}
 
 void write_state(const Machine& m, const nlohmann::json& state) {
   fs::create_directories(m.state_dir());
@@ -153,6 +155,7 @@ std::vector<Check> verify(const Profile& p, const Machine& m) {
 Profile capture(const Machine& m) {
   Profile p;
   p.summary = fmt::format("captured on {} at {}", host::hostname().value_or("this machine"), now_utc());
+  if (m.gpu == nullptr) p.unsupported["gpu.*"] = m.gpu_missing.empty() ? "no NVIDIA driver here" : m.gpu_missing;
   for (const auto& [id, kind] : capturable(m)) {
     const auto t = tunable(m, id);
     auto v = t.read();
@@ -274,8 +277,8 @@ RollbackResult rollback(const Machine& m) {
     const auto id = e.value("id", "");
     try {
       const auto t = tunable(m, id);
-      if (!t.write) throw Error(ExitCode::findings, fmt::format("{}: cannot be written here ({})", id,
-                                                                t.read().unsupported));
+      if (!t.write)
+        throw Error(ExitCode::findings, fmt::format("{}: cannot be written here ({})", id, t.read().unsupported));
       t.write(e.value("previous", ""));
       r.restored.push_back(id);
       entries.erase(entries.begin() + i);

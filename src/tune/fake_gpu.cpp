@@ -13,7 +13,9 @@ namespace gsq::tune {
 
 namespace {
 
-const char* domain_name(ClockDomain d) { return d == ClockDomain::graphics ? "graphics" : "memory"; }
+const char* domain_name(ClockDomain d) {
+  return d == ClockDomain::graphics ? "graphics" : "memory";
+}
 
 }  // namespace
 
@@ -84,7 +86,9 @@ void FakeGpuControl::save() const {
   write_json_file(file_, j);
 }
 
-void FakeGpuControl::inject(const std::string& call, nvmlReturn_t rc, int times) { injected_[call] = {rc, times}; }
+void FakeGpuControl::inject(const std::string& call, nvmlReturn_t rc, int times) {
+  injected_[call] = {rc, times};
+}
 
 nvmlReturn_t FakeGpuControl::enter(const std::string& call, unsigned gpu) {
   for (const auto& key : {call, std::string("*")}) {

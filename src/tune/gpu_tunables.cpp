@@ -42,13 +42,15 @@ nvmlComputeMode_t mode_value(const std::string& name) {
 
 std::pair<unsigned, unsigned> clock_pair(const std::string& v) {
   const auto comma = v.find(',');
-  return {static_cast<unsigned>(std::stoul(v.substr(0, comma))), static_cast<unsigned>(std::stoul(v.substr(comma + 1)))};
+  return {static_cast<unsigned>(std::stoul(v.substr(0, comma))),
+          static_cast<unsigned>(std::stoul(v.substr(comma + 1)))};
 }
 
 Tunable locked_clocks(const Machine& m, unsigned gpu, ClockDomain d, const std::string& id) {
   GpuControl* g = m.gpu;
   const char* setter = d == ClockDomain::graphics ? "nvmlDeviceSetGpuLockedClocks" : "nvmlDeviceSetMemoryLockedClocks";
-  const char* reset = d == ClockDomain::graphics ? "nvmlDeviceResetGpuLockedClocks" : "nvmlDeviceResetMemoryLockedClocks";
+  const char* reset =
+      d == ClockDomain::graphics ? "nvmlDeviceResetGpuLockedClocks" : "nvmlDeviceResetMemoryLockedClocks";
   Tunable t;
   t.id = id;
   t.no_getter = true;
@@ -72,9 +74,10 @@ Tunable locked_clocks(const Machine& m, unsigned gpu, ClockDomain d, const std::
       if (std::find(clocks.begin(), clocks.end(), c) == clocks.end()) {
         const auto [mn, mx] = std::minmax_element(clocks.begin(), clocks.end());
         return clocks.empty() ? std::string("the card lists no supported clocks")
-                              : fmt::format("{} MHz is not a supported clock ({} values from {} to {} MHz; "
-                                            "`nvidia-smi -q -d SUPPORTED_CLOCKS` lists them)",
-                                            c, clocks.size(), *mn, *mx);
+                              : fmt::format(
+                                    "{} MHz is not a supported clock ({} values from {} to {} MHz; "
+                                    "`nvidia-smi -q -d SUPPORTED_CLOCKS` lists them)",
+                                    c, clocks.size(), *mn, *mx);
       }
     return std::string();
   };

@@ -90,7 +90,8 @@ Tunable governor(const Machine& m) {
     const auto files = governor_files(m);
     if (files.empty()) return Field<std::string>::none("no cpufreq here (a VM or a container)");
     std::map<std::string, std::string> each;
-    for (const auto& f : files) each[f.parent_path().parent_path().filename().string()] = trim(*host::read_first_line(f));
+    for (const auto& f : files)
+      each[f.parent_path().parent_path().filename().string()] = trim(*host::read_first_line(f));
     const auto& first = each.begin()->second;
     if (std::all_of(each.begin(), each.end(), [&](const auto& kv) { return kv.second == first; }))
       return Field<std::string>(first);
@@ -239,7 +240,7 @@ Tunable module_option(const Machine& m, const std::string& id) {
     std::string line = "options nvidia";
     for (const auto& [k, x] : options)
       line += !x.empty() && x.find_first_of(" ;=") == std::string::npos ? fmt::format(" NVreg_{}={}", k, x)
-                                                          : fmt::format(" NVreg_{}=\"{}\"", k, x);
+                                                                        : fmt::format(" NVreg_{}=\"{}\"", k, x);
     write_file(m.modprobe_file(),
                "# Written by gpusqueeze tune: in effect from the next load of the nvidia module (rebuild the "
                "initramfs if it loads from there).\n" +
@@ -294,8 +295,7 @@ Tunable env_var(const Machine& m, const std::string& id) {
       return;
     }
     fs::create_directories(m.env_file().parent_path());
-    std::string text =
-        "# Written by gpusqueeze tune: the serving process's environment (systemd EnvironmentFile=).\n";
+    std::string text = "# Written by gpusqueeze tune: the serving process's environment (systemd EnvironmentFile=).\n";
     for (const auto& [k, x] : vars)
       text += x.find_first_of(" \t\"'#") == std::string::npos ? fmt::format("{}={}\n", k, x)
                                                               : fmt::format("{}=\"{}\"\n", k, x);
@@ -435,8 +435,9 @@ Tunable tunable(const Machine& m, const std::string& id) {
     t.id = id;
     t.lasting = Lasting::process;
     t.read = [] {
-      return Field<std::string>::none("set inside the PyTorch process: `gpusqueeze tune snippet PROFILE` prints the "
-                                      "Python that sets and checks it");
+      return Field<std::string>::none(
+          "set inside the PyTorch process: `gpusqueeze tune snippet PROFILE` prints the "
+          "Python that sets and checks it");
     };
     return t;
   }

@@ -23,8 +23,8 @@ inline constexpr const char* kReset = "(reset)";
 
 struct Machine {
   std::filesystem::path root = "/";
-  GpuControl* gpu = nullptr;  // null: no NVIDIA driver here
-  std::string gpu_missing;    // why gpu is null
+  GpuControl* gpu = nullptr;                                                        // null: no NVIDIA driver here
+  std::string gpu_missing;                                                          // why gpu is null
   std::function<ProcessOutput(const std::vector<std::string>&)> run = run_process;  // systemctl for irqbalance
   std::optional<int> pid;  // env settings are checked in this process's environment
 

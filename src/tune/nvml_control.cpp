@@ -99,6 +99,8 @@ class NvmlControl final : public GpuControl {
 
 }  // namespace
 
-std::unique_ptr<GpuControl> nvml_control(gpu::Nvml nvml) { return std::make_unique<NvmlControl>(std::move(nvml)); }
+std::unique_ptr<GpuControl> nvml_control(gpu::Nvml nvml) {
+  return std::make_unique<NvmlControl>(std::move(nvml));
+}
 
 }  // namespace gsq::tune

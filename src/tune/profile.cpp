@@ -33,36 +33,95 @@ struct Known {
 
 const std::vector<Known>& known() {
   static const std::vector<Known> k{
-      {"gpu", "persistence_mode", ValueKind::boolean, {}, "until reboot or driver reload",
+      {"gpu",
+       "persistence_mode",
+       ValueKind::boolean,
+       {},
+       "until reboot or driver reload",
        "keeps the driver loaded with no client (NVML SetPersistenceMode; nvidia-persistenced does it at boot)"},
-      {"gpu", "compute_mode", ValueKind::text, {"default", "exclusive_process", "prohibited"},
-       "until reboot or driver reload", "who may create contexts (nvidia-smi -c 0/1/2 = these three, in this order)"},
-      {"gpu", "power_limit_w", ValueKind::number, {}, "until reboot, driver reload or GPU reset",
+      {"gpu",
+       "compute_mode",
+       ValueKind::text,
+       {"default", "exclusive_process", "prohibited"},
+       "until reboot or driver reload",
+       "who may create contexts (nvidia-smi -c 0/1/2 = these three, in this order)"},
+      {"gpu",
+       "power_limit_w",
+       ValueKind::number,
+       {},
+       "until reboot, driver reload or GPU reset",
        "board power limit in watts, within NVML's constraints for the card"},
-      {"gpu", "gpu_locked_clocks", ValueKind::clock_pair, {}, "until reboot, driver reload or GPU reset",
+      {"gpu",
+       "gpu_locked_clocks",
+       ValueKind::clock_pair,
+       {},
+       "until reboot, driver reload or GPU reset",
        "[min, max] MHz from the card's supported graphics clocks (nvidia-smi -lgc); NVML has no getter"},
-      {"gpu", "memory_locked_clocks", ValueKind::clock_pair, {}, "until reboot, driver reload or GPU reset",
+      {"gpu",
+       "memory_locked_clocks",
+       ValueKind::clock_pair,
+       {},
+       "until reboot, driver reload or GPU reset",
        "[min, max] MHz from the card's supported memory clocks (nvidia-smi -lmc); NVML has no getter"},
-      {"host", "cpu_governor", ValueKind::text, {}, "until reboot",
+      {"host",
+       "cpu_governor",
+       ValueKind::text,
+       {},
+       "until reboot",
        "cpufreq governor of every CPU (one of scaling_available_governors; absent in most VMs)"},
-      {"host", "pcie_aspm_policy", ValueKind::text, {"default", "performance", "powersave", "powersupersave"},
-       "until reboot (boot: pcie_aspm.policy=)", "PCIe active-state power management policy"},
-      {"host", "transparent_hugepage", ValueKind::text, {"always", "madvise", "never"}, "until reboot",
+      {"host",
+       "pcie_aspm_policy",
+       ValueKind::text,
+       {"default", "performance", "powersave", "powersupersave"},
+       "until reboot (boot: pcie_aspm.policy=)",
+       "PCIe active-state power management policy"},
+      {"host",
+       "transparent_hugepage",
+       ValueKind::text,
+       {"always", "madvise", "never"},
+       "until reboot",
        "/sys/kernel/mm/transparent_hugepage/enabled"},
-      {"host", "transparent_hugepage_defrag", ValueKind::text,
-       {"always", "defer", "defer+madvise", "madvise", "never"}, "until reboot",
+      {"host",
+       "transparent_hugepage_defrag",
+       ValueKind::text,
+       {"always", "defer", "defer+madvise", "madvise", "never"},
+       "until reboot",
        "/sys/kernel/mm/transparent_hugepage/defrag"},
-      {"host", "numa_balancing", ValueKind::integer, {}, "until reboot (sysctl.d to keep)",
+      {"host",
+       "numa_balancing",
+       ValueKind::integer,
+       {},
+       "until reboot (sysctl.d to keep)",
        "kernel.numa_balancing: 0 stops the kernel migrating pages of pinned GPU feeders"},
-      {"host", "irqbalance", ValueKind::text, {"active", "inactive"}, "until reboot (systemctl enable/disable to keep)",
+      {"host",
+       "irqbalance",
+       ValueKind::text,
+       {"active", "inactive"},
+       "until reboot (systemctl enable/disable to keep)",
        "the irqbalance service; stop it to pin NIC interrupts to the NIC's NUMA node yourself"},
-      {"framework", "float32_matmul_precision", ValueKind::text, {"highest", "high", "medium"}, "per process",
+      {"framework",
+       "float32_matmul_precision",
+       ValueKind::text,
+       {"highest", "high", "medium"},
+       "per process",
        "torch.set_float32_matmul_precision: highest = fp32, high = TF32 where available, medium = bf16"},
-      {"framework", "matmul_allow_tf32", ValueKind::boolean, {}, "per process",
+      {"framework",
+       "matmul_allow_tf32",
+       ValueKind::boolean,
+       {},
+       "per process",
        "torch.backends.cuda.matmul.allow_tf32 (default False since PyTorch 1.12)"},
-      {"framework", "cudnn_allow_tf32", ValueKind::boolean, {}, "per process",
+      {"framework",
+       "cudnn_allow_tf32",
+       ValueKind::boolean,
+       {},
+       "per process",
        "torch.backends.cudnn.allow_tf32 (default True)"},
-      {"framework", "cudnn_benchmark", ValueKind::boolean, {}, "per process",
+      {"framework",
+       "cudnn_benchmark",
+       ValueKind::boolean,
+       {},
+       "per process",
        "torch.backends.cudnn.benchmark: times conv algorithms per new input shape; only for fixed shapes"},
   };
   return k;
@@ -99,16 +158,38 @@ const std::map<std::string, std::string>& rejected() {
 
 // The CUDA driver and runtime variables of the CUDA Programming Guide's environment-variable list.
 const std::set<std::string>& cuda_variables() {
-  static const std::set<std::string> v{
-      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MANAGED_FORCE_DEVICE_ALLOC", "CUDA_CACHE_DISABLE",
-      "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE", "CUDA_FORCE_PTX_JIT", "CUDA_DISABLE_PTX_JIT", "CUDA_FORCE_JIT",
-      "CUDA_DISABLE_JIT", "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_DEVICE_MAX_COPY_CONNECTIONS",
-      "CUDA_AUTO_BOOST", "CUDA_SCALE_LAUNCH_QUEUES", "CUDA_GRAPHS_USE_NODE_PRIORITY", "CUDA_DEVICE_WAITS_ON_EXCEPTION",
-      "CUDA_MODULE_LOADING", "CUDA_MODULE_DATA_LOADING", "CUDA_DISABLE_PERF_BOOST", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
-      "CUDA_ENABLE_CPU_COREDUMP_ON_EXCEPTION", "CUDA_ENABLE_LIGHTWEIGHT_COREDUMP", "CUDA_COREDUMP_FILE",
-      "CUDA_ENABLE_USER_TRIGGERED_COREDUMP", "CUDA_COREDUMP_PIPE", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
-      "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "CUDA_MPS_CLIENT_PRIORITY",
-      "CUDA_LOG_FILE"};
+  static const std::set<std::string> v{"CUDA_VISIBLE_DEVICES",
+                                       "CUDA_DEVICE_ORDER",
+                                       "CUDA_MANAGED_FORCE_DEVICE_ALLOC",
+                                       "CUDA_CACHE_DISABLE",
+                                       "CUDA_CACHE_PATH",
+                                       "CUDA_CACHE_MAXSIZE",
+                                       "CUDA_FORCE_PTX_JIT",
+                                       "CUDA_DISABLE_PTX_JIT",
+                                       "CUDA_FORCE_JIT",
+                                       "CUDA_DISABLE_JIT",
+                                       "CUDA_LAUNCH_BLOCKING",
+                                       "CUDA_DEVICE_MAX_CONNECTIONS",
+                                       "CUDA_DEVICE_MAX_COPY_CONNECTIONS",
+                                       "CUDA_AUTO_BOOST",
+                                       "CUDA_SCALE_LAUNCH_QUEUES",
+                                       "CUDA_GRAPHS_USE_NODE_PRIORITY",
+                                       "CUDA_DEVICE_WAITS_ON_EXCEPTION",
+                                       "CUDA_MODULE_LOADING",
+                                       "CUDA_MODULE_DATA_LOADING",
+                                       "CUDA_DISABLE_PERF_BOOST",
+                                       "CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
+                                       "CUDA_ENABLE_CPU_COREDUMP_ON_EXCEPTION",
+                                       "CUDA_ENABLE_LIGHTWEIGHT_COREDUMP",
+                                       "CUDA_COREDUMP_FILE",
+                                       "CUDA_ENABLE_USER_TRIGGERED_COREDUMP",
+                                       "CUDA_COREDUMP_PIPE",
+                                       "CUDA_MPS_PIPE_DIRECTORY",
+                                       "CUDA_MPS_LOG_DIRECTORY",
+                                       "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                                       "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+                                       "CUDA_MPS_CLIENT_PRIORITY",
+                                       "CUDA_LOG_FILE"};
   return v;
 }
 
@@ -132,13 +213,13 @@ const std::set<std::string>& alloc_options() {
   return o;
 }
 
-const std::array<const char*, 11> kPassThroughPrefixes{"NCCL_",   "PYTORCH_", "TORCH_",   "TORCHINDUCTOR_",
-                                                       "TRITON_", "CUBLAS_",  "CUBLASLT_", "CUDNN_",
+const std::array<const char*, 11> kPassThroughPrefixes{"NCCL_",   "PYTORCH_", "TORCH_",     "TORCHINDUCTOR_",
+                                                       "TRITON_", "CUBLAS_",  "CUBLASLT_",  "CUDNN_",
                                                        "NVIDIA_", "OMP_",     "TORCH_NCCL_"};
 
 [[noreturn]] void fail_at(const toml::source_region& where, const std::string& what) {
-  throw_bad_input(fmt::format("{}:{}:{}: {}", where.path ? *where.path : "profile", where.begin.line,
-                              where.begin.column, what));
+  throw_bad_input(
+      fmt::format("{}:{}:{}: {}", where.path ? *where.path : "profile", where.begin.line, where.begin.column, what));
 }
 
 std::string origin_of(const toml::node& n) {
@@ -466,7 +547,8 @@ std::string write_profile(const Profile& p, const std::string& header_comment) {
       }
       case ValueKind::clock_pair: {
         const auto comma = s.value.find(',');
-        t.insert_or_assign(key, toml::array{std::stoll(s.value.substr(0, comma)), std::stoll(s.value.substr(comma + 1))});
+        t.insert_or_assign(key,
+                           toml::array{std::stoll(s.value.substr(0, comma)), std::stoll(s.value.substr(comma + 1))});
         break;
       }
       case ValueKind::text:
@@ -504,8 +586,8 @@ const std::vector<KeyInfo>& catalogue() {
                    "any parameter the loaded driver prints in /proc/driver/nvidia/params (NVreg_ prefix optional)"});
     out.push_back({"env", "NAME", "text", "processes started with the env file",
                    "CUDA_* of the CUDA Programming Guide's list, NCCL_*, PYTORCH_ALLOC_CONF, TORCH*, TRITON_*, ..."});
-    for (const auto& [id, why] : rejected()) out.push_back({id.substr(0, id.find('.')), id.substr(id.find('.') + 1),
-                                                            "rejected", "-", why});
+    for (const auto& [id, why] : rejected())
+      out.push_back({id.substr(0, id.find('.')), id.substr(id.find('.') + 1), "rejected", "-", why});
     return out;
   }();
   return c;

@@ -1,6 +1,7 @@
-// `tune` profiles: TOML files of settings in five groups (gpu, module, host, env, framework), with `include` inheritance
-// (the included file first, later keys win), read with toml++ and checked against the catalogue of real settings:
-// an unknown key, or one of the invented knobs the tuning folklore repeats, is an error naming the real alternative.
+// `tune` profiles: TOML files of settings in five groups (gpu, module, host, env, framework), with `include`
+// inheritance (the included file first, later keys win), read with toml++ and checked against the catalogue of real
+// settings: an unknown key, or one of the invented knobs the tuning folklore repeats, is an error naming the real
+// alternative.
 #pragma once
 
 #include <filesystem>
@@ -25,8 +26,8 @@ struct Setting {
 
 struct Profile {
   std::string summary;
-  std::vector<std::string> files;  // this file and those it includes, outermost first
-  std::vector<Setting> settings;   // one per id, in file order; an included file's come first
+  std::vector<std::string> files;                  // this file and those it includes, outermost first
+  std::vector<Setting> settings;                   // one per id, in file order; an included file's come first
   std::map<std::string, std::string> unsupported;  // id → why capture could not read it
 
   [[nodiscard]] const Setting* find(const std::string& id) const;

@@ -1,8 +1,8 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
-// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output and topology
-// matrices. Any input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report.
-// Build: cmake -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus without
-// libFuzzer.
+// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output, topology
+// matrices and tune profiles. Any input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or
+// sanitizer report. Build: cmake -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus
+// without libFuzzer.
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
@@ -16,6 +16,7 @@
 #include "trace/format.hpp"
 #include "triage/memory.hpp"
 #include "triage/trtexec.hpp"
+#include "tune/profile.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,14 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded([&] {
     auto runs = gsq::triage::parse_trtexec_log(text, "fuzz.log", true);
     (void)gsq::triage::to_json(gsq::triage::audit_trt(std::move(runs), {}, {}, {"x:8x1x28x28"}));
+  });
+  guarded([&] {  // a profile that reads must write back to text that reads to the same settings
+    const auto p = gsq::tune::parse_profile(text, "fuzz.toml");
+    const auto again = gsq::tune::parse_profile(gsq::tune::write_profile(p, "fuzz"), "again.toml");
+    if (again.settings.size() != p.settings.size() || again.unsupported != p.unsupported) __builtin_trap();
+    for (size_t i = 0; i < p.settings.size(); ++i)
+      if (again.find(p.settings[i].id) == nullptr || again.find(p.settings[i].id)->value != p.settings[i].value)
+        __builtin_trap();
   });
   guarded([&] {
     const auto j = gsq::parse_any_json(text, "fuzz.json");

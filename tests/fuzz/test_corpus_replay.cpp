@@ -46,6 +46,24 @@ TEST(CorpusReplay, FixturesAndTheirCorruptionsNeverCrash) {
   EXPECT_GT(cases, 0u);
 }
 
+TEST(CorpusReplay, TuneProfilesAndTheirCorruptionsNeverCrash) {
+  size_t n = 0;
+  std::mt19937 rng(4242);
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(GSQ_SOURCE_DIR) / "deploy/tune")) {
+    const std::string text = load(entry.path());
+    const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+    gsq_fuzz_one(p, text.size());
+    for (size_t k = 1; k < text.size(); k += 7) gsq_fuzz_one(p, k);  // every 7th truncation
+    for (int k = 0; k < 64; ++k) {
+      std::string flipped = text;
+      flipped[rng() % flipped.size()] = "[]=\"'.#\n,{}0"[rng() % 12];
+      gsq_fuzz_one(reinterpret_cast<const uint8_t*>(flipped.data()), flipped.size());
+    }
+    ++n;
+  }
+  EXPECT_GE(n, 3u);
+}
+
 TEST(CorpusReplay, AllocatorSnapshotsAndTheirCorruptionsNeverCrash) {
   const auto file = gsq::test::shared_data("pytorch-snapshots/magma27_cached_90pct_inactive.pickle");
   if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present (shared test data)";
