@@ -190,6 +190,9 @@ std::vector<Step> plan(const Profile& p, const Machine& m) {
     }
     const auto now = t.read();
     if (!now.ok()) {
+      if (s.group() == "module" && t.check)  // a misspelt option of a loaded driver is refused, not skipped
+        if (const auto why = t.check(s.value); !why.empty())
+          refused.push_back(fmt::format("{}: {}: {}", s.origin, s.id, why));
       step.action = Step::Action::skip;
       step.note = "missing here: " + now.unsupported;
       out.push_back(step);

@@ -215,6 +215,10 @@ Tunable module_option(const Machine& m, const std::string& id) {
   };
   t.configured = [m, key] { return configured_option(m, key); };
   t.check = [m, key](const std::string& v) {
+    std::string why;
+    if (const auto params = read_params(m, why); why.empty() && !params.count(params_name(key)))
+      return fmt::format("not a parameter of the loaded nvidia module ({} lists {} names)",
+                         m.at("/proc/driver/nvidia/params").string(), params.size());
     std::ifstream version(m.at("/proc/driver/nvidia/version"));
     std::stringstream text;
     text << version.rdbuf();

@@ -168,6 +168,7 @@ TEST_F(TuneTest, RefusedValuesStopApplyBeforeAnythingIsWritten) {
   p.set({"gpu.*.power_limit_w", "900", ValueKind::number, "x.toml:4:1"});
   p.set({"host.cpu_governor", "schedutil", ValueKind::text, "x.toml:5:1"});
   p.set({"module.nvidia.EnableGpuFirmware", "0", ValueKind::integer, "x.toml:6:1"});
+  p.set({"module.nvidia.RestrictProfilingToAdminUser", "0", ValueKind::integer, "x.toml:7:1"});
   try {
     (void)apply(p, "x.toml", m);
     FAIL() << "expected a refusal";
@@ -178,6 +179,8 @@ TEST_F(TuneTest, RefusedValuesStopApplyBeforeAnythingIsWritten) {
     EXPECT_NE(what.find("900 W is outside this card's range 200-700 W"), std::string::npos);
     EXPECT_NE(what.find("'schedutil' is not offered here"), std::string::npos);
     EXPECT_NE(what.find("open kernel modules require GSP"), std::string::npos);
+    EXPECT_NE(what.find("x.toml:7:1: module.nvidia.RestrictProfilingToAdminUser: not a parameter of the loaded"),
+              std::string::npos);
   }
   EXPECT_EQ(fake.writes, 0);
   EXPECT_FALSE(fs::exists(m.state_dir() / "state.json"));
