@@ -20,7 +20,7 @@ ALLOWED = {
     "kernels": {"core", "cuda", "bench", "gpusqueeze"},
     "trace": {"core"},
     "analyze": {"core", "trace"},
-    "monitor": {"core", "gpu", "trace", "analyze"},
+    "monitor": {"core", "gpu", "trace", "analyze", "tune"},
     "triage": {"core", "trace", "gpu"},
     "topo": {"core", "gpu"},
     "tune": {"core", "host", "gpu"},

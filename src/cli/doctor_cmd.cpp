@@ -1,5 +1,7 @@
 // `gpusqueeze doctor`: health and configuration checks with evidence and the fix.
 #include "cli/common.hpp"
+#include "cli/tune_view.hpp"
+#include "core/error.hpp"
 
 #include "core/json_io.hpp"
 #include "doctor/checks.hpp"
@@ -8,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 
 namespace gsq::cli {
 
@@ -46,14 +49,27 @@ Action register_doctor(CLI::App& app) {
       write_json_file(o->save_snapshot, nlohmann::json(s));
       note("saved snapshot to " + o->save_snapshot);
     }
-    const auto findings = doctor::run_checks(s);
+    auto findings = doctor::run_checks(s);
+    std::optional<TuneView> tv;  // the installed tune profile, verified on the live machine (step 6)
+    if (o->snap.snapshot_file.empty()) {
+      try {
+        tv = verify_tune_profile("", false);
+      } catch (const Error& e) {
+        note(std::string("the installed tune profile was not verified: ") + e.what());
+      }
+      if (tv)
+        for (auto& f : tune_findings(*tv)) findings.push_back(std::move(f));
+    }
     const Severity w = worst(findings);
     if (o->json) {
       std::cout << nlohmann::json{{"schema", "gpusqueeze.doctor/1"},
                                   {"source", s.source},
                                   {"captured_at", s.captured_at},
                                   {"worst", to_string(w)},
-                                  {"findings", findings}}
+                                  {"findings", findings},
+                                  {"tune",
+                                   tv ? nlohmann::json{{"profile", tv->name}, {"checks", tune::to_json(tv->checks)}}
+                                      : nlohmann::json(nullptr)}}
                        .dump(2)
                 << '\n';
     } else {
@@ -68,6 +84,7 @@ Action register_doctor(CLI::App& app) {
         std::cout << report::findings_table(shown).markdown();
       else
         std::cout << "All checks pass" << (o->all ? "" : " (--all lists them)") << ".\n";
+      if (tv) std::cout << "\ntune profile " << tune_headline(*tv) << " (gpusqueeze tune verify " << tv->name << ")\n";
     }
     return w == Severity::fail ? 1 : 0;
   };

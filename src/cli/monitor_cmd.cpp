@@ -7,13 +7,16 @@
 #include "core/stats.hpp"
 #include "monitor/exporter.hpp"
 #include "monitor/rules.hpp"
+#include "monitor/tune_metrics.hpp"
 #include "monitor/watch.hpp"
+#include "tune/engine.hpp"
 
 #include <fmt/format.h>
 
 #include <signal.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <regex>
@@ -27,11 +30,37 @@ struct ExporterCliOptions {
   std::string snapshot_file;
   bool once = false;
   monitor::WatchOptions watch;
+  std::string tune_profile;
 };
+
+// Adds the tune profile's verify result to every collection (NVML opened once for it; the profile read each time, so
+// an edited profile is seen without a restart).
+monitor::Collector with_tune(monitor::Collector inner, const std::string& profile) {
+  auto gpu = std::make_shared<std::unique_ptr<tune::GpuControl>>();
+  std::string missing;
+  try {
+    *gpu = tune::nvml_control(gpu::Nvml::open());
+  } catch (const Error& e) {
+    missing = e.what();
+  }
+  return [inner, profile, gpu, missing]() {
+    auto c = inner();
+    tune::Machine m;
+    m.gpu = gpu->get();
+    m.gpu_missing = missing;
+    const auto host = c.snapshot.host.hostname.value.value_or("");
+    try {
+      c.extra += monitor::render_tune_metrics(host, profile, tune::verify(tune::read_profile(profile), m));
+    } catch (const Error& e) {
+      c.extra += monitor::render_tune_metrics(host, profile, {}, e.what());
+    }
+    return c;
+  };
+}
 
 monitor::Collector replay_collector(const std::string& file) {
   auto snap = std::make_shared<gpu::Snapshot>(gpu::load_snapshot(file));
-  return [snap]() { return monitor::Collection{*snap, {}}; };
+  return [snap]() { return monitor::Collection{*snap, {}, {}}; };
 }
 }  // namespace
 
@@ -101,6 +130,9 @@ Action register_exporter(CLI::App& app) {
       ->capture_default_str()
       ->group("Watcher")
       ->needs(watch_pid);
+  cmd->add_option("--tune-profile", o->tune_profile,
+                  "export gsq_tune_verified and gsq_tune_drift{setting} for this tune profile (default: "
+                  "/etc/gpusqueeze/tune.toml when it exists; `none` turns it off)");
   cmd->add_option("--control-dir", o->watch.control_dir, "Where the traced process's control file lives")
       ->capture_default_str()
       ->group("Watcher")
@@ -117,16 +149,22 @@ Action register_exporter(CLI::App& app) {
     }
     if (o->server.port <= 0 || o->server.port > 65535) throw_bad_input("--listen: port out of range in " + o->listen);
     if (!o->once) (void)monitor::block_stop_signals();  // before NVML starts threads of its own
-    const monitor::Collector collect = o->snapshot_file.empty()
-                                           ? monitor::live_collector([](const std::string& m) { note(m); })
-                                           : replay_collector(o->snapshot_file);
+    monitor::Collector collect = o->snapshot_file.empty()
+                                     ? monitor::live_collector([](const std::string& m) { note(m); })
+                                     : replay_collector(o->snapshot_file);
+    if (o->tune_profile.empty() && std::filesystem::exists(tune::Machine{}.installed_profile()))
+      o->tune_profile = tune::Machine{}.installed_profile().string();
+    if (!o->tune_profile.empty() && o->tune_profile != "none") {
+      collect = with_tune(collect, o->tune_profile);
+      note("exporting gsq_tune_verified / gsq_tune_drift for " + o->tune_profile);
+    }
     if (o->once && o->watch.pid > 0) throw_bad_input("--watch-pid needs the daemon, not --once");
     if (o->once) {
       const auto c = collect();
       monitor::SelfStats s;
       s.version = o->server.version;
       s.collections = 1;
-      std::cout << monitor::render_metrics(c.snapshot, c.counters, s);
+      std::cout << monitor::render_metrics(c.snapshot, c.counters, s) << c.extra;
       return 0;
     }
     std::optional<monitor::Watcher> watcher;

@@ -1,5 +1,6 @@
 // `gpusqueeze report`: every step for this machine on one page (index.html, report.md, report.json).
 #include "cli/common.hpp"
+#include "cli/tune_view.hpp"
 
 #include "topo/live.hpp"
 #include "topo/nccl_logs.hpp"
@@ -29,7 +30,7 @@ namespace {
 struct ReportOptions {
   SnapshotOptions snap;
   std::string out_dir = "gsq-report";
-  std::string compare_file;
+  std::string compare_file, tune_file;
   std::vector<std::string> bench_files, trace_files, memory_files, jitter_files, trt_files, topo_files, nccl_files;
 };
 
@@ -196,6 +197,21 @@ report::Section nccl_section_of(const topo::NcclLog& log, const std::string& ori
                                            [](const Finding& f) { return f.severity >= Severity::warn; }));
   return sec;
 }
+report::Section tune_section_of(const TuneView& v) {
+  report::Section sec;
+  sec.id = "tune";
+  sec.title = "Step 6 — tuning: " + v.name + " on this machine";
+  sec.step = 6;
+  sec.more = "gpusqueeze tune verify " + v.name;
+  sec.notes.push_back(v.note);
+  Table t{{"setting", "status", "actual", "expected", "detail"}, {}};
+  for (const auto& c : v.checks) t.rows.push_back({c.id, tune::status_name(c.status), c.actual, c.expected, c.detail});
+  sec.tables.emplace_back("Every setting of the profile (skipped: the knob does not exist here)", std::move(t));
+  sec.findings = tune_findings(v);
+  sec.data = {{"profile", v.name}, {"checks", tune::to_json(v.checks)}};
+  sec.headline = tune_headline(v);
+  return sec;
+}
 }  // namespace
 
 Action register_report(CLI::App& app) {
@@ -223,6 +239,10 @@ Action register_report(CLI::App& app) {
                   "findings gained and lost")
       ->check(CLI::ExistingFile);
   cmd->add_option("--topo", o->topo_files, "Add a pasted `nvidia-smi topo -m` (step 5)")->check(CLI::ExistingFile);
+  cmd->add_option(
+         "--tune", o->tune_file,
+         "Verify this tune profile (step 6; default: /etc/gpusqueeze/tune.toml, else the shipped base profile)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--nccl", o->nccl_files, "Add an NCCL_DEBUG=INFO log or nccl-tests output (step 5)")
       ->check(CLI::ExistingFile);
   return [o]() {
@@ -313,6 +333,7 @@ Action register_report(CLI::App& app) {
       r.add(topo_section_of(topo::parse_topo_matrix(read_text_file(f), display_name(f)), display_name(f)));
     for (const auto& f : o->nccl_files)
       r.add(nccl_section_of(topo::parse_nccl_log(read_text_file(f), display_name(f)), display_name(f)));
+    if (const auto tv = verify_tune_profile(o->tune_file, true)) r.add(tune_section_of(*tv));
     if (!o->compare_file.empty())
       r.add(report::compare_section(read_json_file(o->compare_file, report::kReportSchema), report::render_json(r),
                                     display_name(o->compare_file)));

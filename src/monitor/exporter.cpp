@@ -264,7 +264,7 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
       s = self;
       s.scrapes = ++scrapes;
       s.connections_cut = swept + gate_cuts;
-      text = render_metrics(latest.snapshot, latest.counters, s);
+      text = render_metrics(latest.snapshot, latest.counters, s) + latest.extra;
     }
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
   });

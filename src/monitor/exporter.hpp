@@ -29,6 +29,7 @@ struct ExporterOptions {
 struct Collection {
   gpu::Snapshot snapshot;
   std::vector<gpu::Counters> counters;
+  std::string extra;  // exposition lines appended as they are (the tune profile's state)
 };
 using Collector = std::function<Collection()>;
 // Opens NVML and reads the host once, then NVML at every call; `log` hears once per GPU what it cannot read (GPM

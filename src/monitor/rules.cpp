@@ -82,6 +82,16 @@ groups:
         annotations:
           summary: "GPU {{{{ $labels.gpu }}}} on {{{{ $labels.hostname }}}} reported uncorrected ECC errors"
           runbook: "drain the node; check gsq_gpu_row_remap_pending and reset the GPU when remapping waits"
+  - name: gpusqueeze-tune
+    rules:
+      - alert: GsqTuneDrift
+        expr: gsq_tune_drift == 1
+        for: 10m
+        labels:
+          severity: warning
+        annotations:
+          summary: "{{{{ $labels.setting }}}} on {{{{ $labels.hostname }}}} no longer has its tune profile's value"
+          runbook: "gpusqueeze tune verify /etc/gpusqueeze/tune.toml shows actual and expected; a GPU reset or driver reload drops clocks and power limits: systemctl restart gpusqueeze-tune"
   - name: gpusqueeze-exporter
     rules:
       - alert: GsqExporterDown

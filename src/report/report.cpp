@@ -86,7 +86,7 @@ std::string_view step_hint(int step) noexcept {
       return "on a multi-GPU machine report reads the topology itself; elsewhere report --topo (saved nvidia-smi "
              "topo -m) --nccl (NCCL_DEBUG=INFO log)";
     case 6:
-      return "gpusqueeze tune is not built yet: settings are not checked for persistence";
+      return "gpusqueeze tune capture -o my.toml, install it as /etc/gpusqueeze/tune.toml (or report --tune FILE)";
     case 7:
       return "gpusqueeze exporter and gpusqueeze rules generate: deployed beside the service, not on this page";
     case kTriageStep:

@@ -143,6 +143,8 @@ std::vector<Check> verify(const Profile& p, const Machine& m) {
       c.actual = *now;
       if (t.lasting == Lasting::next_load && t.configured)
         c.detail = fmt::format("configured: {}", t.configured().value.value_or("?"));
+      if (s.group() == "env")
+        c.detail = m.pid ? fmt::format("in process {}", *m.pid) : fmt::format("in {}", m.env_file().string());
     }
     out.push_back(std::move(c));
   }

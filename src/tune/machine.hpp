@@ -29,6 +29,8 @@ struct Machine {
   std::optional<int> pid;  // env settings are checked in this process's environment
 
   [[nodiscard]] std::filesystem::path at(const std::string& absolute) const;  // root + "/etc/…"
+  // The profile the boot unit applies and the exporter, doctor and report verify.
+  [[nodiscard]] std::filesystem::path installed_profile() const { return at("/etc/gpusqueeze/tune.toml"); }
   [[nodiscard]] std::filesystem::path env_file() const { return at("/etc/gpusqueeze/tune.env"); }
   [[nodiscard]] std::filesystem::path modprobe_file() const { return at("/etc/modprobe.d/gpusqueeze.conf"); }
   [[nodiscard]] std::filesystem::path state_dir() const { return at("/var/lib/gpusqueeze/tune"); }

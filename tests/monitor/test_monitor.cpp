@@ -6,6 +6,7 @@
 #include "monitor/header_gate.hpp"
 #include "monitor/metrics.hpp"
 #include "monitor/rules.hpp"
+#include "monitor/tune_metrics.hpp"
 #include "monitor/watch.hpp"
 #include "support/fixtures.hpp"
 
@@ -155,7 +156,7 @@ TEST(Metrics, GpmAndXidReadingsRenderAsTheirFamilies) {
 // The watcher over collections made of the H200 snapshot plus SM activity readings taken on the device: 0.055 (the
 // PyTorch server loop of bench/exporter/torch_server.py) and 0.963 (a bf16 GEMM).
 Collection collection_with_sm_active(std::optional<double> sm_active, int pid_on_gpu = 0) {
-  Collection c{gpu::load_snapshot(test::fixture("h200-snapshot.json").string()), {gpu::Counters{}}};
+  Collection c{gpu::load_snapshot(test::fixture("h200-snapshot.json").string()), {gpu::Counters{}}, {}};
   if (sm_active) c.counters[0].gpm = {{"sm_active", *sm_active}};
   if (pid_on_gpu) {
     gpu::GpuProcess p;
@@ -605,6 +606,28 @@ TEST(Exporter, RealPrometheusScrapesItAndAnswersQueries) {
   ASSERT_TRUE(up);
   EXPECT_NE(up->body.find("\"1\"]"), std::string::npos) << up->body;
   fs::remove_all(d);
+}
+
+TEST(TuneMetrics, DriftIsOnePerFailedSettingAndSkippedSettingsHaveNoSeries) {
+  const std::vector<tune::Check> checks{
+      {"gpu.0.power_limit_w", tune::Status::failed, "700", "600", ""},
+      {"host.numa_balancing", tune::Status::passed, "0", "0", ""},
+      {"module.nvidia.RestrictProfilingToAdminUsers", tune::Status::pending, "1", "0", ""},
+      {"host.cpu_governor", tune::Status::skipped, "", "performance", "no cpufreq"}};
+  const auto text = render_tune_metrics("n1", "/etc/gpusqueeze/tune.toml", checks);
+  EXPECT_NE(text.find(R"(gsq_tune_verified{hostname="n1",profile="/etc/gpusqueeze/tune.toml"} 0)"), std::string::npos);
+  EXPECT_NE(text.find(R"(gsq_tune_drift{hostname="n1",setting="gpu.0.power_limit_w",status="failed"} 1)"),
+            std::string::npos);
+  EXPECT_NE(text.find(R"(setting="host.numa_balancing",status="passed"} 0)"), std::string::npos);
+  EXPECT_NE(text.find(R"(status="pending"} 0)"), std::string::npos);
+  EXPECT_EQ(text.find("cpu_governor"), std::string::npos);
+  EXPECT_NE(render_tune_metrics("n1", "p", {checks[1]}).find(R"(profile="p"} 1)"), std::string::npos);
+  EXPECT_NE(render_tune_metrics("n1", "p", {}, "p:1:1: bad").find(R"(profile="p"} 0)"), std::string::npos);
+  if (have_promtool()) {
+    const fs::path out = fs::temp_directory_path() / "gsq-tune-metrics.txt";
+    std::ofstream(out) << text;
+    EXPECT_EQ(std::system(("promtool check metrics < " + out.string() + " >/dev/null 2>&1").c_str()), 0);
+  }
 }
 
 }  // namespace

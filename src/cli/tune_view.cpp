@@ -1,0 +1,72 @@
+// Verifying a tune profile for doctor and report.
+#include "cli/tune_view.hpp"
+
+#include "cli/common.hpp"
+#include "core/error.hpp"
+#include "report/report.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace gsq::cli {
+
+std::optional<TuneView> verify_tune_profile(const std::string& file, bool shipped) {
+  tune::Machine m;
+  TuneView v;
+  std::filesystem::path path = file;
+  if (path.empty() && std::filesystem::exists(m.installed_profile())) {
+    path = m.installed_profile();
+    v.note = "The installed profile, which gpusqueeze-tune.service applies at boot.";
+  } else if (path.empty() && shipped) {
+    const auto base = data_file("gpu-server-base.toml");
+    if (!base) return std::nullopt;
+    path = *base;
+    v.note =
+        "No profile is installed (/etc/gpusqueeze/tune.toml): this is the base profile that ships with gpusqueeze, "
+        "checked against this machine. `gpusqueeze tune capture -o my.toml` starts your own.";
+  } else if (path.empty()) {
+    return std::nullopt;
+  } else {
+    v.note = "The profile given with --tune.";
+  }
+  v.name = report::display_name(path);
+  std::unique_ptr<tune::GpuControl> gpu;
+  try {
+    gpu = tune::nvml_control(gpu::Nvml::open());
+  } catch (const Error& e) {
+    m.gpu_missing = e.what();
+  }
+  m.gpu = gpu.get();
+  v.checks = tune::verify(tune::read_profile(path), m);
+  for (const auto& c : v.checks) {
+    v.passed += c.status == tune::Status::passed;
+    v.failed += c.status == tune::Status::failed;
+    v.skipped += c.status == tune::Status::skipped;
+    v.pending += c.status == tune::Status::pending;
+  }
+  return v;
+}
+
+std::vector<Finding> tune_findings(const TuneView& v) {
+  std::vector<Finding> out;
+  for (const auto& c : v.checks) {
+    if (c.status != tune::Status::failed) continue;
+    out.push_back(make_finding("tune-drift", Severity::warn,
+                               fmt::format("{} is {}, the tune profile says {}", c.id, c.actual, c.expected),
+                               {{"setting", c.id}, {"actual", c.actual}, {"expected", c.expected}},
+                               fmt::format("sudo gpusqueeze tune apply {} --yes (previous values are saved; `tune "
+                                           "rollback --yes` restores them){}",
+                                           v.name, c.detail.empty() ? "" : "; " + c.detail),
+                               "gpusqueeze tune verify " + v.name, 6,
+                               c.id.rfind("gpu.", 0) == 0 ? "GPU " + c.id.substr(4, c.id.find('.', 4) - 4) : "host"));
+  }
+  return out;
+}
+
+std::string tune_headline(const TuneView& v) {
+  return fmt::format("{}: {} passed, {} failed, {} pending, {} skipped", v.name, v.passed, v.failed, v.pending,
+                     v.skipped);
+}
+
+}  // namespace gsq::cli

@@ -1,0 +1,28 @@
+// The tune profile as doctor and report show it: the installed profile (/etc/gpusqueeze/tune.toml), one the user
+// names, or the shipped base profile, verified against this machine, with a finding per failed setting.
+#pragma once
+
+#include "core/finding.hpp"
+#include "tune/engine.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gsq::cli {
+
+struct TuneView {
+  std::string name;  // as shown: the file's display name
+  std::string note;  // which profile this is and why
+  std::vector<tune::Check> checks;
+  int passed = 0, failed = 0, skipped = 0, pending = 0;
+};
+
+// `file` when given; else the installed profile; else (when `shipped` is true) the base profile that ships with
+// gpusqueeze. nullopt when there is none. Throws Error(bad_input) for a profile that does not read.
+[[nodiscard]] std::optional<TuneView> verify_tune_profile(const std::string& file, bool shipped);
+
+[[nodiscard]] std::vector<Finding> tune_findings(const TuneView& v);
+[[nodiscard]] std::string tune_headline(const TuneView& v);
+
+}  // namespace gsq::cli
