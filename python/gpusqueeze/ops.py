@@ -1,0 +1,213 @@
+"""gpusqueeze's kernels as PyTorch custom operators (torch.library), visible to torch.compile.
+
+    import gpusqueeze.ops as gops                       # registers torch.ops.gpusqueeze.*
+    y = torch.ops.gpusqueeze.rms_norm(x, w, 1e-6)       # or gops.rms_norm(x, w, 1e-6)
+    y = torch.compile(model, fullgraph=True)(x)         # no graph break: each op has a fake (meta) implementation
+
+Operators (all forward only, CUDA tensors of float32/float16/bfloat16 unless said):
+
+    gpusqueeze::layer_norm(Tensor x, Tensor? weight, Tensor? bias, float eps) -> Tensor
+    gpusqueeze::rms_norm(Tensor x, Tensor? weight, float eps) -> Tensor
+    gpusqueeze::softmax(Tensor x) -> Tensor                                   # over the last dimension
+    gpusqueeze::softmax_dropout(Tensor x, float p, int seed, int offset) -> Tensor
+    gpusqueeze::nchw_to_nhwc(Tensor x) -> Tensor                              # 4-D; output channels_last
+    gpusqueeze::nhwc_to_nchw(Tensor x) -> Tensor                              # 4-D; output contiguous
+    gpusqueeze::w4a16_linear(Tensor x, Tensor words, Tensor params, Tensor? bias, int n, int k, int group) -> Tensor
+    gpusqueeze::w8a16_linear(Tensor x, Tensor q, Tensor scales, Tensor? bias, int n, int k) -> Tensor
+
+Inputs are checked the same way in the real and the fake implementation (dtype, shape, device of x and of the
+parameters), so a wrong call fails while tracing with an ordinary RuntimeError, not later on the GPU. Non-contiguous
+inputs are accepted (copied first). The launches go through the C ABI (gpusqueeze.kernels); the C ABI stays for other
+callers.
+
+Needs PyTorch >= 2.4 (torch.library.custom_op). Built and tested with: PyTorch 2.11.0+cu130 on an H200 (device runs),
+and the CPU checks of tests/python/test_ops.py with the PyTorch recorded in bench/results (fake tensors).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+_MIN_TORCH = (2, 4)
+
+
+def _torch_version() -> tuple[int, int]:
+    parts = torch.__version__.split("+")[0].split(".")
+    return int(parts[0]), int(parts[1])
+
+
+if _torch_version() < _MIN_TORCH:
+    raise ImportError(f"gpusqueeze.ops needs PyTorch >= {_MIN_TORCH[0]}.{_MIN_TORCH[1]} (torch.library.custom_op); "
+                      f"this is {torch.__version__}. The ctypes path, gpusqueeze.kernels, works with older versions.")
+
+from gpusqueeze import kernels as _k  # noqa: E402  (after the version check: it loads nothing until first use)
+
+__all__ = ["layer_norm", "rms_norm", "softmax", "softmax_dropout", "nchw_to_nhwc", "nhwc_to_nchw", "w4a16_linear",
+           "w8a16_linear", "OPS"]
+
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _check_x(op: str, x: torch.Tensor, dtypes=_FLOATS, dims: Optional[int] = None) -> None:
+    torch._check(x.device.type == "cuda", lambda: f"gpusqueeze::{op}: expected a CUDA tensor, got one on {x.device}")
+    torch._check(x.dtype in dtypes, lambda: f"gpusqueeze::{op}: dtype {x.dtype} is not supported "
+                 f"({', '.join(str(d).replace('torch.', '') for d in dtypes)})")
+    torch._check(x.dim() >= 1, lambda: f"gpusqueeze::{op}: expected at least 1 dimension, got a scalar")
+    if dims is not None:
+        torch._check(x.dim() == dims, lambda: f"gpusqueeze::{op}: expected a {dims}-D tensor, got {x.dim()}-D")
+
+
+def _check_param(op: str, what: str, t: Optional[torch.Tensor], x: torch.Tensor, size: int) -> None:
+    if t is None:
+        return
+    torch._check(tuple(t.shape) == (size,) and t.dtype == x.dtype and t.device == x.device,
+                 lambda: f"gpusqueeze::{op}: {what} must have shape ({size},), dtype {x.dtype} on {x.device}; got "
+                 f"{tuple(t.shape)}, {t.dtype} on {t.device}")
+
+
+# ---- row-wise ----
+
+@torch.library.custom_op("gpusqueeze::layer_norm", mutates_args=())
+def layer_norm(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+               eps: float) -> torch.Tensor:
+    _check_x("layer_norm", x)
+    return _k.layer_norm(x, weight, bias, eps)
+
+
+@layer_norm.register_fake
+def _(x, weight, bias, eps):
+    _check_x("layer_norm", x)
+    _check_param("layer_norm", "weight", weight, x, x.shape[-1])
+    _check_param("layer_norm", "bias", bias, x, x.shape[-1])
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@torch.library.custom_op("gpusqueeze::rms_norm", mutates_args=())
+def rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> torch.Tensor:
+    _check_x("rms_norm", x)
+    return _k.rms_norm(x, weight, eps)
+
+
+@rms_norm.register_fake
+def _(x, weight, eps):
+    _check_x("rms_norm", x)
+    _check_param("rms_norm", "weight", weight, x, x.shape[-1])
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@torch.library.custom_op("gpusqueeze::softmax", mutates_args=())
+def softmax(x: torch.Tensor) -> torch.Tensor:
+    _check_x("softmax", x)
+    return _k.softmax(x)
+
+
+@softmax.register_fake
+def _(x):
+    _check_x("softmax", x)
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@torch.library.custom_op("gpusqueeze::softmax_dropout", mutates_args=())
+def softmax_dropout(x: torch.Tensor, p: float, seed: int, offset: int) -> torch.Tensor:
+    """dropout(softmax(x, -1), p) with a mask fixed by (seed, offset, index): pass the seed explicitly, so the op is
+    a pure function that torch.compile may reorder or recompute."""
+    _check_x("softmax_dropout", x)
+    return _k.softmax_dropout(x, p, seed, offset)
+
+
+@softmax_dropout.register_fake
+def _(x, p, seed, offset):
+    _check_x("softmax_dropout", x)
+    torch._check(0.0 <= p < 1.0, lambda: f"gpusqueeze::softmax_dropout: p must be in [0, 1), got {p}")
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+# ---- layout ----
+
+@torch.library.custom_op("gpusqueeze::nchw_to_nhwc", mutates_args=())
+def nchw_to_nhwc(x: torch.Tensor) -> torch.Tensor:
+    _check_x("nchw_to_nhwc", x, dims=4)
+    return _k.nchw_to_nhwc(x)
+
+
+@nchw_to_nhwc.register_fake
+def _(x):
+    _check_x("nchw_to_nhwc", x, dims=4)
+    return torch.empty_like(x, memory_format=torch.channels_last)
+
+
+@torch.library.custom_op("gpusqueeze::nhwc_to_nchw", mutates_args=())
+def nhwc_to_nchw(x: torch.Tensor) -> torch.Tensor:
+    _check_x("nhwc_to_nchw", x, dims=4)
+    return _k.nhwc_to_nchw(x)
+
+
+@nhwc_to_nchw.register_fake
+def _(x):
+    _check_x("nhwc_to_nchw", x, dims=4)
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+
+
+# ---- weight-only quantized linear layers (decoding: up to 16 rows) ----
+
+def _check_linear(op: str, x, data, params, bias, n: int, k: int, words_per_row: int):
+    _check_x(op, x, dtypes=_HALF)
+    torch._check(x.shape[-1] == k, lambda: f"gpusqueeze::{op}: x has {x.shape[-1]} features, the weight has K = {k}")
+    torch._check(tuple(data.shape) == (n, words_per_row) and data.device == x.device,
+                 lambda: f"gpusqueeze::{op}: packed weight must be ({n}, {words_per_row}) on {x.device}, got "
+                 f"{tuple(data.shape)} on {data.device}")
+    torch._check(params.device == x.device, lambda: f"gpusqueeze::{op}: scales on {params.device}, x on {x.device}")
+    _check_param(op, "bias", bias, x, n)
+
+
+@torch.library.custom_op("gpusqueeze::w4a16_linear", mutates_args=())
+def _w4a16(x: torch.Tensor, words: torch.Tensor, params: torch.Tensor, bias: Optional[torch.Tensor], n: int, k: int,
+           group: int) -> torch.Tensor:
+    _check_linear("w4a16_linear", x, words, params, bias, n, k, k // 8)
+    qw = _k.QuantizedWeight("gsq.w4/1", n, k, words, params, group, (0.0, 0.0))
+    return _k.w4a16_linear(x, qw, bias)
+
+
+@_w4a16.register_fake
+def _(x, words, params, bias, n, k, group):
+    _check_linear("w4a16_linear", x, words, params, bias, n, k, k // 8)
+    return x.new_empty((*x.shape[:-1], n))
+
+
+@torch.library.custom_op("gpusqueeze::w8a16_linear", mutates_args=())
+def _w8a16(x: torch.Tensor, q: torch.Tensor, scales: torch.Tensor, bias: Optional[torch.Tensor], n: int,
+           k: int) -> torch.Tensor:
+    _check_linear("w8a16_linear", x, q, scales, bias, n, k, k)
+    qw = _k.QuantizedWeight("gsq.w8/1", n, k, q, scales, 0, (0.0, 0.0))
+    return _k.w8a16_linear(x, qw, bias)
+
+
+@_w8a16.register_fake
+def _(x, q, scales, bias, n, k):
+    _check_linear("w8a16_linear", x, q, scales, bias, n, k, k)
+    return x.new_empty((*x.shape[:-1], n))
+
+
+def w4a16_linear(x: torch.Tensor, qw, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """y = x @ dequant(W).T + bias with qw from gpusqueeze.kernels.quantize_w4 (offline)."""
+    return torch.ops.gpusqueeze.w4a16_linear(x, qw.data, qw.params, bias, qw.n, qw.k, qw.group)
+
+
+def w8a16_linear(x: torch.Tensor, qw, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """y = x @ dequant(W).T + bias with qw from gpusqueeze.kernels.quantize_w8 (offline)."""
+    return torch.ops.gpusqueeze.w8a16_linear(x, qw.data, qw.params, bias, qw.n, qw.k)
+
+
+# Every operator this module registers: name → the torch function it replaces (for tests and docs).
+OPS = {
+    "layer_norm": "torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, eps)",
+    "rms_norm": "torch.nn.functional.rms_norm(x, x.shape[-1:], weight, eps)",
+    "softmax": "torch.softmax(x, -1)",
+    "softmax_dropout": "torch.nn.functional.dropout(torch.softmax(x, -1), p)",
+    "nchw_to_nhwc": "x.contiguous(memory_format=torch.channels_last)",
+    "nhwc_to_nchw": "x.contiguous()",
+    "w4a16_linear": "torch.nn.functional.linear(x, dequantized W, bias)",
+    "w8a16_linear": "torch.nn.functional.linear(x, dequantized W, bias)",
+}
