@@ -1,0 +1,131 @@
+"""gpusqueeze.ops on the CPU: every operator is registered, its fake implementation gives the output's shape, dtype,
+device and layout, bad calls fail with ordinary RuntimeErrors while tracing, and torch.compile(fullgraph=True) traces
+a model using the ops as one graph (a ctypes call, the negative control, cannot be traced). Fake CUDA tensors:
+no GPU is used. Run: python3 tests/python/test_ops.py (CTest `python_ops`; skipped, exit 77, without PyTorch)."""
+import pathlib
+import sys
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+try:
+    import torch
+except ImportError:
+    print("SKIP: PyTorch is not installed (pip install torch); gpusqueeze.ops needs it")
+    sys.exit(77)
+
+import gpusqueeze.kernels as gk  # noqa: E402
+import gpusqueeze.ops as gops  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+
+
+def cuda(*shape, dtype=torch.float16):
+    return torch.empty(*shape, device="cuda", dtype=dtype)
+
+
+class Registration(unittest.TestCase):
+    def test_every_op_is_a_torch_op_with_a_schema(self):
+        for name in gops.OPS:
+            op = getattr(torch.ops.gpusqueeze, name)
+            self.assertIn(f"gpusqueeze::{name}", str(op.default._schema))
+
+
+class FakeOutputs(unittest.TestCase):
+    def setUp(self):
+        self.mode = FakeTensorMode()
+        self.mode.__enter__()
+
+    def tearDown(self):
+        self.mode.__exit__(None, None, None)
+
+    def test_row_ops_keep_shape_dtype_and_device(self):
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            x, w = cuda(3, 5, 4096, dtype=dtype), cuda(4096, dtype=dtype)
+            for y in (torch.ops.gpusqueeze.layer_norm(x, w, w, 1e-5), torch.ops.gpusqueeze.rms_norm(x, w, 1e-6),
+                      torch.ops.gpusqueeze.rms_norm(x, None, 1e-6), torch.ops.gpusqueeze.softmax(x),
+                      torch.ops.gpusqueeze.softmax_dropout(x, 0.1, 1234, 0)):
+                self.assertEqual((y.shape, y.dtype, y.device.type), (x.shape, dtype, "cuda"))
+                self.assertTrue(y.is_contiguous())
+
+    def test_layout_ops_give_the_memory_format(self):
+        x = cuda(2, 3, 5, 7)
+        y = torch.ops.gpusqueeze.nchw_to_nhwc(x)
+        self.assertEqual(y.shape, x.shape)
+        self.assertTrue(y.is_contiguous(memory_format=torch.channels_last))
+        self.assertEqual(y.stride(), (105, 1, 21, 3))
+        z = torch.ops.gpusqueeze.nhwc_to_nchw(y)
+        self.assertTrue(z.is_contiguous())
+
+    def test_quantized_linears_give_n_outputs(self):
+        n, k = 4096, 1024
+        x = cuda(2, 8, k, dtype=torch.bfloat16)
+        words, params = cuda(n, k // 8, dtype=torch.int32), cuda(n, k // 128, 2)
+        qw4 = gk.QuantizedWeight("gsq.w4/1", n, k, words, params, 128, (0.0, 0.0))
+        self.assertEqual(gops.w4a16_linear(x, qw4).shape, (2, 8, n))
+        qw8 = gk.QuantizedWeight("gsq.w8/1", n, k, cuda(n, k, dtype=torch.uint8), cuda(n, dtype=torch.float32), 0,
+                                 (0.0, 0.0))
+        y = gops.w8a16_linear(x, qw8, cuda(n, dtype=torch.bfloat16))
+        self.assertEqual((y.shape, y.dtype), ((2, 8, n), torch.bfloat16))
+
+    def test_bad_calls_fail_while_tracing_with_ordinary_errors(self):
+        cases = [
+            (lambda: torch.ops.gpusqueeze.softmax(cuda(4, 8, dtype=torch.int32)), "dtype torch.int32 is not supported"),
+            (lambda: torch.ops.gpusqueeze.rms_norm(cuda(4, 8), cuda(7), 1e-6), "weight must have shape (8,)"),
+            (lambda: torch.ops.gpusqueeze.rms_norm(cuda(4, 8), cuda(8, dtype=torch.float32), 1e-6), "dtype"),
+            (lambda: torch.ops.gpusqueeze.nchw_to_nhwc(cuda(4, 8, 2)), "expected a 4-D tensor"),
+            (lambda: torch.ops.gpusqueeze.softmax_dropout(cuda(4, 8), 1.5, 1, 0), "p must be in [0, 1)"),
+            (lambda: torch.ops.gpusqueeze.w4a16_linear(cuda(1, 64, dtype=torch.float32), cuda(8, 8, dtype=torch.int32),
+                                                        cuda(8, 1, 2), None, 8, 64, 64), "dtype torch.float32"),
+            (lambda: torch.ops.gpusqueeze.w4a16_linear(cuda(1, 32), cuda(8, 8, dtype=torch.int32), cuda(8, 1, 2),
+                                                        None, 8, 64, 64), "x has 32 features"),
+            (lambda: torch.ops.gpusqueeze.layer_norm(torch.empty(4, 8, dtype=torch.float16), None, None, 1e-5),
+             "expected a CUDA tensor"),
+        ]
+        for call, text in cases:
+            with self.assertRaises(RuntimeError) as e:
+                call()
+            self.assertIn(text, str(e.exception))
+
+
+class Model(torch.nn.Module):
+    def __init__(self):  # built inside a FakeTensorMode: its weight is a fake CUDA tensor
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(64, dtype=torch.float16, device="cuda"), requires_grad=False)
+
+    def forward(self, x):
+        h = gops.rms_norm(x, self.w, 1e-6)
+        h = torch.ops.gpusqueeze.softmax(h * 2)
+        return torch.ops.gpusqueeze.layer_norm(h, self.w, None, 1e-5) + 1
+
+
+class Compile(unittest.TestCase):
+    def test_fullgraph_traces_the_ops_as_one_graph(self):
+        graphs = []
+
+        def record(gm, inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        torch._dynamo.reset()
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            out = torch.compile(Model(), fullgraph=True, backend=record)(cuda(4, 64))
+        self.assertEqual(out.shape, (4, 64))
+        self.assertEqual(len(graphs), 1)
+        code = graphs[0].code
+        for op in ("gpusqueeze.rms_norm", "gpusqueeze.softmax", "gpusqueeze.layer_norm"):
+            self.assertIn(op, code)
+
+    def test_a_ctypes_call_breaks_the_graph(self):  # why the ops exist: the negative control
+        lib = gk._load()  # the C ABI the ctypes path calls (loads without a GPU)
+
+        def through_ctypes(x):
+            return x * lib.gsq_kernels_abi_version()
+
+        torch._dynamo.reset()
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            with self.assertRaises(torch._dynamo.exc.Unsupported):
+                torch.compile(through_ctypes, fullgraph=True, backend="eager")(cuda(4, 64))
+
+
+if __name__ == "__main__":
+    print(f"torch {torch.__version__}")
+    unittest.main(verbosity=2)
