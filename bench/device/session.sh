@@ -16,6 +16,7 @@ start=$(date +%s%N)
 run timeout 120 $B report -o "$OUT/report-live" --trace tests/fixtures/torch-host-slow.json.gz
 echo "report wall: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
 OUT=$OUT bash "$(dirname "$0")/tune.sh" || echo "tune.sh exit $?" | tee -a "$log"  # capture and verify only
+OUT=$OUT timeout 200 bash "$(dirname "$0")/ops.sh" || echo "ops.sh exit $?" | tee -a "$log"  # torch.ops cost, compile
 if [ -z "${QUICK:-}" ]; then  # QUICK=1: the tests and the report only
   OUT=$OUT timeout 150 bash "$(dirname "$0")/memory.sh" || echo "memory.sh exit $?" | tee -a "$log"
   JITTER_SECONDS=45 OUT=$OUT timeout 200 bash "$(dirname "$0")/jitter.sh" || echo "jitter.sh exit $?" | tee -a "$log"

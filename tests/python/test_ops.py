@@ -2,11 +2,13 @@
 device and layout, bad calls fail with ordinary RuntimeErrors while tracing, and torch.compile(fullgraph=True) traces
 a model using the ops as one graph (a ctypes call, the negative control, cannot be traced). Fake CUDA tensors:
 no GPU is used. Run: python3 tests/python/test_ops.py (CTest `python_ops`; skipped, exit 77, without PyTorch)."""
+import os
 import pathlib
 import sys
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+if not os.environ.get("GSQ_TEST_INSTALLED"):  # else: the installed wheel's package
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
 try:
     import torch
 except ImportError:
