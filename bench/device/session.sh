@@ -19,6 +19,7 @@ OUT=$OUT bash "$(dirname "$0")/tune.sh" || echo "tune.sh exit $?" | tee -a "$log
 OUT=$OUT timeout 200 bash "$(dirname "$0")/ops.sh" || echo "ops.sh exit $?" | tee -a "$log"  # torch.ops cost, compile
 if [ -z "${QUICK:-}" ]; then  # QUICK=1: the tests and the report only
   OUT=$OUT timeout 150 bash "$(dirname "$0")/memory.sh" || echo "memory.sh exit $?" | tee -a "$log"
+  OUT=$OUT timeout 300 bash "$(dirname "$0")/coldstart.sh" || echo "coldstart.sh exit $?" | tee -a "$log"
   JITTER_SECONDS=45 OUT=$OUT timeout 200 bash "$(dirname "$0")/jitter.sh" || echo "jitter.sh exit $?" | tee -a "$log"
 fi
 cd "$OUT" && tar czf session.tgz --exclude='*.pickle' --exclude='*.gsqt' --exclude=session.tgz . 2>/dev/null

@@ -34,6 +34,7 @@ Action register_trt(CLI::App& app);
 Action register_nccl(CLI::App& app);
 Action register_topo(CLI::App& app);
 Action register_tune(CLI::App& app);
+Action register_coldstart(CLI::App& app);
 
 struct SnapshotOptions {
   std::string snapshot_file;  // replay instead of reading the live machine

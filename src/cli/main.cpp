@@ -18,23 +18,35 @@ int main(int argc, char** argv) {
   app.footer(
       "Steps: env/doctor (0 machine) · bench/compare (1 baseline) · trace/analyze/diff (2 locate) · probe (3, 5 "
       "ceilings) · "
-      "kernels/occupancy (3, 4) · topo/nccl (5 multi-GPU) · tune (6 persist) · memory/jitter/trt (field triage) · "
+      "kernels/occupancy (3, 4) · topo/nccl (5 multi-GPU) · tune (6 persist) · memory/jitter/trt/coldstart (field "
+      "triage) · "
       "report (all steps on "
       "one page).\n"
       "Exit codes: 0 ok · 1 findings at fail level or regression · 2 bad usage or input · 3 no NVIDIA driver/GPU · 70 "
       "internal or CUDA error.\n"
       "Run `gpusqueeze COMMAND --help` for each command's options and examples.");
   const std::vector<std::pair<const char*, gsq::cli::Action>> actions{
-      {"env", gsq::cli::register_env(app)},         {"doctor", gsq::cli::register_doctor(app)},
-      {"bench", gsq::cli::register_bench(app)},     {"compare", gsq::cli::register_compare(app)},
-      {"probe", gsq::cli::register_probe(app)},     {"analyze", gsq::cli::register_analyze(app)},
-      {"diff", gsq::cli::register_diff(app)},       {"report", gsq::cli::register_report(app)},
-      {"trace", gsq::cli::register_trace(app)},     {"exporter", gsq::cli::register_exporter(app)},
-      {"rules", gsq::cli::register_rules(app)},     {"capture", gsq::cli::register_capture(app)},
-      {"kernels", gsq::cli::register_kernels(app)}, {"occupancy", gsq::cli::register_occupancy(app)},
-      {"memory", gsq::cli::register_memory(app)},   {"jitter", gsq::cli::register_jitter(app)},
-      {"trt", gsq::cli::register_trt(app)},         {"nccl", gsq::cli::register_nccl(app)},
-      {"topo", gsq::cli::register_topo(app)},       {"tune", gsq::cli::register_tune(app)},
+      {"env", gsq::cli::register_env(app)},
+      {"doctor", gsq::cli::register_doctor(app)},
+      {"bench", gsq::cli::register_bench(app)},
+      {"compare", gsq::cli::register_compare(app)},
+      {"probe", gsq::cli::register_probe(app)},
+      {"analyze", gsq::cli::register_analyze(app)},
+      {"diff", gsq::cli::register_diff(app)},
+      {"report", gsq::cli::register_report(app)},
+      {"trace", gsq::cli::register_trace(app)},
+      {"exporter", gsq::cli::register_exporter(app)},
+      {"rules", gsq::cli::register_rules(app)},
+      {"capture", gsq::cli::register_capture(app)},
+      {"kernels", gsq::cli::register_kernels(app)},
+      {"occupancy", gsq::cli::register_occupancy(app)},
+      {"memory", gsq::cli::register_memory(app)},
+      {"jitter", gsq::cli::register_jitter(app)},
+      {"trt", gsq::cli::register_trt(app)},
+      {"nccl", gsq::cli::register_nccl(app)},
+      {"topo", gsq::cli::register_topo(app)},
+      {"tune", gsq::cli::register_tune(app)},
+      {"coldstart", gsq::cli::register_coldstart(app)},
   };
   try {
     app.parse(argc, argv);
