@@ -5,6 +5,7 @@
 #include "analyze/text.hpp"
 #include "analyze/trace_facts.hpp"
 #include "analyze/trace_finding.hpp"
+#include "analyze/whatif.hpp"
 
 #include "core/stats.hpp"
 #include "core/table.hpp"
@@ -475,6 +476,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     fs.insert(fs.begin(), std::move(f));
     a.verdict.summary += " Judged on incomplete data: records were lost.";
   }
+  judge_by_critical_path(t, a);
   return a;
 }
 

@@ -99,6 +99,7 @@ struct Analysis {
   int64_t comm_ns = 0, comm_exposed_ns = 0;     // their busy time, and the part no compute kernel overlaps
   HardwareLayer hardware;
   Verdict verdict;
+  nlohmann::json critical_path;  // the replay's critical path (whatif.hpp): shares, model; null when not replayed
   std::vector<Finding> findings;
 };
 

@@ -62,6 +62,7 @@ nlohmann::json to_json(const Analysis& a) {
         {"subclass", a.verdict.subclass},
         {"share", a.verdict.share},
         {"summary", a.verdict.summary}}},
+      {"critical_path", a.critical_path},
       {"breakdown",
        {{"wall_ns", b.wall_ns},
         {"gpu_busy_ns", b.gpu_busy_ns},
@@ -134,6 +135,16 @@ std::string render_markdown(const Analysis& a) {
   const auto& b = a.breakdown;
   std::string md = fmt::format("verdict: **{}**{} — {}\n\n", a.verdict.cls,
                                a.verdict.subclass.empty() ? "" : " (" + a.verdict.subclass + ")", a.verdict.summary);
+  if (a.critical_path.is_object() && a.critical_path.contains("why"))
+    md += fmt::format("critical path: not judged — {}\n\n", a.critical_path.value("why", ""));
+  if (a.critical_path.is_object() && a.critical_path.value("ok", false)) {
+    const auto& c = a.critical_path;
+    md += fmt::format(
+        "critical path ({}): host work {} · CPU ops (dispatch, launches) {} · waiting on kernels {} · waiting on "
+        "copies {}; `--what-if` predicts fixes from it\n\n",
+        c.value("model", ""), pct(c.value("host_share", 0.0)), pct(c.value("cpu_ops_share", 0.0)),
+        pct(c.value("wait_kernels_share", 0.0)), pct(c.value("wait_copies_share", 0.0)));
+  }
   md += fmt::format("{} events, wall {}, {} kernels, {} copies\n\n{}\n", a.events, ms(b.wall_ns), a.kernels,
                     a.copies.count, breakdown_table(a).markdown());
   if (!a.step_ns.empty()) {

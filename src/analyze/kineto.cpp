@@ -205,7 +205,7 @@ ArraySpan find_trace_events(std::string_view text) {
                   simdjson::error_message(e.error())));
 }
 
-// The document without its events: baseTimeNanoseconds, distributedInfo.
+// The document without its events: baseTimeNanoseconds, deviceProperties, distributedInfo.
 void parse_header(std::string_view text, const ArraySpan& span, Trace& t, const std::string& origin) {
   std::string rest;
   rest.reserve(text.size() - (span.close - span.open) + 2 + kJsonPadding);
@@ -223,6 +223,18 @@ void parse_header(std::string_view text, const ArraySpan& span, Trace& t, const 
       std::string_view key = field.unescaped_key();
       if (key == "baseTimeNanoseconds") {
         t.base_ns = int64_of(field.value());
+      } else if (key == "deviceProperties") {  // [{"name": "NVIDIA H200", ...}, ...]: the first GPU's name
+        od::array devices;
+        if (field.value().get_array().get(devices) == simdjson::SUCCESS)
+          for (auto d : devices) {
+            od::object props;
+            std::string_view name;
+            if (d.get_object().get(props) == simdjson::SUCCESS &&
+                props["name"].get_string().get(name) == simdjson::SUCCESS) {
+              t.gpu_name = std::string(name);
+              break;
+            }
+          }
       } else if (key == "distributedInfo") {
         od::object di;
         if (field.value().get_object().get(di) == simdjson::SUCCESS)

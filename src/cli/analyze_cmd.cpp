@@ -4,6 +4,7 @@
 #include "analyze/diff.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/roofline.hpp"
+#include "analyze/whatif.hpp"
 #include "report/report.hpp"
 
 #include <fmt/format.h>
@@ -18,23 +19,27 @@ struct AnalyzeOptions {
   std::vector<std::string> files;
   bool json = false, md = false, roofline = false;
   double roofline_fill = 0.8;
+  std::string what_if;
 };
 
 struct Analysed {
   analyze::Analysis analysis;
   std::optional<analyze::Roofline> roofline;
+  std::optional<analyze::WhatIf> what_if;
 };
 
 Analysed analyze_file(const std::string& f, const AnalyzeOptions& o) {
   const auto trace = analyze::load_trace(f);
-  Analysed a{analyze::analyze(trace), std::nullopt};
+  Analysed a{analyze::analyze(trace), std::nullopt, std::nullopt};
   if (o.roofline) a.roofline = analyze::roofline(trace, a.analysis, o.roofline_fill);
+  if (!o.what_if.empty()) a.what_if = analyze::what_if(trace, analyze::parse_fixes(o.what_if));
   return a;
 }
 
 nlohmann::json analysed_json(const Analysed& a) {
   nlohmann::json j = analyze::to_json(a.analysis);
   if (a.roofline) j["roofline"] = analyze::to_json(*a.roofline);
+  if (a.what_if) j["what_if"] = analyze::to_json(*a.what_if);
   return j;
 }
 
@@ -65,6 +70,7 @@ Action register_analyze(CLI::App& app) {
       "compute fractions of peak. --json prints gpusqueeze.analysis/1 (docs/format-analysis-json.md).\n"
       "Examples:\n"
       "  gpusqueeze analyze trace.json.gz\n"
+      "  gpusqueeze analyze --what-if sync,pinned,fuse trace.json.gz   (predicted step time of each fix)\n"
       "  gpusqueeze analyze --json rank0.json rank1.json > analysis.json");
   cmd->add_option("traces", o->files, "Trace files (one per rank)")->required()->check(CLI::ExistingFile);
   auto* json_flag = cmd->add_flag("--json", o->json, "Print gpusqueeze.analysis/1 JSON");
@@ -72,6 +78,12 @@ Action register_analyze(CLI::App& app) {
   cmd->add_flag("--roofline", o->roofline,
                 "Place each top kernel against the DRAM and compute roofs from the trace's GPM counters (record "
                 "with `trace --gpu-metrics 100`); JSON gets a \"roofline\" object");
+  cmd->add_option(
+      "--what-if", o->what_if,
+      "Replay the trace with fixes and predict the step time: sync (drop per-step syncs), pinned (pinned "
+      "async copies), fuse (one kernel per elementwise chain), graphs (CUDA graphs for launch-only ops), "
+      "host (input work on a worker thread), kernel:NAME=N (kernels named NAME N× faster); comma-separated: "
+      "each alone, then all together");
   cmd->add_option("--roofline-fill", o->roofline_fill,
                   "Share of a counter interval one kernel must fill for the interval to count as that kernel's")
       ->check(CLI::Range(0.5, 1.0))
@@ -104,6 +116,7 @@ Action register_analyze(CLI::App& app) {
                                all[i].rank >= 0 ? fmt::format(" (rank {})", all[i].rank) : "",
                                analyze::render_markdown(all[i]));
       if (done[i].roofline) std::cout << roofline_markdown(*done[i].roofline) << '\n';
+      if (done[i].what_if) std::cout << analyze::render_markdown(*done[i].what_if) << '\n';
     }
     if (!stragglers.empty()) std::cout << report::findings_table(stragglers).markdown();
     return 0;

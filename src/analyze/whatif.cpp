@@ -1,0 +1,593 @@
+// The launching thread's items and the GPU ops they feed, replayed with or without fixes.
+#include "analyze/whatif.hpp"
+
+#include "analyze/trace_facts.hpp"
+#include "core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+namespace gsq::analyze {
+
+namespace {
+
+enum class CallType { launch, copy, sync, other };
+
+struct Call {
+  int64_t off = 0, dur = 0;  // offset from the item's start, recorded duration
+  int64_t own = 0;           // the part not spent waiting for the GPU (recorded)
+  CallType type = CallType::other;
+  bool blocking = false;        // waits for GPU work: a sync, or a copy the driver stages
+  bool pageable = false;        // a copy from or to pageable memory (the driver stages it: blocking)
+  bool pageable_input = false;  // a host-to-device copy from pageable memory: what `pinned` turns asynchronous
+  std::vector<size_t> gpu;      // GPU ops it launched (indices into Trace::events)
+};
+
+struct Item {
+  int64_t start = 0, dur = 0, gap_before = 0;
+  uint32_t name = 0;
+  std::vector<Call> calls;
+};
+
+struct Step {
+  int64_t start = 0, end = 0, trailing_gap = 0;
+  std::vector<Item> items;
+};
+
+bool is_elementwise(std::string_view kernel) {
+  return kernel.find("elementwise") != std::string_view::npos;
+}
+
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The thread with the most launch calls, its top-level items in order, grouped into steps.
+std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why) {
+  std::map<std::pair<int32_t, int32_t>, size_t> launches;
+  std::unordered_map<int64_t, std::vector<size_t>> gpu_by_corr;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const auto& e = t.events[i];
+    if (e.kind == Kind::runtime && (detail::is_launch_call(t.name(e)) || t.name(e).starts_with("cudaMemcpy")))
+      ++launches[{e.pid, e.tid}];
+    if (e.on_gpu() && e.correlation >= 0) gpu_by_corr[e.correlation].push_back(i);
+  }
+  if (launches.empty()) {
+    why = "no CUDA launches in the trace: nothing to replay";
+    return {};
+  }
+  const auto main = std::max_element(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
+                      return a.second < b.second;
+                    })->first;
+  thread = main.second;
+  // Steps: ProfilerStep# annotations on that thread, else the whole run as one step.
+  std::vector<Step> steps;
+  for (const auto& e : t.events)
+    if (e.kind == Kind::annotation && e.pid == main.first && e.tid == main.second &&
+        t.name(e).starts_with("ProfilerStep#"))
+      steps.push_back({e.start_ns, e.end_ns(), 0, {}});
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.start < b.start; });
+  // Top-level items: CPU ops and runtime calls on the thread not inside another one.
+  std::vector<Item> items;
+  int64_t open_end = INT64_MIN;
+  std::vector<int64_t> gpu_end_so_far;  // recorded end of the GPU work launched before each call (device-wide)
+  int64_t launched_end = 0;
+  for (const auto& e : t.events) {
+    if (e.pid != main.first || e.tid != main.second || (e.kind != Kind::cpu_op && e.kind != Kind::runtime)) continue;
+    if (e.start_ns >= open_end) {
+      items.push_back({e.start_ns, e.dur_ns, 0, e.name, {}});
+      open_end = e.end_ns();
+    }
+    if (e.kind != Kind::runtime) continue;
+    auto& item = items.back();
+    Call c;
+    c.off = e.start_ns - item.start;
+    c.dur = e.dur_ns;
+    const auto& n = t.name(e);
+    c.type = detail::is_launch_call(n)     ? CallType::launch
+             : n.starts_with("cudaMemcpy") ? CallType::copy
+             : detail::is_sync_call(n)     ? CallType::sync
+                                           : CallType::other;
+    if (e.correlation >= 0)
+      if (auto it = gpu_by_corr.find(e.correlation); it != gpu_by_corr.end()) c.gpu = it->second;
+    int64_t awaited = 0;
+    for (size_t g : c.gpu) {
+      const auto& op = t.events[g];
+      if (op.kind == Kind::memcpy && (op.src == MemKind::pageable || op.dst == MemKind::pageable)) c.pageable = true;
+      if (op.kind == Kind::memcpy && op.copy == CopyKind::htod && op.src == MemKind::pageable) c.pageable_input = true;
+      awaited = std::max(awaited, op.end_ns());
+    }
+    c.blocking = (c.type == CallType::sync && n != "cudaMemcpy") || n == "cudaMemcpy" || c.pageable;
+    if (c.type == CallType::sync && n != "cudaMemcpy") awaited = launched_end;
+    c.own = c.blocking ? c.dur - std::clamp<int64_t>(awaited - e.start_ns, 0, c.dur) : c.dur;
+    for (size_t g : c.gpu) launched_end = std::max(launched_end, t.events[g].end_ns());
+    item.calls.push_back(std::move(c));
+  }
+  if (items.empty()) {
+    why = "the launching thread has no CPU ops";
+    return {};
+  }
+  if (steps.empty()) steps.push_back({items.front().start, items.back().start + items.back().dur, 0, {}});
+  for (auto& s : steps) {
+    int64_t prev = s.start;
+    for (const auto& it : items) {
+      if (it.start < s.start || it.start >= s.end) continue;
+      s.items.push_back(it);
+      s.items.back().gap_before = std::max<int64_t>(0, it.start - prev);
+      prev = std::max(prev, it.start + it.dur);
+    }
+    s.trailing_gap = std::max<int64_t>(0, s.end - prev);
+  }
+  return steps;
+}
+
+// A GPU op as replayed: when it could start (its launch returned), when it ran, and the op before it on its stream.
+struct GpuRec {
+  int64_t ready = 0, start = 0, end = 0;
+  int64_t pred = -1;  // event index of the stream predecessor it waited for, -1 when it started at `ready`
+  bool copy = false;
+};
+
+struct GpuState {
+  std::map<std::pair<int32_t, int32_t>, std::pair<int64_t, int64_t>> stream_free;  // end, event index of the last op
+  int64_t last_end = 0, last_op = -1;
+  std::unordered_map<size_t, GpuRec> ops;
+};
+
+// The launching thread's replayed time, piece by piece, for the backward walk of the critical path.
+struct Segment {
+  enum Kind { gap, op, wait } kind = gap;
+  int64_t start = 0, end = 0;
+  uint32_t name = 0;     // the item's op
+  int64_t awaited = -1;  // wait: the GPU op whose end released it
+};
+
+// Walks back from the step's end: CPU segments until a wait, then the GPU ops that released it (stream
+// predecessors while they kept the op from starting), back to the CPU at the launch of the first one, and so on.
+void walk_critical_path(const std::vector<Segment>& segs, const GpuState& gpu, int64_t step_start, int64_t step_end,
+                        const Trace& t, CriticalPath& path) {
+  int64_t cur = step_end;
+  for (auto i = static_cast<std::ptrdiff_t>(segs.size()) - 1; i >= 0 && cur > step_start;) {
+    const auto& sg = segs[static_cast<size_t>(i)];
+    if (sg.start >= cur) {
+      --i;
+      continue;
+    }
+    const int64_t end = std::min(sg.end, cur);
+    if (sg.kind == Segment::wait && sg.awaited >= 0 && gpu.ops.count(static_cast<size_t>(sg.awaited))) {
+      path.cpu_ops_ns += std::max<int64_t>(0, end - gpu.ops.at(static_cast<size_t>(sg.awaited)).end);  // return path
+      int64_t g = sg.awaited;
+      int64_t gcur = std::min(end, gpu.ops.at(static_cast<size_t>(g)).end);
+      while (true) {
+        const auto& rec = gpu.ops.at(static_cast<size_t>(g));
+        const int64_t lo = std::max(rec.start, step_start);
+        if (gcur > lo) (rec.copy ? path.wait_copies_ns : path.wait_kernels_ns) += gcur - lo;
+        if (rec.start <= step_start) {
+          cur = step_start;
+          break;
+        }
+        if (rec.pred >= 0 && gpu.ops.count(static_cast<size_t>(rec.pred))) {  // waited on its stream predecessor
+          gcur = rec.start;
+          g = rec.pred;
+          continue;
+        }
+        path.cpu_ops_ns += std::max<int64_t>(0, rec.start - rec.ready);  // launch latency
+        cur = rec.ready;
+        break;
+      }
+      continue;
+    }
+    const int64_t d = end - sg.start;
+    if (sg.kind == Segment::gap) {
+      path.host_ns += d;
+    } else if (sg.kind == Segment::op) {
+      path.cpu_ops_ns += d;
+      path.by_op[t.names[sg.name]] += d;
+    } else {
+      path.wait_kernels_ns += d;
+    }
+    cur = sg.start;
+    --i;
+  }
+  if (cur > step_start) path.host_ns += cur - step_start;
+}
+
+}  // namespace
+
+Fixes parse_fixes(const std::string& list) {
+  Fixes f;
+  std::stringstream in(list);
+  for (std::string w; std::getline(in, w, ',');) {
+    if (w == "sync")
+      f.sync = true;
+    else if (w == "pinned")
+      f.pinned = true;
+    else if (w == "fuse")
+      f.fuse = true;
+    else if (w == "graphs")
+      f.graphs = true;
+    else if (w == "host")
+      f.host = true;
+    else if (w.rfind("kernel:", 0) == 0 && w.find('=') != std::string::npos) {
+      const auto eq = w.find('=');
+      double x = 0;
+      try {
+        x = std::stod(w.substr(eq + 1));
+      } catch (...) {
+      }
+      if (x <= 0) throw_bad_input(fmt::format("--what-if {}: the factor must be a positive number", w));
+      f.faster.emplace_back(w.substr(7, eq - 7), x);
+    } else if (!w.empty()) {
+      throw_bad_input(fmt::format("--what-if: unknown fix '{}' (sync, pinned, fuse, graphs, host, kernel:NAME=N)", w));
+    }
+  }
+  return f;
+}
+
+std::string fixes_name(const Fixes& f) {
+  std::string s;
+  auto add = [&](const std::string& w) { s += (s.empty() ? "" : ",") + w; };
+  if (f.sync) add("sync");
+  if (f.pinned) add("pinned");
+  if (f.fuse) add("fuse");
+  if (f.graphs) add("graphs");
+  if (f.host) add("host");
+  for (const auto& [k, x] : f.faster) add(fmt::format("kernel:{}={:g}", k, x));
+  return s.empty() ? "as recorded" : s;
+}
+
+ReplayRates rates_for(const Trace& t) {
+  ReplayRates r;
+  if (t.gpu_name.find("H100") != std::string::npos || t.gpu_name.find("H200") != std::string::npos) {
+    r.pinned_h2d_bytes_per_s = 55.3e9;
+    r.source =
+        "pinned PCIe 55.3 GB/s measured on this project's H200 (Gen5 x16); host copy 10 GB/s and 1 µs per "
+        "graph kernel stated defaults";
+  }
+  return r;
+}
+
+Replay replay(const Trace& t, const Fixes& fx, const ReplayRates& rates) {
+  Replay r;
+  int32_t thread = -1;
+  auto steps = build(t, thread, r.model);
+  if (steps.empty()) return r;
+  r.ok = true;
+  r.model = fmt::format("replay of thread {} ({} step{}{})", thread, steps.size(), steps.size() == 1 ? "" : "s",
+                        steps.size() > 1 || t.events.empty() ? ", ProfilerStep#" : ": no step markers, the whole run");
+  std::vector<int64_t> launch_durs;
+  for (const auto& s : steps)
+    for (const auto& it : s.items)
+      for (const auto& c : it.calls)
+        if (c.type == CallType::launch) launch_durs.push_back(c.dur);
+  const int64_t launch_floor = median(launch_durs);
+  std::unordered_map<size_t, int64_t> dur_override;  // fused kernels
+  auto fused_kernel = [](const Item& x) {
+    for (const auto& c : x.calls)
+      if (!c.gpu.empty()) return c.gpu.front();
+    return size_t{0};
+  };
+  auto kernel_dur = [&](size_t index) {
+    const auto& e = t.events[index];
+    double d = static_cast<double>(dur_override.count(index) ? dur_override.at(index) : e.dur_ns);
+    for (const auto& [k, x] : fx.faster)
+      if (e.kind == Kind::kernel && t.name(e).find(k) != std::string::npos) d /= x;
+    if (fx.pinned && e.kind == Kind::memcpy && e.copy == CopyKind::htod && e.src == MemKind::pageable)
+      d = static_cast<double>(e.bytes) / rates.pinned_h2d_bytes_per_s * 1e9;
+    return static_cast<int64_t>(d);
+  };
+  GpuState gpu;
+  int64_t now = steps.front().start;
+  int64_t prev_end = now;  // where the previous step ended (its CPU and GPU work done)
+  for (auto& s : steps) {
+    // Fixes that change the graph's shape: dropped items, fused runs.
+    std::vector<Item> items;
+    bool prev_fusable = false;
+    for (size_t i = 0; i < s.items.size(); ++i) {
+      auto it = s.items[i];
+      const auto& name = t.names[it.name];
+      if (fx.sync && (name == "aten::item" || name == "aten::_local_scalar_dense")) {
+        prev_fusable = false;
+        continue;
+      }
+      auto single_elementwise = [&](const Item& x) {
+        size_t kernels = 0;
+        for (const auto& c : x.calls) {
+          if (c.blocking) return false;
+          for (size_t g : c.gpu)
+            if (t.events[g].kind != Kind::kernel || !is_elementwise(t.name(t.events[g])) || ++kernels > 1) return false;
+        }
+        return kernels == 1;
+      };
+      const bool fusable = fx.fuse && single_elementwise(it);
+      if (fusable && prev_fusable) {  // one dispatch (the slowest op's), one kernel (the slowest: it reads once)
+        items.back().dur = std::max(items.back().dur, it.dur);
+        const size_t kept = fused_kernel(items.back()), here = fused_kernel(it);
+        dur_override[kept] =
+            std::max(dur_override.count(kept) ? dur_override[kept] : t.events[kept].dur_ns, t.events[here].dur_ns);
+        continue;
+      }
+      prev_fusable = fusable;
+      items.push_back(std::move(it));
+    }
+    const int64_t step_start = now;  // the CPU's; it may run ahead of the GPU when nothing syncs
+    int64_t worker = 0, step_gpu_end = 0, step_gpu_op = -1;
+    std::vector<Segment> segs;
+    bool prev_graph = false;
+    for (auto& it : items) {
+      const bool graph = fx.graphs && !it.calls.empty() &&
+                         std::none_of(it.calls.begin(), it.calls.end(), [](const Call& c) { return c.blocking; }) &&
+                         std::any_of(it.calls.begin(), it.calls.end(), [](const Call& c) { return !c.gpu.empty(); });
+      int64_t gap = graph && prev_graph ? 0 : it.gap_before;
+      prev_graph = graph;
+      if (fx.host) {
+        worker += gap;
+      } else {
+        if (gap > 0) segs.push_back({Segment::gap, now, now + gap, 0, -1});
+        now += gap;
+      }
+      int64_t shift = 0, seg_cursor = now;
+      const bool dropped_sync_after_copy =
+          fx.pinned && std::any_of(it.calls.begin(), it.calls.end(), [](const Call& c) { return c.pageable_input; });
+      int64_t graph_dur = 0;
+      for (const auto& c : it.calls) {
+        const int64_t cs = now + c.off + shift;
+        int64_t dur = c.dur;
+        bool blocks = c.blocking;
+        if (c.pageable_input && fx.pinned) {  // an async copy from a pinned buffer the program fills first
+          int64_t bytes = 0;
+          for (size_t g : c.gpu) bytes += static_cast<int64_t>(t.events[g].bytes);
+          dur = launch_floor + static_cast<int64_t>(static_cast<double>(bytes) / rates.host_copy_bytes_per_s * 1e9);
+          blocks = false;
+        } else if (c.type == CallType::sync && (fx.sync || dropped_sync_after_copy)) {
+          dur = c.own;
+          blocks = false;
+        } else if (blocks) {
+          dur = c.own;  // plus the wait, below
+        }
+        for (size_t g : c.gpu) {
+          const auto& op = t.events[g];
+          auto& [free, prev] = gpu.stream_free[{op.device, op.stream}];
+          GpuRec rec;
+          rec.ready = graph ? now : cs + std::min(dur, c.dur);
+          rec.start = std::max(rec.ready, free);
+          rec.pred = free > rec.ready ? prev : -1;
+          rec.end = rec.start + kernel_dur(g);
+          rec.copy = op.kind == Kind::memcpy;
+          free = rec.end;
+          prev = static_cast<int64_t>(g);
+          if (rec.end >= gpu.last_end) {
+            gpu.last_end = rec.end;
+            gpu.last_op = static_cast<int64_t>(g);
+          }
+          if (rec.end >= step_gpu_end) {
+            step_gpu_end = rec.end;
+            step_gpu_op = static_cast<int64_t>(g);
+          }
+          gpu.ops[g] = rec;
+        }
+        if (blocks) {
+          int64_t awaited = gpu.last_end, awaited_op = gpu.last_op;
+          if (c.type == CallType::copy) {
+            awaited = 0;
+            for (size_t g : c.gpu)
+              if (gpu.ops.count(g) && gpu.ops[g].end >= awaited) {
+                awaited = gpu.ops[g].end;
+                awaited_op = static_cast<int64_t>(g);
+              }
+          }
+          const int64_t wait = std::max<int64_t>(0, awaited - (cs + dur));
+          if (wait > 0) {
+            segs.push_back({Segment::op, seg_cursor, cs + dur, it.name, -1});
+            segs.push_back({Segment::wait, cs + dur, cs + dur + wait, it.name, awaited_op});
+            seg_cursor = cs + dur + wait;
+          }
+          dur += wait;
+        }
+        shift += dur - c.dur;
+        graph_dur += static_cast<int64_t>(c.gpu.size()) * rates.graph_per_kernel_ns;
+      }
+      const int64_t item_dur = graph ? graph_dur : it.dur + shift;
+      now += item_dur;
+      if (now > seg_cursor) segs.push_back({Segment::op, seg_cursor, now, it.name, -1});
+    }
+    if (fx.host) {
+      worker += s.trailing_gap;
+    } else {
+      if (s.trailing_gap > 0) segs.push_back({Segment::gap, now, now + s.trailing_gap, 0, -1});
+      now += s.trailing_gap;
+    }
+    if (fx.host && worker > now - step_start) {  // the worker cannot keep up: it sets the pace
+      segs.push_back({Segment::gap, now, step_start + worker, 0, -1});
+      now = step_start + worker;
+    }
+    // A step ends when its CPU work and the GPU work it launched are both done: without a sync the CPU runs ahead,
+    // and the next step's time is set by whichever side is slower.
+    int64_t end = std::max(now, prev_end);
+    if (step_gpu_end > end) {
+      segs.push_back({Segment::wait, now, step_gpu_end, 0, step_gpu_op});
+      end = step_gpu_end;
+    }
+    walk_critical_path(segs, gpu, prev_end, end, t, r.path);
+    r.step_ns.push_back(end - prev_end);
+    prev_end = end;
+    r.recorded_step_ns.push_back(s.end - s.start);
+  }
+  r.step_p50_ns = median(r.step_ns);
+  r.recorded_p50_ns = median(r.recorded_step_ns);
+  for (int64_t d : r.step_ns) r.wall_ns += d;
+  r.assumptions.push_back(rates.source);
+  if (fx.fuse) r.assumptions.push_back("a fused run costs its slowest op's dispatch and its slowest kernel");
+  if (fx.host) r.assumptions.push_back("one worker thread; each step waits for its input from the worker");
+  return r;
+}
+
+std::string critical_verdict(const CriticalPath& p) {
+  const std::pair<int64_t, const char*> classes[] = {{p.host_ns, "host-bound"},
+                                                     {p.cpu_ops_ns, "launch-bound"},
+                                                     {p.wait_kernels_ns, "gpu-bound"},
+                                                     {p.wait_copies_ns, "transfer-bound"}};
+  return std::max_element(std::begin(classes), std::end(classes),
+                          [](const auto& a, const auto& b) { return a.first < b.first; })
+      ->second;
+}
+
+WhatIf what_if(const Trace& t, const Fixes& requested) {
+  WhatIf w;
+  const auto rates = rates_for(t);
+  w.baseline = replay(t, {}, rates);
+  if (!w.baseline.ok) return w;
+  std::vector<Fixes> sets;
+  auto single = [&](auto member) {
+    Fixes f;
+    f.*member = true;
+    sets.push_back(f);
+  };
+  if (requested.sync) single(&Fixes::sync);
+  if (requested.pinned) single(&Fixes::pinned);
+  if (requested.fuse) single(&Fixes::fuse);
+  if (requested.graphs) single(&Fixes::graphs);
+  if (requested.host) single(&Fixes::host);
+  for (const auto& k : requested.faster) {
+    Fixes f;
+    f.faster.push_back(k);
+    sets.push_back(f);
+  }
+  if (sets.size() > 1) sets.push_back(requested);
+  auto row = [&](const Fixes& f, const Replay& r) {
+    const double base = static_cast<double>(w.baseline.step_p50_ns);
+    return WhatIfRow{fixes_name(f), r.step_p50_ns, r.wall_ns,
+                     base > 0 ? 1.0 - static_cast<double>(r.step_p50_ns) / base : 0.0, critical_verdict(r.path)};
+  };
+  w.rows.push_back(row({}, w.baseline));
+  for (const auto& f : sets) {
+    const auto r = replay(t, f, rates);
+    w.rows.push_back(row(f, r));
+    for (const auto& a : r.assumptions)
+      if (std::find(w.assumptions.begin(), w.assumptions.end(), a) == w.assumptions.end()) w.assumptions.push_back(a);
+  }
+  if (w.assumptions.empty()) w.assumptions = w.baseline.assumptions;
+  return w;
+}
+
+nlohmann::json to_json(const WhatIf& w) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : w.rows)
+    rows.push_back({{"fixes", r.fixes},
+                    {"step_p50_ns", r.step_p50_ns},
+                    {"wall_ns", r.wall_ns},
+                    {"saving_ratio", r.saving_ratio},
+                    {"saving_kind", "predicted"},
+                    {"critical_path", r.critical}});
+  const auto& p = w.baseline.path;
+  return {{"model", w.baseline.model},
+          {"ok", w.baseline.ok},
+          {"recorded_step_p50_ns", w.baseline.recorded_p50_ns},
+          {"replayed_step_p50_ns", w.baseline.step_p50_ns},
+          {"critical_path",
+           {{"host_ns", p.host_ns},
+            {"cpu_ops_ns", p.cpu_ops_ns},
+            {"wait_kernels_ns", p.wait_kernels_ns},
+            {"wait_copies_ns", p.wait_copies_ns},
+            {"verdict", critical_verdict(p)}}},
+          {"rows", rows},
+          {"assumptions", w.assumptions}};
+}
+
+std::string render_markdown(const WhatIf& w) {
+  if (!w.baseline.ok) return "### What if\n\n" + w.baseline.model + "\n";
+  auto ms = [](int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); };
+  const auto& p = w.baseline.path;
+  const double total = std::max<double>(1.0, static_cast<double>(p.total()));
+  std::string md = fmt::format(
+      "### Critical path and what if\n\nModel: {}. Replayed step P50 {} against {} recorded ({:+.1f}%).\n\n"
+      "Critical path of the launching thread: host work {:.1f}%, CPU ops (dispatch, launches) {:.1f}%, waiting on "
+      "kernels {:.1f}%, waiting on copies {:.1f}% → **{}**.\n\n",
+      w.baseline.model, ms(w.baseline.step_p50_ns), ms(w.baseline.recorded_p50_ns),
+      w.baseline.recorded_p50_ns > 0
+          ? 100.0 * (static_cast<double>(w.baseline.step_p50_ns) / static_cast<double>(w.baseline.recorded_p50_ns) - 1)
+          : 0.0,
+      100.0 * static_cast<double>(p.host_ns) / total, 100.0 * static_cast<double>(p.cpu_ops_ns) / total,
+      100.0 * static_cast<double>(p.wait_kernels_ns) / total, 100.0 * static_cast<double>(p.wait_copies_ns) / total,
+      critical_verdict(p));
+  Table t{{"fixes", "predicted step P50", "predicted saving", "wall", "critical path after"}, {}};
+  for (const auto& r : w.rows)
+    t.rows.push_back(
+        {r.fixes, ms(r.step_p50_ns), fmt::format("{:.1f}%", 100.0 * r.saving_ratio), ms(r.wall_ns), r.critical});
+  md += t.markdown();
+  for (const auto& a : w.assumptions) md += "\nassumes: " + a;
+  return md + "\n";
+}
+
+void judge_by_critical_path(const Trace& t, Analysis& a) {
+  const auto rates = rates_for(t);
+  const auto base = replay(t, {}, rates);
+  if (!base.ok || base.wall_ns <= 0) {
+    a.critical_path = {{"ok", false}, {"model", base.model}};
+    return;
+  }
+  const auto& p = base.path;
+  const auto cls = critical_verdict(p);
+  const double total = static_cast<double>(std::max<int64_t>(1, p.total()));
+  a.critical_path = {{"ok", true},
+                     {"model", base.model},
+                     {"verdict", cls},
+                     {"host_share", static_cast<double>(p.host_ns) / total},
+                     {"cpu_ops_share", static_cast<double>(p.cpu_ops_ns) / total},
+                     {"wait_kernels_share", static_cast<double>(p.wait_kernels_ns) / total},
+                     {"wait_copies_share", static_cast<double>(p.wait_copies_ns) / total},
+                     {"replayed_step_p50_ns", base.step_p50_ns},
+                     {"recorded_step_p50_ns", base.recorded_p50_ns}};
+  // A replay that cannot reproduce the recording is missing dependencies the trace does not show (cross-stream
+  // events, other ranks, a GPU shared with other processes): it judges nothing, and says so.
+  const double fidelity = base.recorded_p50_ns > 0
+                              ? static_cast<double>(base.step_p50_ns) / static_cast<double>(base.recorded_p50_ns)
+                              : 0.0;
+  a.critical_path["fidelity"] = fidelity;
+  if (fidelity < 0.9 || fidelity > 1.1) {
+    a.critical_path["ok"] = false;
+    a.critical_path["why"] = fmt::format(
+        "the replay gives {:.1f}% of the recorded step time: the trace lacks dependencies the run had (cross-stream "
+        "events, other ranks, other processes on the GPU), so the verdict stays with the idle-time rules and savings "
+        "stay upper bounds",
+        100.0 * fidelity);
+    return;
+  }
+  if (cls != a.verdict.cls) {
+    a.verdict.summary = fmt::format(
+        "{}: the largest class on the critical path ({:.1f}%); the idle-time rules said {}.", cls,
+        100.0 * static_cast<double>(std::max({p.host_ns, p.cpu_ops_ns, p.wait_kernels_ns, p.wait_copies_ns})) / total,
+        a.verdict.cls);
+    a.verdict.cls = cls;
+    if (cls != "gpu-bound") a.verdict.subclass.clear();
+  }
+  static const std::map<std::string, const char*> fix_of{{"sync-point", "sync"},
+                                                         {"sync-copy", "sync"},
+                                                         {"pageable-copy", "pinned"},
+                                                         {"host-idle", "host"},
+                                                         {"launch-bound", "graphs"}};
+  std::map<std::string, int64_t> saved_by_fix;
+  for (auto& f : a.findings) {
+    const auto it = fix_of.find(f.id);
+    if (it == fix_of.end()) {
+      if (f.saving_ratio) f.evidence.push_back({"saving_kind", "upper bound"});
+      continue;
+    }
+    if (!saved_by_fix.count(it->second))
+      saved_by_fix[it->second] = std::max<int64_t>(0, base.wall_ns - replay(t, parse_fixes(it->second), rates).wall_ns);
+    const int64_t saved = saved_by_fix[it->second];
+    f.saving_ratio = static_cast<double>(saved) / static_cast<double>(base.wall_ns);
+    for (auto& e : f.evidence)
+      if (e.name == "saving_ns") e.value = std::to_string(saved);
+    f.evidence.push_back({"saving_kind", "predicted"});
+    f.evidence.push_back({"what_if", it->second});
+  }
+}
+
+}  // namespace gsq::analyze

@@ -1,0 +1,96 @@
+// A causal model of a trace and what-if replays of it (the idea of Daydream, Zhu et al., USENIX ATC 2020: predict a
+// fix by transforming the dependency graph a trace gives and replaying it).
+//
+// The graph: the launching thread's top-level CPU items in order, with the host gaps between them (Python, input
+// preparation: work that is not a CUDA call); each item's CUDA calls; every launch feeds its GPU op (correlation id);
+// GPU ops run in stream order and not before their launch returns; a synchronising call, or a copy the driver has to
+// stage (pageable memory), waits for the GPU work it drains. The replay walks the items with the recorded durations,
+// so the unmodified replay reproduces the recorded steps; a fix changes the graph and the replay says what follows.
+// The critical path of each step falls out of the walk: host gaps, CPU op time (dispatch and launch overhead), and
+// waiting on the GPU (split by what it waited for).
+#pragma once
+
+#include "analyze/analysis.hpp"
+#include "analyze/model.hpp"
+#include "core/table.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gsq::analyze {
+
+struct Fixes {
+  bool sync = false;    // the per-step syncs dropped (an .item()'s whole op; other syncs stop waiting)
+  bool pinned = false;  // pageable input copies (host to device) from pinned buffers, asynchronous, at the pinned rate
+  bool fuse = false;    // each run of back-to-back elementwise ops becomes one op and one kernel
+  bool graphs = false;  // launch-only ops replayed from a CUDA graph: a per-kernel cost instead of the dispatch
+  bool host = false;    // host gaps moved to a worker thread that prepares the next step meanwhile
+  std::vector<std::pair<std::string, double>> faster;  // kernels whose name contains the text run N× faster
+  [[nodiscard]] bool none() const { return !sync && !pinned && !fuse && !graphs && !host && faster.empty(); }
+};
+// "sync,pinned,fuse,graphs,host,kernel:gemm=2" → Fixes. Throws Error(bad_input) naming the unknown word.
+[[nodiscard]] Fixes parse_fixes(const std::string& list);
+[[nodiscard]] std::string fixes_name(const Fixes& f);
+
+// Rates the fixes assume, and where they come from (printed with every prediction).
+struct ReplayRates {
+  double pinned_h2d_bytes_per_s = 25e9;  // PCIe with pinned memory
+  double host_copy_bytes_per_s = 10e9;   // filling a pinned staging buffer on the CPU
+  int64_t graph_per_kernel_ns = 1000;    // a kernel replayed from a CUDA graph
+  std::string source = "stated defaults (PCIe Gen4 x16 pinned 25 GB/s, host copy 10 GB/s, 1 µs per graph kernel)";
+};
+// The rates for the trace's GPU: an H100/H200 (PCIe Gen5) gets the pinned rate measured on this project's H200.
+[[nodiscard]] ReplayRates rates_for(const Trace& t);
+
+struct CriticalPath {
+  int64_t host_ns = 0;                   // gaps between CPU ops on the launching thread: Python, input preparation
+  int64_t cpu_ops_ns = 0;                // CPU op time that is not waiting: framework dispatch and launch overhead
+  int64_t wait_kernels_ns = 0;           // the thread blocked on kernels (a sync drained them)
+  int64_t wait_copies_ns = 0;            // the thread blocked on copies (a staged or synchronous copy)
+  std::map<std::string, int64_t> by_op;  // top-level CPU op → its non-waiting time
+  [[nodiscard]] int64_t total() const { return host_ns + cpu_ops_ns + wait_kernels_ns + wait_copies_ns; }
+};
+
+struct Replay {
+  std::string model;  // how the trace was judged: "replay of thread T, N steps (ProfilerStep#)", or why not
+  bool ok = false;    // false: no launching thread or no GPU work to replay
+  std::vector<int64_t> recorded_step_ns, step_ns;
+  int64_t step_p50_ns = 0, recorded_p50_ns = 0, wall_ns = 0;
+  CriticalPath path;  // summed over the steps
+  std::vector<std::string> assumptions;
+};
+
+[[nodiscard]] Replay replay(const Trace& t, const Fixes& fixes = {}, const ReplayRates& rates = {});
+
+// The critical path's largest class as a verdict word: host-bound (gaps), launch-bound (CPU op overhead),
+// gpu-bound (waiting on kernels), transfer-bound (waiting on copies).
+[[nodiscard]] std::string critical_verdict(const CriticalPath& p);
+
+// Judges an analysis by the critical path: the verdict becomes the path's largest class, and the findings whose fix
+// the replay models (sync-point, sync-copy → sync; pageable-copy → pinned; host-idle → host; launch-bound → graphs)
+// get the saving a replay with that fix predicts (evidence saving_kind=predicted); the others keep their upper bound
+// (saving_kind=upper bound).
+void judge_by_critical_path(const Trace& t, Analysis& a);
+
+// `analyze --what-if`: the replay as recorded, each requested fix alone, and all of them together (replayed as one
+// graph, not summed).
+struct WhatIfRow {
+  std::string fixes;
+  int64_t step_p50_ns = 0, wall_ns = 0;
+  double saving_ratio = 0;  // of the replayed step P50 as recorded
+  std::string critical;     // the critical path's largest class after the fix
+};
+struct WhatIf {
+  Replay baseline;
+  std::vector<WhatIfRow> rows;
+  std::vector<std::string> assumptions;
+};
+[[nodiscard]] WhatIf what_if(const Trace& t, const Fixes& requested);
+[[nodiscard]] nlohmann::json to_json(const WhatIf& w);
+[[nodiscard]] std::string render_markdown(const WhatIf& w);
+
+}  // namespace gsq::analyze
