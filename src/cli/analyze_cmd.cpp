@@ -125,7 +125,7 @@ Action register_analyze(CLI::App& app) {
 
 namespace {
 struct DiffOptions {
-  std::string before, after;
+  std::string before, after, fixes;
   bool json = false;
 };
 }  // namespace
@@ -134,17 +134,40 @@ Action register_diff(CLI::App& app) {
   auto o = std::make_shared<DiffOptions>();
   auto* cmd = app.add_subcommand(
       "diff", "Show what changed between two traces: step time, idle causes, copies, syncs, findings");
-  cmd->footer("Example: gpusqueeze diff before.json.gz after.json.gz   (prove a fix worked)");
+  cmd->footer(
+      "Example: gpusqueeze diff before.json.gz after.json.gz   (prove a fix worked)\n"
+      "         gpusqueeze diff --fixes sync,pinned,fuse before.json.gz after.json.gz   (was the prediction right?)");
   cmd->add_option("before", o->before, "Trace before the change")->required()->check(CLI::ExistingFile);
   cmd->add_option("after", o->after, "Trace after the change")->required()->check(CLI::ExistingFile);
   cmd->add_flag("--json", o->json, "Print gpusqueeze.diff/1 JSON");
+  cmd->add_option("--fixes", o->fixes,
+                  "The fixes the change applied (as for analyze --what-if): the step time the replay of BEFORE "
+                  "predicts with them, against the step time AFTER measured");
   return [o]() {
     const AnalyzeOptions plain;
     const auto a = analyze_file(o->before, plain).analysis, b = analyze_file(o->after, plain).analysis;
-    if (o->json)
-      std::cout << analyze::diff_json(a, b).dump(2) << '\n';
-    else
+    nlohmann::json check;
+    if (!o->fixes.empty()) {
+      const auto before = analyze::load_trace(o->before);
+      const auto r = analyze::replay(before, analyze::parse_fixes(o->fixes), analyze::rates_for(before));
+      const auto after = analyze::replay(analyze::load_trace(o->after));
+      if (r.ok && after.ok)
+        check = {{"fixes", o->fixes},
+                 {"predicted_step_p50_ns", r.step_p50_ns},
+                 {"measured_step_p50_ns", after.recorded_p50_ns},
+                 {"error", static_cast<double>(r.step_p50_ns) / static_cast<double>(after.recorded_p50_ns) - 1}};
+    }
+    if (o->json) {
+      auto j = analyze::diff_json(a, b);
+      if (!check.is_null()) j["prediction"] = check;
+      std::cout << j.dump(2) << '\n';
+    } else {
       std::cout << fmt::format("{} → {}\n\n{}", o->before, o->after, analyze::diff_markdown(a, b));
+      if (!check.is_null())
+        std::cout << fmt::format("predicted with {}: step P50 {:.3f} ms; measured after: {:.3f} ms ({:+.1f}%)\n",
+                                 o->fixes, check["predicted_step_p50_ns"].get<double>() / 1e6,
+                                 check["measured_step_p50_ns"].get<double>() / 1e6, 100 * check["error"].get<double>());
+    }
     return 0;
   };
 }

@@ -7,7 +7,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -439,6 +441,55 @@ TEST(CliReport, OpensWithARankedVerdictAndStepCardsAndNamesNoAbsolutePath) {
   EXPECT_TRUE(j["sections"].contains("locate-2"));
   EXPECT_EQ(j["sections"]["locate"]["origin"], "torch-host-slow.json.gz");
   fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace gsq
+
+namespace gsq {
+namespace {
+
+TEST(CliWhatIf, DiffChecksThePredictionOfTheAppliedFixesAgainstTheAfterTrace) {
+  const auto slow = test::fixture("torch-host-slow.json.gz").string(),
+             fixed = test::fixture("torch-host-fixed.json.gz").string();
+  const auto r = run("diff --json --fixes sync,pinned,fuse " + slow + " " + fixed);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_LT(std::abs(j["prediction"]["error"].get<double>()), 0.03) << j["prediction"].dump();
+  const auto w = run("analyze --json --what-if sync,pinned,fuse " + slow);
+  ASSERT_EQ(w.rc, 0) << w.err;
+  const auto a = nlohmann::json::parse(w.out);
+  EXPECT_EQ(a["verdict"]["class"], "host-bound");
+  EXPECT_EQ(a["critical_path"]["verdict"], "host-bound");
+  EXPECT_EQ(a["what_if"]["rows"].size(), 5u);
+  EXPECT_EQ(run("analyze --what-if everything " + slow).rc, 2);
+}
+
+TEST(CliTune, KeysListTheRejectedKnobsAndApplyWithoutYesWritesNothing) {
+  const auto keys = run("tune keys");
+  ASSERT_EQ(keys.rc, 0);
+  EXPECT_NE(keys.out.find("CUDA_MALLOC_PER_BLOCK"), std::string::npos);
+  const fs::path root = fs::temp_directory_path() / ("gsq-cli-tune-" + std::to_string(::getpid()));
+  fs::create_directories(root / "proc/sys/kernel");
+  std::ofstream(root / "proc/sys/kernel/numa_balancing") << "1\n";
+  const auto profile = temp_file("gsq-cli-tune.toml", "[host]\nnuma_balancing = 0\n");
+  const auto fake = (root / "fake-gpu.json").string();
+  const auto plan = run("tune apply " + profile + " --root " + root.string(), "GSQ_TUNE_FAKE_GPU=" + fake);
+  EXPECT_EQ(plan.rc, 0) << plan.err;
+  EXPECT_NE(plan.out.find("Nothing was written"), std::string::npos);
+  EXPECT_EQ(slurp(root / "proc/sys/kernel/numa_balancing"), "1\n");
+  const auto verify = run("tune verify " + profile + " --root " + root.string(), "GSQ_TUNE_FAKE_GPU=" + fake);
+  EXPECT_EQ(verify.rc, 1);  // numa_balancing is 1, the profile says 0
+  EXPECT_NE(verify.out.find("failed   host.numa_balancing = 1, expected 0"), std::string::npos) << verify.out;
+  const auto yes = run("tune apply " + profile + " --yes --root " + root.string(), "GSQ_TUNE_FAKE_GPU=" + fake);
+  EXPECT_EQ(yes.rc, 0) << yes.out << yes.err;
+  EXPECT_EQ(slurp(root / "proc/sys/kernel/numa_balancing"), "0\n");
+  EXPECT_EQ(run("tune rollback --yes --root " + root.string(), "GSQ_TUNE_FAKE_GPU=" + fake).rc, 0);
+  EXPECT_EQ(slurp(root / "proc/sys/kernel/numa_balancing"), "1\n");
+  const auto bad = run("tune verify " + temp_file("gsq-bad.toml", "[host]\nnuma = 1\n"));
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("gsq-bad.toml:2:8: host.numa: unknown setting"), std::string::npos) << bad.err;
+  fs::remove_all(root);
 }
 
 }  // namespace
