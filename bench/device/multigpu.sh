@@ -2,7 +2,7 @@
 # Device run for step 5 (issue: the multi-GPU device run) on a multi-GPU kind: `gpusqueeze topo` through NVML beside
 # `nvidia-smi topo -m` and `topo -p2p r`, each saved and read back with `topo --from`, so the two matrices can be
 # compared cell by cell (they must agree); then nccl-tests' all_reduce_perf if it is installed, with NCCL_DEBUG=INFO,
-# read by `gpusqueeze nccl analyze`. NVLink multicast stays off (NCCL_NVLS_ENABLE=0). Nothing here changes a GPU
+# read by `gpusqueeze nccl analyze`; `probe p2p` and `probe nccl` beside them (their busbw against all_reduce_perf's). NVLink multicast stays off (NCCL_NVLS_ENABLE=0). Nothing here changes a GPU
 # setting. Usage on the device with the build carried: BUILD=.carry/build bench/device/multigpu.sh (writes $OUT).
 LOG=multigpu.log source "$(dirname "$0")/lib.sh"
 export NCCL_NVLS_ENABLE=0
@@ -28,6 +28,12 @@ for name, ours, theirs in (("topo -m", gpu_cells(nvml["links"]), gpu_cells(smi["
     differ = {k: (ours.get(k), theirs.get(k)) for k in theirs if ours.get(k) != theirs.get(k)}
     print(f"{name}: {len(theirs)} GPU cells, {len(differ)} differ {dict(list(differ.items())[:8])}")
 PY
+# gpusqueeze's own probes: P2P matrices, then the collectives (one process, every GPU), beside nccl-tests when present.
+run timeout 300 $B probe p2p
+$B probe p2p --json >"$OUT/p2p.json" 2>>"$log"
+run $B probe nccl --nccl-library
+run timeout 400 $B probe nccl --max-bytes 1073741824
+$B probe nccl --json --ops all_reduce,all_gather --max-bytes 1073741824 >"$OUT/nccl-probe.json" 2>>"$log"
 $B env --save "$OUT/env.json" >>"$log" 2>&1
 run $B doctor
 if command -v all_reduce_perf >/dev/null 2>&1; then

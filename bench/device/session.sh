@@ -15,6 +15,8 @@ run timeout 300 ctest --test-dir /work/main/build -L gpu --output-on-failure
 start=$(date +%s%N)
 run timeout 120 $B report -o "$OUT/report-live" --trace tests/fixtures/torch-host-slow.json.gz
 echo "report wall: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
+run timeout 120 $B probe p2p --p2p-mib 64   # one GPU: the on-device copy, and what needs more
+run timeout 200 $B probe nccl --max-bytes 268435456
 OUT=$OUT bash "$(dirname "$0")/tune.sh" || echo "tune.sh exit $?" | tee -a "$log"  # capture and verify only
 OUT=$OUT timeout 200 bash "$(dirname "$0")/ops.sh" || echo "ops.sh exit $?" | tee -a "$log"  # torch.ops cost, compile
 if [ -z "${QUICK:-}" ]; then  # QUICK=1: the tests and the report only

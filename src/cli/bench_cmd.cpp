@@ -1,5 +1,6 @@
 // `gpusqueeze bench SUITE` and `gpusqueeze compare BASE NEW`.
 #include "cli/common.hpp"
+#include "topo/multigpu_probe.hpp"
 
 #include "bench/compare.hpp"
 #include "bench/runner.hpp"
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <sstream>
 
 namespace gsq::cli {
 
@@ -221,6 +223,72 @@ struct CompareCliOptions {
 };
 }  // namespace
 
+struct MultiGpuOptions {
+  int p2p_mib = 256;
+  uint64_t max_bytes = 1ull << 30;
+  std::string ops;
+  bool library_only = false;
+};
+
+std::string matrix_markdown(const std::vector<std::vector<double>>& m, const char* fmt_spec) {
+  Table t{{"src \\ dst"}, {}};
+  for (size_t j = 0; j < m.size(); ++j) t.header.push_back(fmt::format("GPU {}", j));
+  for (size_t i = 0; i < m.size(); ++i) {
+    std::vector<std::string> row{fmt::format("GPU {}", i)};
+    for (double v : m[i]) row.push_back(v > 0 ? fmt::format(fmt::runtime(fmt_spec), v) : "-");
+    t.rows.push_back(std::move(row));
+  }
+  return t.markdown();
+}
+
+int run_p2p(const MultiGpuOptions& m, bool json) {
+  topo::P2pOptions o;
+  o.bytes = static_cast<uint64_t>(m.p2p_mib) << 20;
+  note("probe p2p: every ordered pair of GPUs, one way, both ways and latency…");
+  const auto r = topo::probe_p2p(o);
+  if (json) {
+    std::cout << topo::to_json(r).dump(2) << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("# P2P: {} GPU(s)\n\nOne way (GB/s):\n\n{}", r.gpus, matrix_markdown(r.uni_gbs, "{:.1f}"));
+  if (r.gpus > 1) std::cout << "\nBoth ways at once (GB/s):\n\n" << matrix_markdown(r.bi_gbs, "{:.1f}");
+  std::cout << "\nLatency of a 4-byte copy (µs):\n\n" << matrix_markdown(r.latency_us, "{:.2f}");
+  for (const auto& n : r.notes) std::cout << "\nnote: " << n;
+  std::cout << '\n';
+  return 0;
+}
+
+int run_nccl(const MultiGpuOptions& m, bool json) {
+  const auto lib = topo::open_nccl();  // exit 3 with every place looked in
+  note(fmt::format("NCCL {} from {} ({})", lib.version_text(), lib.path, lib.origin));
+  if (m.library_only) {
+    std::cout << fmt::format("NCCL {}\n{}\nfound through {}\n", lib.version_text(), lib.path, lib.origin);
+    return 0;
+  }
+  topo::NcclOptions o;
+  o.max_bytes = m.max_bytes;
+  if (!m.ops.empty()) {
+    o.collectives.clear();
+    std::stringstream in(m.ops);
+    for (std::string c; std::getline(in, c, ',');) o.collectives.push_back(c);
+  }
+  const auto r = topo::probe_nccl(lib, o);
+  if (json) {
+    std::cout << topo::to_json(r).dump(2) << '\n';
+    return 0;
+  }
+  Table t{{"collective", "size (B)", "time (µs)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"}, {}};
+  for (const auto& x : r.rows)
+    t.rows.push_back({x.collective, std::to_string(x.bytes), fmt::format("{:.1f}", x.time_us),
+                      fmt::format("{:.2f}", x.algbw_gbs), fmt::format("{:.2f}", x.busbw_gbs), std::to_string(x.wrong)});
+  std::cout << fmt::format("# NCCL {} on {} rank(s)\n\n{}", r.version, r.ranks, t.markdown());
+  for (const auto& n : r.notes) std::cout << "\nnote: " << n;
+  std::cout << '\n';
+  int64_t wrong = 0;
+  for (const auto& x : r.rows) wrong += x.wrong;
+  return wrong > 0 ? static_cast<int>(ExitCode::findings) : 0;
+}
+
 Action register_probe(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   auto host_samples = std::make_shared<int>(200);
@@ -246,7 +314,14 @@ Action register_probe(CLI::App& app) {
       "               kernel, cudaStreamSynchronize/cudaDeviceSynchronize idle, launch+sync round trip. The GPU-side\n"
       "               launch cost with and without graphs: gpusqueeze bench core -b launch.\n"
       "probe alloc    cudaMalloc+cudaFree vs cudaMallocAsync+cudaFreeAsync from the stream-ordered pool, 4 KiB–1 GiB.\n"
-      "probe p2p, probe nccl  need two or more GPUs.\n"
+      "probe p2p      copy-engine bandwidth between every pair of GPUs, one way and both ways (peer access on, or\n"
+      "               staged through the host when the pair has none), and a 4-byte copy latency; on one GPU the\n"
+      "               on-device copy. --p2p-mib sets the copy size.\n"
+      "probe nccl     all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv from 8 B to\n"
+      "               --max-bytes in one process driving every GPU (nccl-tests -g N), with nccl-tests' algbw and "
+      "busbw;\n"
+      "               NCCL is opened at run time ($GSQ_NCCL_LIBRARY, the loader path, the CUDA toolkit, PyPI's\n"
+      "               nvidia-nccl in $VIRTUAL_ENV). --nccl-library only finds NCCL and prints its version (no GPU).\n"
       "mem, l2, pcie and overlap are bench suites: the same timing protocol, statistics, JSON (-o) and `compare`.");
   cmd->add_option("what", o->suite, "mem, l2, pcie, overlap, launch, alloc, p2p or nccl")
       ->check(CLI::IsMember({"mem", "l2", "pcie", "overlap", "launch", "alloc", "p2p", "nccl"}))
@@ -254,13 +329,15 @@ Action register_probe(CLI::App& app) {
   cmd->add_option("--samples", *host_samples, "launch/alloc: samples per probe")
       ->check(CLI::Range(10, 100000))
       ->capture_default_str();
+  auto multi = std::make_shared<MultiGpuOptions>();
+  cmd->add_option("--p2p-mib", multi->p2p_mib, "p2p: MiB per copy")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--max-bytes", multi->max_bytes, "nccl: largest size of the sweep")->capture_default_str();
+  cmd->add_option("--ops", multi->ops, "nccl: collectives to run (comma-separated)");
+  cmd->add_flag("--nccl-library", multi->library_only, "nccl: find NCCL, print where and its version, and stop");
   add_run_options(cmd, *o);
-  return [o, host_samples]() {
-    if (o->suite == "p2p" || o->suite == "nccl") {
-      int n = 0;
-      if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
-      throw_no_gpu(fmt::format("probe {} needs two or more GPUs; this machine has {}", o->suite, n));
-    }
+  return [o, host_samples, multi]() {
+    if (o->suite == "p2p") return run_p2p(*multi, o->format == "json");
+    if (o->suite == "nccl") return run_nccl(*multi, o->format == "json");
     if (o->suite == "launch" || o->suite == "alloc")
       return run_host_costs(o->suite, *o, *host_samples, o->format == "json");
     return run_bench(*o);

@@ -234,10 +234,29 @@ TEST(CliAnalyze, BadTracesExit2) {
   EXPECT_EQ(r.rc, 2);
 }
 
-TEST(CliProbe, MultiGpuProbesSayTheyNeedTwoGpus) {
-  const auto r = run("probe p2p");
-  EXPECT_EQ(r.rc, 3);
-  EXPECT_NE(r.err.find("needs two or more GPUs"), std::string::npos) << r.err;
+TEST(CliProbe, MultiGpuProbesFindNcclAndSayWhatTheyNeed) {
+  if (has_nvidia_driver()) GTEST_SKIP() << "a GPU is here: the probes would run (bench/device/multigpu.sh)";
+  const auto p2p = run("probe p2p");
+  EXPECT_EQ(p2p.rc, 3);
+  EXPECT_NE(p2p.err.find("no CUDA device"), std::string::npos) << p2p.err;
+  // NCCL is found without a GPU (the CUDA toolkit's, Debian's or PyPI's), or its absence is said with the places.
+  const auto lib = run("probe nccl --nccl-library");
+  if (lib.rc == 0) {
+    EXPECT_NE(lib.out.find("NCCL 2."), std::string::npos) << lib.out;
+    EXPECT_EQ(run("probe nccl").rc, 3);  // found, but no GPU to drive
+  } else {
+    EXPECT_EQ(lib.rc, 3);
+    EXPECT_NE(lib.err.find("looked in"), std::string::npos) << lib.err;
+  }
+  const auto missing = run("probe nccl --nccl-library", "GSQ_NCCL_LIBRARY=/nonexistent/libnccl.so.2");
+  EXPECT_EQ(missing.rc, 3);
+  EXPECT_NE(missing.err.find("/nonexistent/libnccl.so.2: not there"), std::string::npos) << missing.err;
+  const auto not_nccl =
+      run("probe nccl --nccl-library",
+          "GSQ_NCCL_LIBRARY=" + std::string(GSQ_BINARY).substr(0, std::string(GSQ_BINARY).rfind('/')) +
+              "/lib/libgsqkernels.so");
+  EXPECT_EQ(not_nccl.rc, 3);
+  EXPECT_NE(not_nccl.err.find("no ncclGetVersion (not NCCL)"), std::string::npos) << not_nccl.err;
 }
 
 TEST(CliTrace, PassesTheChildsExitCodeAndSignalThrough) {
