@@ -19,6 +19,10 @@ start=$(date +%s)
 whl=$(ls "$work"/dist/gpusqueeze-*.whl)
 echo "wheel: $(basename "$whl") ($(du -h "$whl" | cut -f1)) built in $(( $(date +%s) - start )) s"
 python3 -m zipfile -l "$whl" | awk '{print $1}' | grep -E 'bin/gpusqueeze$|\.so|share/gpusqueeze/h200-snapshot|ops\.py|__main__' | sort
+# Every shared library the binary needs beyond the C/C++ runtime and zlib travels in the wheel.
+for lib in libsimdjson libcpp-httplib libgsqkernels libgsqtrace; do
+  python3 -m zipfile -l "$whl" | grep -q "$lib" || { echo "the wheel lacks $lib"; exit 1; }
+done
 "$venv/bin/pip" install -q --disable-pip-version-check --no-deps "$whl"
 cd "$work"
 "$venv/bin/gpusqueeze" --version
