@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 rm -rf .carry/build .carry/build.txz
 mkdir -p .carry/build/tests
 cp -a build/gpusqueeze build/lib build/share .carry/build/
-cp -a build/tests/CTestTestfile.cmake build/tests/*_tests.cmake .carry/build/tests/
+cp -a build/tests/CTestTestfile.cmake build/tests/*_tests.cmake build/tests/*_include.cmake .carry/build/tests/
 printf 'subdirs("tests")\n' >.carry/build/CTestTestfile.cmake
 for t in test_gpu_live test_bench test_probes test_trace_gpu trace_target hw_target test_kernels_gpu; do
   cp -a "build/tests/$t" .carry/build/tests/

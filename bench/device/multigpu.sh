@@ -30,10 +30,10 @@ for name, ours, theirs in (("topo -m", gpu_cells(nvml["links"]), gpu_cells(smi["
 PY
 # gpusqueeze's own probes: P2P matrices, then the collectives (one process, every GPU), beside nccl-tests when present.
 run timeout 300 $B probe p2p
-$B probe p2p --json >"$OUT/p2p.json" 2>>"$log"
+$B probe p2p --format json >"$OUT/p2p.json" 2>>"$log"
 run $B probe nccl --nccl-library
 run timeout 400 $B probe nccl --max-bytes 1073741824
-$B probe nccl --json --ops all_reduce,all_gather --max-bytes 1073741824 >"$OUT/nccl-probe.json" 2>>"$log"
+$B probe nccl --format json --ops all_reduce,all_gather --max-bytes 1073741824 >"$OUT/nccl-probe.json" 2>>"$log"
 $B env --save "$OUT/env.json" >>"$log" 2>&1
 run $B doctor
 if command -v all_reduce_perf >/dev/null 2>&1; then

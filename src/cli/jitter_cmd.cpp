@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -197,6 +198,13 @@ Action register_jitter(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print gpusqueeze.jitter/1 JSON");
   cmd->add_option("command", o->command, "The workload, after --")->allow_extra_args();
   return [o] {
+    // CLI11 hands the first word after `--` to the `file` positional: a "file" that is no recording is the command's
+    // first word (`jitter -- python serve.py` must sample python, not read a file called python).
+    if (!o->file.empty() && (!o->command.empty() || !std::filesystem::is_regular_file(o->file)) &&
+        !o->file.ends_with(".gsqt")) {
+      o->command.insert(o->command.begin(), o->file);
+      o->file.clear();
+    }
     const int given = !o->file.empty() + !o->bench.empty() + !o->command.empty() + (o->pid > 0) +
                       (o->seconds > 0 && o->pid == 0 && o->command.empty());
     if (given != 1)

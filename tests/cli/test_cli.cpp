@@ -413,6 +413,14 @@ TEST(CliTriage, JitterReadsARecordingAndWantsExactlyOneSource) {
   EXPECT_EQ(run("jitter").rc, 2);
   EXPECT_EQ(run("jitter --seconds 1 " + test::fixture("h200-hw-matmul.gsqt").string()).rc, 2);
   EXPECT_EQ(run("jitter " + kFixture).rc, 2);  // not a trace
+  // `-- COMMAND`: the command's first word is not a file to read (the device run found `jitter -- python3 …` refused).
+  if (!has_nvidia_driver()) {
+    for (const char* cmd : {"jitter -o /tmp/gsq-j.gsqt -- sleep 1", "jitter -- python3 -c pass", "jitter -- true"}) {
+      const auto j = run(cmd);
+      EXPECT_EQ(j.rc, 3) << cmd << ": " << j.err;  // it got as far as opening NVML to sample
+      EXPECT_NE(j.err.find("NVIDIA driver"), std::string::npos) << j.err;
+    }
+  }
 }
 
 }  // namespace

@@ -372,3 +372,23 @@ TEST(TuneProfile, TheShippedProfilesReadAndVerifyOnAMachineWithoutThem) {
 
 }  // namespace
 }  // namespace gsq::tune
+
+namespace gsq::tune {
+namespace {
+
+// Captured by `tune capture` on the lent H200 (bench/results/2026-12-05-h200-session): it reads back unchanged.
+TEST(TuneProfile, TheH200CaptureReadsBackAndWritesTheSameSettings) {
+  const auto p = read_profile(std::filesystem::path(GSQ_FIXTURE_DIR) / "h200-tune-capture.toml");
+  EXPECT_EQ(p.settings.size(), 13u);
+  EXPECT_EQ(p.find("gpu.0.power_limit_w")->value, "700");
+  EXPECT_EQ(p.find("module.nvidia.RestrictProfilingToAdminUsers")->value, "0");
+  EXPECT_EQ(p.find("module.nvidia.UsePageAttributeTable")->value, "4294967295");
+  EXPECT_EQ(p.unsupported.size(), 4u);
+  EXPECT_NE(p.unsupported.at("gpu.0.gpu_locked_clocks").find("no getter"), std::string::npos);
+  const auto again = parse_profile(write_profile(p, "x"), "again.toml");
+  ASSERT_EQ(again.settings.size(), p.settings.size());
+  for (const auto& s : p.settings) EXPECT_EQ(again.find(s.id)->value, s.value) << s.id;
+}
+
+}  // namespace
+}  // namespace gsq::tune
