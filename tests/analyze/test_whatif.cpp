@@ -1,6 +1,6 @@
-// The causal model on the H200 traces under tests/fixtures (PyTorch profiler, recorded by bench/device/record_traces.py):
-// the unmodified replay reproduces the recorded steps, the critical path names the right class, and a what-if of the
-// fixes the fixed loop applied predicts that loop's measured step time.
+// The causal model on the H200 traces under tests/fixtures (PyTorch profiler, recorded by
+// bench/device/record_traces.py): the unmodified replay reproduces the recorded steps, the critical path names the
+// right class, and a what-if of the fixes the fixed loop applied predicts that loop's measured step time.
 #include "analyze/whatif.hpp"
 
 #include "analyze/kineto.hpp"
@@ -18,7 +18,9 @@ Trace load(const std::string& name) {
   return parse_kineto(read_maybe_gzip(test::fixture("torch-" + name + ".json.gz")), name);
 }
 
-double ratio(int64_t a, int64_t b) { return static_cast<double>(a) / static_cast<double>(b); }
+double ratio(int64_t a, int64_t b) {
+  return static_cast<double>(a) / static_cast<double>(b);
+}
 
 TEST(WhatIf, TheUnmodifiedReplayReproducesTheRecordedSteps) {
   for (const char* name : {"host-slow", "host-fixed", "matmul", "norm", "overlap", "tiny"}) {

@@ -1,0 +1,163 @@
+// What the replay tells users: `analyze --what-if` tables, and the verdict and savings an analysis takes from it.
+#include "analyze/whatif.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace gsq::analyze {
+
+WhatIf what_if(const Trace& t, const Fixes& requested) {
+  WhatIf w;
+  const auto rates = rates_for(t);
+  w.baseline = replay(t, {}, rates);
+  if (!w.baseline.ok) return w;
+  std::vector<Fixes> sets;
+  auto single = [&](auto member) {
+    Fixes f;
+    f.*member = true;
+    sets.push_back(f);
+  };
+  if (requested.sync) single(&Fixes::sync);
+  if (requested.pinned) single(&Fixes::pinned);
+  if (requested.fuse) single(&Fixes::fuse);
+  if (requested.graphs) single(&Fixes::graphs);
+  if (requested.host) single(&Fixes::host);
+  for (const auto& k : requested.faster) {
+    Fixes f;
+    f.faster.push_back(k);
+    sets.push_back(f);
+  }
+  if (sets.size() > 1) sets.push_back(requested);
+  auto row = [&](const Fixes& f, const Replay& r) {
+    const double base = static_cast<double>(w.baseline.step_p50_ns);
+    return WhatIfRow{fixes_name(f), r.step_p50_ns, r.wall_ns,
+                     base > 0 ? 1.0 - static_cast<double>(r.step_p50_ns) / base : 0.0, critical_verdict(r.path)};
+  };
+  w.rows.push_back(row({}, w.baseline));
+  for (const auto& f : sets) {
+    const auto r = replay(t, f, rates);
+    w.rows.push_back(row(f, r));
+    for (const auto& a : r.assumptions)
+      if (std::find(w.assumptions.begin(), w.assumptions.end(), a) == w.assumptions.end()) w.assumptions.push_back(a);
+  }
+  if (w.assumptions.empty()) w.assumptions = w.baseline.assumptions;
+  return w;
+}
+
+nlohmann::json to_json(const WhatIf& w) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : w.rows)
+    rows.push_back({{"fixes", r.fixes},
+                    {"step_p50_ns", r.step_p50_ns},
+                    {"wall_ns", r.wall_ns},
+                    {"saving_ratio", r.saving_ratio},
+                    {"saving_kind", "predicted"},
+                    {"critical_path", r.critical}});
+  const auto& p = w.baseline.path;
+  return {{"model", w.baseline.model},
+          {"ok", w.baseline.ok},
+          {"recorded_step_p50_ns", w.baseline.recorded_p50_ns},
+          {"replayed_step_p50_ns", w.baseline.step_p50_ns},
+          {"critical_path",
+           {{"host_ns", p.host_ns},
+            {"cpu_ops_ns", p.cpu_ops_ns},
+            {"wait_kernels_ns", p.wait_kernels_ns},
+            {"wait_copies_ns", p.wait_copies_ns},
+            {"verdict", critical_verdict(p)}}},
+          {"rows", rows},
+          {"assumptions", w.assumptions}};
+}
+
+std::string render_markdown(const WhatIf& w) {
+  if (!w.baseline.ok) return "### What if\n\n" + w.baseline.model + "\n";
+  auto ms = [](int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); };
+  const auto& p = w.baseline.path;
+  const double total = std::max<double>(1.0, static_cast<double>(p.total()));
+  std::string md = fmt::format(
+      "### Critical path and what if\n\nModel: {}. Replayed step P50 {} against {} recorded ({:+.1f}%).\n\n"
+      "Critical path of the launching thread: host work {:.1f}%, CPU ops (dispatch, launches) {:.1f}%, waiting on "
+      "kernels {:.1f}%, waiting on copies {:.1f}% → **{}**.\n\n",
+      w.baseline.model, ms(w.baseline.step_p50_ns), ms(w.baseline.recorded_p50_ns),
+      w.baseline.recorded_p50_ns > 0
+          ? 100.0 * (static_cast<double>(w.baseline.step_p50_ns) / static_cast<double>(w.baseline.recorded_p50_ns) - 1)
+          : 0.0,
+      100.0 * static_cast<double>(p.host_ns) / total, 100.0 * static_cast<double>(p.cpu_ops_ns) / total,
+      100.0 * static_cast<double>(p.wait_kernels_ns) / total, 100.0 * static_cast<double>(p.wait_copies_ns) / total,
+      critical_verdict(p));
+  Table t{{"fixes", "predicted step P50", "predicted saving", "wall", "critical path after"}, {}};
+  for (const auto& r : w.rows)
+    t.rows.push_back(
+        {r.fixes, ms(r.step_p50_ns), fmt::format("{:.1f}%", 100.0 * r.saving_ratio), ms(r.wall_ns), r.critical});
+  md += t.markdown();
+  for (const auto& a : w.assumptions) md += "\nassumes: " + a;
+  return md + "\n";
+}
+
+void judge_by_critical_path(const Trace& t, Analysis& a) {
+  const auto rates = rates_for(t);
+  const auto base = replay(t, {}, rates);
+  if (!base.ok || base.wall_ns <= 0) {
+    a.critical_path = {{"ok", false}, {"model", base.model}};
+    return;
+  }
+  const auto& p = base.path;
+  const auto cls = critical_verdict(p);
+  const double total = static_cast<double>(std::max<int64_t>(1, p.total()));
+  a.critical_path = {{"ok", true},
+                     {"model", base.model},
+                     {"verdict", cls},
+                     {"host_share", static_cast<double>(p.host_ns) / total},
+                     {"cpu_ops_share", static_cast<double>(p.cpu_ops_ns) / total},
+                     {"wait_kernels_share", static_cast<double>(p.wait_kernels_ns) / total},
+                     {"wait_copies_share", static_cast<double>(p.wait_copies_ns) / total},
+                     {"replayed_step_p50_ns", base.step_p50_ns},
+                     {"recorded_step_p50_ns", base.recorded_p50_ns}};
+  // A replay that cannot reproduce the recording is missing dependencies the trace does not show (cross-stream
+  // events, other ranks, a GPU shared with other processes): it judges nothing, and says so.
+  const double fidelity = base.recorded_p50_ns > 0
+                              ? static_cast<double>(base.step_p50_ns) / static_cast<double>(base.recorded_p50_ns)
+                              : 0.0;
+  a.critical_path["fidelity"] = fidelity;
+  if (fidelity < 0.9 || fidelity > 1.1) {
+    a.critical_path["ok"] = false;
+    a.critical_path["why"] = fmt::format(
+        "the replay gives {:.1f}% of the recorded step time: the trace lacks dependencies the run had (cross-stream "
+        "events, other ranks, other processes on the GPU), so the verdict stays with the idle-time rules and savings "
+        "stay upper bounds",
+        100.0 * fidelity);
+    return;
+  }
+  if (cls != a.verdict.cls) {
+    a.verdict.summary = fmt::format(
+        "{}: the largest class on the critical path ({:.1f}%); the idle-time rules said {}.", cls,
+        100.0 * static_cast<double>(std::max({p.host_ns, p.cpu_ops_ns, p.wait_kernels_ns, p.wait_copies_ns})) / total,
+        a.verdict.cls);
+    a.verdict.cls = cls;
+    if (cls != "gpu-bound") a.verdict.subclass.clear();
+  }
+  static const std::map<std::string, const char*> fix_of{{"sync-point", "sync"},
+                                                         {"sync-copy", "sync"},
+                                                         {"pageable-copy", "pinned"},
+                                                         {"host-idle", "host"},
+                                                         {"launch-bound", "graphs"}};
+  std::map<std::string, int64_t> saved_by_fix;
+  for (auto& f : a.findings) {
+    const auto it = fix_of.find(f.id);
+    if (it == fix_of.end()) {
+      if (f.saving_ratio) f.evidence.push_back({"saving_kind", "upper bound"});
+      continue;
+    }
+    if (!saved_by_fix.count(it->second))
+      saved_by_fix[it->second] = std::max<int64_t>(0, base.wall_ns - replay(t, parse_fixes(it->second), rates).wall_ns);
+    const int64_t saved = saved_by_fix[it->second];
+    f.saving_ratio = static_cast<double>(saved) / static_cast<double>(base.wall_ns);
+    for (auto& e : f.evidence)
+      if (e.name == "saving_ns") e.value = std::to_string(saved);
+    f.evidence.push_back({"saving_kind", "predicted"});
+    f.evidence.push_back({"what_if", it->second});
+  }
+}
+
+}  // namespace gsq::analyze
