@@ -144,6 +144,23 @@ Tunable irqbalance(const Machine& m) {
   return t;
 }
 
+// Sets key = value in a file's settings (kUnset removes it). False when nothing of ours is left: the file is removed,
+// so the folder is as it was before gpusqueeze wrote it; true when the caller should write the file (folder made).
+bool set_or_remove(std::map<std::string, std::string>& settings, const std::string& key, const std::string& value,
+                   const fs::path& file) {
+  if (value == kUnset)
+    settings.erase(key);
+  else
+    settings[key] = value;
+  if (settings.empty()) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    return false;
+  }
+  fs::create_directories(file.parent_path());
+  return true;
+}
+
 // ---- the nvidia module: options in modprobe.d, values in effect in /proc/driver/nvidia/params ----
 std::string params_name(const std::string& key) {
   return key == "RestrictProfilingToAdminUsers" ? "RmProfilingAdminOnly" : key;  // nv-procfs.c prints this name
@@ -231,16 +248,7 @@ Tunable module_option(const Machine& m, const std::string& id) {
   };
   t.write = [m, key, id](const std::string& v) {
     auto options = read_options(m.modprobe_file());
-    if (v == kUnset)
-      options.erase(key);
-    else
-      options[key] = v;
-    if (options.empty()) {  // nothing of ours left: the folder is as it was
-      std::error_code ec;
-      fs::remove(m.modprobe_file(), ec);
-      return;
-    }
-    fs::create_directories(m.modprobe_file().parent_path());
+    if (!set_or_remove(options, key, v, m.modprobe_file())) return;
     std::string line = "options nvidia";
     for (const auto& [k, x] : options)
       line += !x.empty() && x.find_first_of(" ;=") == std::string::npos ? fmt::format(" NVreg_{}={}", k, x)
@@ -289,16 +297,7 @@ Tunable env_var(const Machine& m, const std::string& id) {
   t.read = m.pid ? std::function<Field<std::string>()>([m, name] { return process_env(m, name); }) : t.configured;
   t.write = [m, id, name](const std::string& v) {
     auto vars = read_env_file(m.env_file());
-    if (v == kUnset)
-      vars.erase(name);
-    else
-      vars[name] = v;
-    if (vars.empty()) {
-      std::error_code ec;
-      fs::remove(m.env_file(), ec);
-      return;
-    }
-    fs::create_directories(m.env_file().parent_path());
+    if (!set_or_remove(vars, name, v, m.env_file())) return;
     std::string text = "# Written by gpusqueeze tune: the serving process's environment (systemd EnvironmentFile=).\n";
     for (const auto& [k, x] : vars)
       text += x.find_first_of(" \t\"'#") == std::string::npos ? fmt::format("{}={}\n", k, x)
