@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <unordered_map>
 
@@ -253,10 +254,27 @@ ReplayRates rates_for(const Trace& t) {
   return r;
 }
 
-Replay replay(const Trace& t, const Fixes& fx, const ReplayRates& rates) {
-  Replay r;
+struct ReplayGraph {
+  std::vector<Step> steps;
   int32_t thread = -1;
-  auto steps = build(t, thread, r.model);
+  std::string why;
+};
+
+std::shared_ptr<const ReplayGraph> build_graph(const Trace& t) {
+  auto g = std::make_shared<ReplayGraph>();
+  g->steps = build(t, g->thread, g->why);
+  return g;
+}
+
+Replay replay(const Trace& t, const Fixes& fx, const ReplayRates& rates) {
+  return replay(t, *build_graph(t), fx, rates);
+}
+
+Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, const ReplayRates& rates) {
+  Replay r;
+  r.model = graph_in.why;
+  const int32_t thread = graph_in.thread;
+  auto steps = graph_in.steps;  // the fixes change a copy
   if (steps.empty()) return r;
   r.ok = true;
   r.model = fmt::format("replay of thread {} ({} step{}{})", thread, steps.size(), steps.size() == 1 ? "" : "s",

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,10 @@ struct Replay {
 };
 
 [[nodiscard]] Replay replay(const Trace& t, const Fixes& fixes = {}, const ReplayRates& rates = {});
+// The graph built once, replayed under several fixes (what-if tables, predicted savings).
+struct ReplayGraph;
+[[nodiscard]] std::shared_ptr<const ReplayGraph> build_graph(const Trace& t);
+[[nodiscard]] Replay replay(const Trace& t, const ReplayGraph& graph, const Fixes& fixes, const ReplayRates& rates);
 
 // The critical path's largest class as a verdict word: host-bound (gaps), launch-bound (CPU op overhead),
 // gpu-bound (waiting on kernels), transfer-bound (waiting on copies).

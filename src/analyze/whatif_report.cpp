@@ -11,7 +11,8 @@ namespace gsq::analyze {
 WhatIf what_if(const Trace& t, const Fixes& requested) {
   WhatIf w;
   const auto rates = rates_for(t);
-  w.baseline = replay(t, {}, rates);
+  const auto graph = build_graph(t);
+  w.baseline = replay(t, *graph, {}, rates);
   if (!w.baseline.ok) return w;
   std::vector<Fixes> sets;
   auto single = [&](auto member) {
@@ -37,7 +38,7 @@ WhatIf what_if(const Trace& t, const Fixes& requested) {
   };
   w.rows.push_back(row({}, w.baseline));
   for (const auto& f : sets) {
-    const auto r = replay(t, f, rates);
+    const auto r = replay(t, *graph, f, rates);
     w.rows.push_back(row(f, r));
     for (const auto& a : r.assumptions)
       if (std::find(w.assumptions.begin(), w.assumptions.end(), a) == w.assumptions.end()) w.assumptions.push_back(a);
@@ -97,7 +98,8 @@ std::string render_markdown(const WhatIf& w) {
 
 void judge_by_critical_path(const Trace& t, Analysis& a) {
   const auto rates = rates_for(t);
-  const auto base = replay(t, {}, rates);
+  const auto graph = build_graph(t);
+  const auto base = replay(t, *graph, {}, rates);
   if (!base.ok || base.wall_ns <= 0) {
     a.critical_path = {{"ok", false}, {"model", base.model}};
     return;
@@ -150,7 +152,8 @@ void judge_by_critical_path(const Trace& t, Analysis& a) {
       continue;
     }
     if (!saved_by_fix.count(it->second))
-      saved_by_fix[it->second] = std::max<int64_t>(0, base.wall_ns - replay(t, parse_fixes(it->second), rates).wall_ns);
+      saved_by_fix[it->second] =
+          std::max<int64_t>(0, base.wall_ns - replay(t, *graph, parse_fixes(it->second), rates).wall_ns);
     const int64_t saved = saved_by_fix[it->second];
     f.saving_ratio = static_cast<double>(saved) / static_cast<double>(base.wall_ns);
     for (auto& e : f.evidence)
