@@ -1,6 +1,8 @@
 // NCCL logs, nccl-tests tables and watchdog messages (see nccl_logs.hpp).
 #include "topo/nccl_logs.hpp"
 
+#include "core/nccl_env.hpp"
+
 #include "core/error.hpp"
 
 #include <fmt/format.h>
@@ -190,31 +192,14 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                        "On an InfiniBand/RoCE cluster install rdma-core (libibverbs) in the container and expose "
                        "/dev/infiniband; check that NCCL_IB_DISABLE is not set; NCCL_DEBUG=INFO should then say NET/IB "
                        "and the channels …/GDRDMA"));
-  // Environment: invented, removed, deprecated, PyTorch's, debug-only.
-  static const std::map<std::string, std::pair<const char*, const char*>> kEnv = {
-      {"NCCL_SOCKET_TIMEOUT",
-       {"does not exist in any NCCL version",
-        "remove it; the timeout that fires is PyTorch's (init_process_group(timeout=…))"}},
-      {"NCCL_TIMEOUT", {"does not exist", "remove it; PyTorch's timeout is init_process_group(timeout=…)"}},
-      {"NCCL_TREE_THRESHOLD",
-       {"was removed in NCCL 2.5 and is ignored", "NCCL_ALGO / NCCL_PROTO choose algorithms now"}},
-      {"NCCL_LL_THRESHOLD", {"was removed in NCCL 2.5 and is ignored", "NCCL_PROTO chooses protocols now"}},
-      {"NCCL_MIN_NCHANNELS", {"is deprecated since 2.17", "NCCL_MIN_CTAS"}},
-      {"NCCL_MAX_NCHANNELS", {"is deprecated since 2.17", "NCCL_MAX_CTAS"}},
-      {"NCCL_ASYNC_ERROR_HANDLING", {"is PyTorch's old name, not NCCL's", "TORCH_NCCL_ASYNC_ERROR_HANDLING"}},
-      {"NCCL_IB_DISABLE",
-       {"is a debugging setting: with 1, InfiniBand/RoCE clusters run over TCP", "unset it in production"}},
-      {"NCCL_P2P_DISABLE",
-       {"is a debugging setting: with 1, intra-node traffic goes through host memory",
-        "unset it once the P2P problem is found"}},
-  };
+  // Environment: invented, removed, deprecated, PyTorch's, debug-only (core/nccl_env).
   for (const auto& [name, value] : log.env) {
-    const auto it = kEnv.find(name);
-    if (it == kEnv.end()) continue;
+    const auto it = nccl_env_notes().find(name);
+    if (it == nccl_env_notes().end()) continue;
     const bool debug_off = (name == "NCCL_IB_DISABLE" || name == "NCCL_P2P_DISABLE") && value == "0";
     if (debug_off) continue;
     out.push_back(make("nccl-env", name == "NCCL_IB_DISABLE" ? Severity::warn : Severity::info,
-                       fmt::format("{}={} {}", name, value, it->second.first), {{name, value}}, it->second.second));
+                       fmt::format("{}={} {}", name, value, it->second.truth), {{name, value}}, it->second.instead));
   }
   // nccl-tests: results checked wrong, and the peak.
   int64_t wrong = 0;

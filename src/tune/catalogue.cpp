@@ -1,6 +1,8 @@
 // The catalogue of settings `tune` knows, the folklore keys it rejects with the truth, and the checks of [env] values.
 #include "tune/catalogue.hpp"
 
+#include "core/nccl_env.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -217,6 +219,8 @@ std::vector<std::string> split_options(const std::string& text) {
 std::string env_problem(const std::string& name, const std::string& value) {
   if (const auto r = rejected().find("env." + name); r != rejected().end())
     return fmt::format("env.{}: {}", name, r->second);
+  if (const auto n = nccl_env_notes().find(name); n != nccl_env_notes().end() && n->second.kind != NcclEnvKind::debug)
+    return fmt::format("env.{}: {}; instead: {}", name, n->second.truth, n->second.instead);
   if (name.rfind("CUDA_", 0) == 0) {
     if (!cuda_variables().count(name))
       return fmt::format(

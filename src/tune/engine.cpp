@@ -148,9 +148,11 @@ std::vector<Check> verify(const Profile& p, const Machine& m) {
     }
     out.push_back(std::move(c));
   }
-  for (const auto& [id, why] : p.unsupported)
+  for (const auto& entry : p.unsupported) {  // (clang 14 cannot capture a structured binding in the lambda)
+    const auto& id = entry.first;
     if (std::none_of(settings.begin(), settings.end(), [&](const Setting& s) { return s.id == id; }))
-      out.push_back({id, Status::skipped, "", "", "not readable when captured: " + why});
+      out.push_back({id, Status::skipped, "", "", "not readable when captured: " + entry.second});
+  }
   return out;
 }
 

@@ -1,8 +1,8 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
 // PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output, topology
-// matrices and tune profiles. Any input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or
-// sanitizer report. Build: cmake -DGSQ_FUZZ=ON with clang (see README "Fuzzing"); the CPU test suite replays the corpus
-// without libFuzzer.
+// matrices, tune profiles and coldstart's phase files and bundles. Any input must end in a result or gsq::Error (exit 2
+// in the CLI), never a crash, hang or sanitizer report. Build: cmake -DGSQ_FUZZ=ON with clang (see README "Fuzzing");
+// the CPU test suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
@@ -14,6 +14,7 @@
 #include "topo/nccl_logs.hpp"
 #include "topo/topo_matrix.hpp"
 #include "trace/format.hpp"
+#include "triage/coldstart.hpp"
 #include "triage/memory.hpp"
 #include "triage/trtexec.hpp"
 #include "tune/profile.hpp"
@@ -83,6 +84,8 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
     // An earlier report.json handed to `report --compare`.
     static const auto now = gsq::report::render_json(gsq::report::Report{});
     guarded([&] { (void)gsq::report::compare_section(j, now, "fuzz.json"); });
+    guarded([&] { (void)gsq::triage::read_phase(j, "fuzz.json"); });  // coldstart's phase files
+    guarded([&] { (void)gsq::triage::bundle_mismatches(j, {{"torch", "2.11.0"}}); });
   });
   return 0;
 }

@@ -303,6 +303,11 @@ TEST(TuneProfile, ErrorsNameTheLineTheColumnAndTheRealAlternative) {
   EXPECT_NE(parse_error("[env]\nPYTORCH_ALLOC_CONF = \"expandable:True\"\n").find("not an allocator option"),
             std::string::npos);
   EXPECT_NE(parse_error("[env]\nLD_PRELOAD = \"x\"\n").find("GPU stack"), std::string::npos);
+  EXPECT_NE(parse_error("[env]\nNCCL_SOCKET_TIMEOUT = \"600\"\n").find("does not exist"), std::string::npos);
+  EXPECT_NE(parse_error("[env]\nNCCL_MIN_NCHANNELS = \"8\"\n").find("NCCL_MIN_CTAS"), std::string::npos);
+  EXPECT_NE(parse_error("[env]\nNCCL_ASYNC_ERROR_HANDLING = \"1\"\n").find("TORCH_NCCL_ASYNC_ERROR_HANDLING"),
+            std::string::npos);
+  EXPECT_EQ(parse_error("[env]\nNCCL_IB_DISABLE = \"0\"\nNCCL_MIN_CTAS = \"8\"\n"), "");  // real knobs
   EXPECT_NE(parse_error("[host]\ntransparent_hugepage = \"sometimes\"\n").find("not one of: always, madvise, never"),
             std::string::npos);
   EXPECT_NE(parse_error("[gpu]\ngpu_locked_clocks = [1980, 1500]\n").find("min <= max"), std::string::npos);
