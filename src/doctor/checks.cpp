@@ -1,6 +1,8 @@
 // The doctor's checks. Thresholds name their source; evidence carries units.
 #include "doctor/checks.hpp"
 
+#include "doctor/env_checks.hpp"
+
 #include "gpu/clock_events.hpp"
 #include "host/facts.hpp"
 
@@ -456,6 +458,7 @@ const std::vector<CheckInfo>& check_catalog() {
       {"profiling-permission", "GPU performance counters restricted to admins"},
       {"driver-cuda-version", "driver older than the CUDA runtime needs"},
       {"cpu-governor", "CPU frequency governor not performance"},
+      {"nccl-env", "NCCL variables that do not exist, were removed or renamed, or debugging switches left on"},
   };
   return kCatalog;
 }
@@ -480,6 +483,7 @@ std::vector<Finding> run_checks(const Snapshot& s) {
   profiling(s, out);
   driver_vs_runtime(s, out);
   governor(s, out);
+  nccl_env(s, out);
   return out;
 }
 

@@ -33,7 +33,7 @@ TEST(Doctor, RecordedH200PassesEverything) {
   EXPECT_EQ(find(findings, "cpu-governor").severity, Severity::info);
   // Every catalogued check that applies to a single PCIe GPU ran.
   for (const auto& c : check_catalog()) {
-    if (std::string(c.id) == "nvlink-health") continue;
+    if (std::string(c.id) == "nvlink-health" || std::string(c.id) == "nccl-env") continue;  // nothing to say here
     EXPECT_NO_THROW((void)find(findings, c.id)) << c.id;
   }
 }
@@ -171,6 +171,21 @@ TEST(Doctor, UnsupportedInputsInformInsteadOfPassing) {
       "pcie-link-width");
   EXPECT_EQ(f.severity, Severity::info);
   EXPECT_NE(f.title.find("cannot be checked"), std::string::npos);
+}
+
+TEST(Doctor, NcclVariablesThatDoNotExistOrDebugSwitchesAreSaid) {
+  auto s = gpu::load_snapshot(test::fixture("h200-snapshot.json"));
+  s.host.env["NCCL_SOCKET_TIMEOUT"] = "600";
+  s.host.env["NCCL_IB_DISABLE"] = "1";
+  s.host.env["NCCL_P2P_DISABLE"] = "0";  // a debugging switch left off: fine
+  s.host.env["NCCL_MIN_CTAS"] = "8";     // a real knob
+  std::vector<Finding> nccl;
+  for (const auto& f : run_checks(s))
+    if (f.id == "nccl-env") nccl.push_back(f);
+  ASSERT_EQ(nccl.size(), 2u);
+  EXPECT_NE(nccl[0].title.find("NCCL_IB_DISABLE=1"), std::string::npos);
+  EXPECT_EQ(nccl[0].severity, Severity::warn);
+  EXPECT_NE(nccl[1].title.find("does not exist"), std::string::npos);
 }
 
 }  // namespace
