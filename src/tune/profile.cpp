@@ -152,8 +152,66 @@ void read_gpu_table(const toml::table& t, const std::string& selector, Profile& 
   }
 }
 
+// TOML allows non-ASCII characters only inside strings and comments. toml++ 3.3 (Debian 12) reaches
+// __builtin_unreachable on some of them elsewhere (U+00A1-U+0499, U+FB26-U+FEFE: found by the fuzzer), so the
+// syntax error is reported here first, with its line and column.
+void reject_non_ascii_outside_strings(const std::string& text, const std::string& origin) {
+  size_t line = 1, col = 1;
+  enum { code, comment, basic, literal, ml_basic, ml_literal } state = code;
+  for (size_t i = 0; i < text.size(); ++i, ++col) {
+    const char c = text[i];
+    auto starts = [&](const char* s3) { return text.compare(i, 3, s3) == 0; };
+    if (c == '\n') {
+      ++line;
+      col = 0;
+      if (state == comment || state == basic || state == literal) state = code;
+      continue;
+    }
+    switch (state) {
+      case code:
+        if (static_cast<unsigned char>(c) >= 0x80)
+          throw_bad_input(
+              fmt::format("{}:{}:{}: a non-ASCII character outside a string or comment (TOML allows "
+                          "none there: quote the key or the value)",
+                          origin, line, col));
+        if (c == '#')
+          state = comment;
+        else if (starts("\"\"\""))
+          state = ml_basic, i += 2, col += 2;
+        else if (starts("'''"))
+          state = ml_literal, i += 2, col += 2;
+        else if (c == '"')
+          state = basic;
+        else if (c == '\'')
+          state = literal;
+        break;
+      case basic:
+        if (c == '\\')
+          ++i, ++col;
+        else if (c == '"')
+          state = code;
+        break;
+      case literal:
+        if (c == '\'') state = code;
+        break;
+      case ml_basic:
+        if (c == '\\')
+          ++i, ++col;
+        else if (starts("\"\"\""))
+          state = code, i += 2, col += 2;
+        break;
+      case ml_literal:
+        if (starts("'''")) state = code, i += 2, col += 2;
+        break;
+      case comment:
+        break;
+    }
+  }
+}
+
 void read_into(const std::string& text, const std::string& origin, const fs::path& base_dir, Profile& p,
                std::vector<std::string>& stack) {
+  reject_non_ascii_outside_strings(text, origin);
   if (stack.size() > 16) throw_bad_input(fmt::format("{}: includes nest deeper than 16 files", origin));
   toml::table root;
   try {
