@@ -52,6 +52,16 @@ void check_env(const std::string& name, const std::string& value, const toml::no
 
 Setting make_setting(const std::string& group, const std::string& selector, const std::string& key,
                      const toml::node& v) {
+  // Setting ids are dotted paths: a key is a name (a quoted key with dots or spaces could not be written back).
+  const auto name = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+  if (name.empty() ||
+      std::any_of(name.begin(), name.end(),
+                  [](char ch) {
+                    return !((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                             ch == '_');
+                  }) ||
+      (group == "module" && key.find('.') != key.rfind('.')))
+    fail_at(v.source(), fmt::format("[{}] '{}': a setting's name is letters, digits and _", group, key));
   const std::string where = group == "gpu" ? "gpu." + selector + "." + key : group + "." + key;
   const std::string display = group == "gpu" ? (selector == "*" ? "gpu." + key : where) : where;
   if (const auto r = rejected().find(group + "." + key); r != rejected().end())

@@ -315,6 +315,10 @@ TEST(TuneProfile, ErrorsNameTheLineTheColumnAndTheRealAlternative) {
   EXPECT_NE(parse_error("[host]\nnuma_balancing = \n").find("p.toml:2:"), std::string::npos);  // toml++'s own error
   EXPECT_NE(parse_error("[gpu.x]\npower_limit_w = 1\n").find("index or its UUID"), std::string::npos);
   EXPECT_NE(parse_error("[tuned]\n").find("unknown group"), std::string::npos);
+  // Found by the fuzzer: a quoted key with a dot read as one setting and wrote back as another.
+  EXPECT_NE(parse_error("[module.nvidia]\n'host.cpu_governor' = 'x'\n").find("letters, digits and _"),
+            std::string::npos);
+  EXPECT_NE(parse_error("[env]\n\"A B\" = \"x\"\n").find("letters, digits and _"), std::string::npos);
   // Found by the fuzzer: toml++ 3.3 reached __builtin_unreachable on these; TOML forbids them outside strings.
   EXPECT_NE(parse_error("\xef\xbb\xb7").find("p.toml:1:1: a non-ASCII character outside a string"), std::string::npos);
   EXPECT_NE(parse_error("[host]\nnuma_balancing = 0 \xc2\xa1\n").find("p.toml:2:20:"), std::string::npos);
