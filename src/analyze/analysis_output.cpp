@@ -144,6 +144,8 @@ std::string render_markdown(const Analysis& a) {
         "copies {}; `--what-if` predicts fixes from it\n\n",
         c.value("model", ""), pct(c.value("host_share", 0.0)), pct(c.value("cpu_ops_share", 0.0)),
         pct(c.value("wait_kernels_share", 0.0)), pct(c.value("wait_copies_share", 0.0)));
+    if (c.contains("top_ops") && !c["top_ops"].empty())
+      md += fmt::format("(the CPU op holding most of it: {})\n\n", c["top_ops"][0].value("op", ""));
   }
   md += fmt::format("{} events, wall {}, {} kernels, {} copies\n\n{}\n", a.events, ms(b.wall_ns), a.kernels,
                     a.copies.count, breakdown_table(a).markdown());

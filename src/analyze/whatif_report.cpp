@@ -8,6 +8,19 @@
 
 namespace gsq::analyze {
 
+namespace {
+
+// The CPU ops that hold the most of the critical path, largest first.
+nlohmann::json top_ops(const CriticalPath& p, size_t n = 5) {
+  std::vector<std::pair<std::string, int64_t>> v(p.by_op.begin(), p.by_op.end());
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < v.size() && i < n; ++i) out.push_back({{"op", v[i].first}, {"ns", v[i].second}});
+  return out;
+}
+
+}  // namespace
+
 WhatIf what_if(const Trace& t, const Fixes& requested) {
   WhatIf w;
   const auto rates = rates_for(t);
@@ -66,7 +79,8 @@ nlohmann::json to_json(const WhatIf& w) {
             {"cpu_ops_ns", p.cpu_ops_ns},
             {"wait_kernels_ns", p.wait_kernels_ns},
             {"wait_copies_ns", p.wait_copies_ns},
-            {"verdict", critical_verdict(p)}}},
+            {"verdict", critical_verdict(p)},
+            {"top_ops", top_ops(p)}}},
           {"rows", rows},
           {"assumptions", w.assumptions}};
 }
@@ -87,6 +101,11 @@ std::string render_markdown(const WhatIf& w) {
       100.0 * static_cast<double>(p.host_ns) / total, 100.0 * static_cast<double>(p.cpu_ops_ns) / total,
       100.0 * static_cast<double>(p.wait_kernels_ns) / total, 100.0 * static_cast<double>(p.wait_copies_ns) / total,
       critical_verdict(p));
+  std::string ops;
+  for (const auto& o : top_ops(p, 3))
+    ops += fmt::format("{}{} {:.1f}%", ops.empty() ? "" : ", ", o["op"].get<std::string>(),
+                       100.0 * o["ns"].get<double>() / total);
+  if (!ops.empty()) md += "CPU ops holding the path: " + ops + ".\n\n";
   Table t{{"fixes", "predicted step P50", "predicted saving", "wall", "critical path after"}, {}};
   for (const auto& r : w.rows)
     t.rows.push_back(
@@ -115,7 +134,8 @@ void judge_by_critical_path(const Trace& t, Analysis& a) {
                      {"wait_kernels_share", static_cast<double>(p.wait_kernels_ns) / total},
                      {"wait_copies_share", static_cast<double>(p.wait_copies_ns) / total},
                      {"replayed_step_p50_ns", base.step_p50_ns},
-                     {"recorded_step_p50_ns", base.recorded_p50_ns}};
+                     {"recorded_step_p50_ns", base.recorded_p50_ns},
+                     {"top_ops", top_ops(p)}};
   // A replay that cannot reproduce the recording is missing dependencies the trace does not show (cross-stream
   // events, other ranks, a GPU shared with other processes): it judges nothing, and says so.
   const double fidelity = base.recorded_p50_ns > 0
