@@ -14,3 +14,15 @@ namespace gsq::analyze::detail {
                               int64_t saving_ns, std::string fix, std::string source, int64_t wall_ns);
 
 }  // namespace gsq::analyze::detail
+
+namespace gsq::analyze {
+struct Analysis;
+struct Thresholds;
+namespace detail {
+// The hardware layer's findings (analysis_hw.cpp) appended to `fs`.
+void hardware_findings(const Analysis& a, double gpu_share, double gemm_share, const Thresholds& th,
+                       std::vector<Finding>& fs);
+// The copies' findings (pageable, synchronous, not overlapped) appended to `fs`.
+void copy_findings(const Analysis& a, std::vector<Finding>& fs);
+}  // namespace detail
+}  // namespace gsq::analyze
