@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The what-if check's device pass: record_pairs.py (three before/after pairs: traces of "before", untraced step times of
 # both), then the analyzer's prediction for each pair on the spot; and the clock-jitter triage over 20 s of GEMMs.
-# At most eight files come back: the three traces, pairs.json, pairs.log and jitter.json.
+# At most eight files come back: the three traces, pairs.json, pairs.log, jitter.json and report.tgz (the live report
+# with its own memory and PCIe measurements).
 # Usage: run(command="bash bench/device/pairs.sh", carry=[".carry/build.txz"])
 set -uo pipefail
 [ -f .carry/build.txz ] && [ ! -d .carry/build ] && tar xJf .carry/build.txz -C .carry
@@ -17,5 +18,9 @@ done
 run timeout 90 $B jitter -o "$OUT/gemm.gsqt" -- python3 bench/triage/gemm_loop.py --seconds 20
 $B jitter --json "$OUT/gemm.gsqt" >"$FINAL/jitter.json" 2>>"$log"
 run $B jitter "$OUT/gemm.gsqt"
+start=$(date +%s%N)
+run timeout 240 $B report -o "$OUT/report" --budget 60
+echo "report wall (with its own measurements): $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
+tar czf "$FINAL/report.tgz" -C "$OUT" report
 cp "$log" "$FINAL/"
-grep -E '^(launch|pinned|sync):|\| (graphs|pinned|sync) |\[exit' "$log"
+grep -E '^(launch|pinned|sync):|\| (graphs|pinned|sync) |report wall|\[exit' "$log"

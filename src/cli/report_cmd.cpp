@@ -1,5 +1,6 @@
 // `gpusqueeze report`: every step for this machine on one page (index.html, report.md, report.json).
 #include "cli/common.hpp"
+#include "cli/report_measure.hpp"
 #include "cli/tune_view.hpp"
 
 #include "topo/live.hpp"
@@ -31,6 +32,7 @@ struct ReportOptions {
   SnapshotOptions snap;
   std::string out_dir = "gsq-report";
   std::string compare_file, tune_file;
+  double budget_s = 120;  // what report may spend measuring a live GPU
   std::vector<std::string> bench_files, trace_files, memory_files, jitter_files, trt_files, topo_files, nccl_files;
 };
 
@@ -235,6 +237,11 @@ Action register_report(CLI::App& app) {
       "gpusqueeze, labelled as such. Open OUT/index.html in any browser: it has no external resources.");
   add_snapshot_options(*cmd, o->snap, true);
   cmd->add_option("-o,--out", o->out_dir, "Report folder")->capture_default_str();
+  cmd->add_option("--budget", o->budget_s,
+                  "Seconds report may spend measuring a live GPU (memory and PCIe ceilings, short runs); 0 measures "
+                  "nothing")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--bench", o->bench_files, "Add a bench run (gpusqueeze.bench/1) as the baseline section")
       ->check(CLI::ExistingFile);
   cmd->add_option("--trace", o->trace_files, "Add the analysis of a trace (Kineto JSON)")->check(CLI::ExistingFile);
@@ -304,6 +311,16 @@ Action register_report(CLI::App& app) {
     // Every file is named on the page as report::display_name gives it: no absolute path of this machine.
     using report::display_name;
     for (const auto& f : bench_files) r.add(bench_section_of(bench::load_run(f), display_name(f)));
+    // A live GPU: the memory and PCIe ceilings measured now, unless the user gave runs or no budget.
+    if (r.this_machine && !s.gpus.empty() && o->bench_files.empty() && o->budget_s > 0) {
+      std::vector<std::string> notes;
+      for (const auto& run : measure_live(o->budget_s, notes)) {
+        auto sec = bench_section_of(run, "measured now");
+        sec.more = "gpusqueeze probe " + run.suite;
+        r.add(std::move(sec));
+      }
+      for (const auto& n : notes) note(n);
+    }
     for (const auto& f : trace_files) {
       auto a = analyze::analyze(analyze::load_trace(f));
       a.origin = display_name(f);
