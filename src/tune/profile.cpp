@@ -168,6 +168,7 @@ void read_gpu_table(const toml::table& t, const std::string& selector, Profile& 
 void reject_non_ascii_outside_strings(const std::string& text, const std::string& origin) {
   size_t line = 1, col = 1;
   enum { code, comment, basic, literal, ml_basic, ml_literal } state = code;
+  char last = '\n';  // the last character of code that is not a space: a quote opens a string only after one of =[{,.
   for (size_t i = 0; i < text.size(); ++i, ++col) {
     const char c = text[i];
     auto starts = [&](const char* s3) { return text.compare(i, 3, s3) == 0; };
@@ -175,43 +176,48 @@ void reject_non_ascii_outside_strings(const std::string& text, const std::string
       ++line;
       col = 0;
       if (state == comment || state == basic || state == literal) state = code;
+      if (state == code) last = '\n';
       continue;
     }
     switch (state) {
-      case code:
+      case code: {
         if (static_cast<unsigned char>(c) >= 0x80)
           throw_bad_input(
               fmt::format("{}:{}:{}: a non-ASCII character outside a string or comment (TOML allows "
                           "none there: quote the key or the value)",
                           origin, line, col));
-        if (c == '#')
+        const bool opens = last == '\n' || last == '=' || last == '[' || last == '{' || last == ',' || last == '.';
+        if (c == '#') {
           state = comment;
-        else if (starts("\"\"\""))
-          state = ml_basic, i += 2, col += 2;
-        else if (starts("'''"))
-          state = ml_literal, i += 2, col += 2;
-        else if (c == '"')
-          state = basic;
-        else if (c == '\'')
-          state = literal;
+        } else if ((c == '"' || c == '\'') && opens) {
+          if (starts("\"\"\""))
+            state = ml_basic, i += 2, col += 2;
+          else if (starts("'''"))
+            state = ml_literal, i += 2, col += 2;
+          else
+            state = c == '"' ? basic : literal;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+          last = c;
+        }
         break;
+      }
       case basic:
         if (c == '\\')
           ++i, ++col;
         else if (c == '"')
-          state = code;
+          state = code, last = '"';
         break;
       case literal:
-        if (c == '\'') state = code;
+        if (c == '\'') state = code, last = '\'';
         break;
       case ml_basic:
         if (c == '\\')
           ++i, ++col;
         else if (starts("\"\"\""))
-          state = code, i += 2, col += 2;
+          state = code, last = '"', i += 2, col += 2;
         break;
       case ml_literal:
-        if (starts("'''")) state = code, i += 2, col += 2;
+        if (starts("'''")) state = code, last = '\'', i += 2, col += 2;
         break;
       case comment:
         break;
