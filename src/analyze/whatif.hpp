@@ -26,7 +26,8 @@ namespace gsq::analyze {
 
 struct Fixes {
   bool sync = false;    // the per-step syncs dropped (an .item()'s whole op; other syncs stop waiting)
-  bool pinned = false;  // pageable input copies (host to device) from pinned buffers, asynchronous, at the pinned rate
+  bool pinned = false;  // pageable input copies (host to device) from memory allocated pinned
+                        // (DataLoader(pin_memory=True) pins in its workers), asynchronous, at the pinned rate
   bool fuse = false;    // each run of back-to-back elementwise ops becomes one op and one kernel
   bool graphs = false;  // launch-only ops replayed from a CUDA graph: a per-kernel cost instead of the dispatch
   bool host = false;    // host gaps moved to a worker thread that prepares the next step meanwhile
@@ -40,9 +41,8 @@ struct Fixes {
 // Rates the fixes assume, and where they come from (printed with every prediction).
 struct ReplayRates {
   double pinned_h2d_bytes_per_s = 25e9;  // PCIe with pinned memory
-  double host_copy_bytes_per_s = 10e9;   // filling a pinned staging buffer on the CPU
   int64_t graph_per_kernel_ns = 1000;    // a kernel replayed from a CUDA graph
-  std::string source = "stated defaults (PCIe Gen4 x16 pinned 25 GB/s, host copy 10 GB/s, 1 µs per graph kernel)";
+  std::string source = "stated defaults (PCIe Gen4 x16 pinned 25 GB/s, 1 µs per graph kernel)";
 };
 // The rates for the trace's GPU: an H100/H200 (PCIe Gen5) gets the pinned rate measured on this project's H200.
 [[nodiscard]] ReplayRates rates_for(const Trace& t);

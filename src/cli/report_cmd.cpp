@@ -319,6 +319,16 @@ Action register_report(CLI::App& app) {
         sec.more = "gpusqueeze probe " + run.suite;
         r.add(std::move(sec));
       }
+      if (!notes.empty()) {  // said on the page, in the step's own section
+        report::Section sec;
+        sec.id = "measured-now";
+        sec.title = "Step 3 — memory bandwidth: what report could not measure now";
+        sec.step = 3;
+        sec.notes = notes;
+        sec.headline = notes.front();
+        sec.more = "gpusqueeze probe mem; gpusqueeze probe pcie";
+        r.add(std::move(sec));
+      }
       for (const auto& n : notes) note(n);
     }
     for (const auto& f : trace_files) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <thread>
 
 namespace gsq::cli {
 
@@ -46,10 +47,20 @@ std::vector<bench::Run> measure_live(double budget_s, std::vector<std::string>& 
     o.progress = [&](const std::string& line) { note("report: " + line); };
     note(fmt::format("report: measuring probe {} (a short run; `gpusqueeze probe {}` for the full sweep)…", p.name,
                      p.name));
-    try {
-      runs.push_back(bench::run_suite(p.name, p.suite(), o));
-    } catch (const Error& e) {
-      notes.push_back(fmt::format("probe {} could not run: {}", p.name, e.what()));
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        runs.push_back(bench::run_suite(p.name, p.suite(), o));
+        break;
+      } catch (const Error& e) {
+        // NVML's utilisation lags a process that just ended: wait once before calling the GPU busy.
+        if (attempt == 0 && std::string(e.what()).find("busy") != std::string::npos) {
+          note("report: the GPU reads busy; waiting 3 s once before deciding");
+          std::this_thread::sleep_for(std::chrono::seconds(3));
+          continue;
+        }
+        notes.push_back(fmt::format("probe {} could not run: {}", p.name, e.what()));
+        break;
+      }
     }
   }
   return runs;

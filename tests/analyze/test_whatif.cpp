@@ -47,6 +47,24 @@ TEST(WhatIf, TheFixesOfTheFixedLoopPredictItsMeasuredStepWithin3Percent) {
   EXPECT_EQ(critical_verdict(r.path), "host-bound");  // still the host: the fixes cannot move the bottleneck
 }
 
+// Three more pairs recorded on the H200 by bench/device/record_pairs.py (bench/results/2026-12-05-h200-pairs): each
+// "before" trace, replayed with the fix the "after" loop applies, against the after loop's measured step (untraced,
+// interleaved rounds, medians).
+TEST(WhatIf, RecordedPairsArePredictedWithin5Percent) {
+  const struct {
+    const char* name;
+    const char* fix;
+    double measured_after_ms;
+  } pairs[] = {{"pair-launch", "graphs", 0.056},  // 50 tiny ops → one CUDA graph replay
+               {"pair-pinned", "pinned", 0.719},  // 32 MiB pageable copy → pinned, non_blocking
+               {"pair-sync", "sync", 5.188}};     // .item() per step on a GPU-bound step → none
+  for (const auto& p : pairs) {
+    const auto t = load(std::string(p.name) + "-before");
+    const auto r = replay(t, parse_fixes(p.fix), rates_for(t));
+    EXPECT_NEAR(static_cast<double>(r.step_p50_ns) / 1e6 / p.measured_after_ms, 1.0, 0.05) << p.name;
+  }
+}
+
 TEST(WhatIf, SyncsAreCheapOnAHostBoundLoopAndRankBelowTheHostWork) {
   const auto w = what_if(load("host-slow"), parse_fixes("sync,pinned,host"));
   ASSERT_EQ(w.rows.size(), 5u);  // as recorded, three alone, all together
