@@ -174,7 +174,8 @@ nlohmann::json to_json(const ColdstartReport& r) {
 
 std::vector<std::string> bundle_mismatches(const nlohmann::json& bundle,
                                            const std::map<std::string, std::string>& here) {
-  if (!bundle.is_object() || bundle.value("schema", "") != kColdstartBundleSchema || !bundle.contains("manifest") ||
+  if (!bundle.is_object() || !bundle.contains("schema") || !bundle["schema"].is_string() ||
+      bundle["schema"].get<std::string>() != kColdstartBundleSchema || !bundle.contains("manifest") ||
       !bundle["manifest"].is_object())
     throw_bad_input("not a gpusqueeze coldstart bundle (schema " + std::string(kColdstartBundleSchema) + ")");
   std::vector<std::string> out;

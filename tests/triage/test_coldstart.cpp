@@ -93,6 +93,7 @@ TEST(Coldstart, ABundleFromAnotherMachineIsRefusedWithEveryDifference) {
   for (const auto& [k, v] : bundle["manifest"].items()) same[k] = v;
   EXPECT_TRUE(bundle_mismatches(bundle, same).empty());
   EXPECT_THROW((void)bundle_mismatches(nlohmann::json{{"schema", "other"}}, same), Error);
+  EXPECT_THROW((void)bundle_mismatches(nlohmann::json{{"schema", 3683}}, same), Error);  // found by the fuzzer
 }
 
 TEST(Coldstart, ACacheFolderOthersCanWriteIsFlagged) {
