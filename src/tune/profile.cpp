@@ -172,6 +172,21 @@ void reject_non_ascii_outside_strings(const std::string& text, const std::string
   for (size_t i = 0; i < text.size(); ++i, ++col) {
     const char c = text[i];
     auto starts = [&](const char* s3) { return text.compare(i, 3, s3) == 0; };
+    // A backslash escape is ASCII; in a multi-line string a line-ending backslash eats the whitespace that follows,
+    // and the first character after it must be ASCII too (toml++ 3.3 tests it as whitespace).
+    auto escape = [&](bool multiline) {
+      size_t j = i + 1;
+      if (multiline)
+        while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n')) {
+          if (text[j] == '\n') ++line, col = 0;
+          ++j, ++col;
+        }
+      if (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x80)
+        throw_bad_input(fmt::format("{}:{}:{}: a non-ASCII character after a backslash (escapes are ASCII: \\uXXXX)",
+                                    origin, line, col + 1));
+      col += j - i;
+      i = j;
+    };
     if (c == '\n') {
       ++line;
       col = 0;
@@ -203,7 +218,7 @@ void reject_non_ascii_outside_strings(const std::string& text, const std::string
       }
       case basic:
         if (c == '\\')
-          ++i, ++col;
+          escape(false);
         else if (c == '"')
           state = code, last = '"';
         break;
@@ -212,7 +227,7 @@ void reject_non_ascii_outside_strings(const std::string& text, const std::string
         break;
       case ml_basic:
         if (c == '\\')
-          ++i, ++col;
+          escape(true);
         else if (starts("\"\"\""))
           state = code, last = '"', i += 2, col += 2;
         break;

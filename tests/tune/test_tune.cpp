@@ -322,6 +322,9 @@ TEST(TuneProfile, ErrorsNameTheLineTheColumnAndTheRealAlternative) {
   // Found by the fuzzer: toml++ 3.3 reached __builtin_unreachable on these; TOML forbids them outside strings.
   EXPECT_NE(parse_error("\xef\xbb\xb7").find("p.toml:1:1: a non-ASCII character outside a string"), std::string::npos);
   EXPECT_NE(parse_error("[host]\nnuma_balancing = 0 \xc2\xa1\n").find("p.toml:2:20:"), std::string::npos);
+  EXPECT_NE(parse_error("[main]\nsummary = \"\\\xc5\xa0\"\n").find("after a backslash"), std::string::npos);
+  EXPECT_NE(parse_error("[main]\nsummary = \"\"\"a\\  \n  \xc5\xa0\"\"\"\n").find("after a backslash"),
+            std::string::npos);
   EXPECT_EQ(parse_error("# caf\xc3\xa9 \xef\xbb\xb7\n[main]\nsummary = \"caf\xc3\xa9 \xef\xbb\xb7\"\n"), "");
   EXPECT_EQ(parse_error("[env]\nPYTORCH_ALLOC_CONF = \"roundup_power2_divisions:[256:1,512:2],backend:native\"\n"), "");
 }
