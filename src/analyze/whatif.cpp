@@ -165,7 +165,7 @@ void walk_critical_path(const std::vector<Segment>& segs, const GpuState& gpu, i
       path.cpu_ops_ns += std::max<int64_t>(0, end - gpu.ops.at(static_cast<size_t>(sg.awaited)).end);  // return path
       int64_t g = sg.awaited;
       int64_t gcur = std::min(end, gpu.ops.at(static_cast<size_t>(g)).end);
-      while (true) {
+      for (size_t hops = 0; hops <= gpu.ops.size(); ++hops) {  // bounded: a malformed trace may repeat an op
         const auto& rec = gpu.ops.at(static_cast<size_t>(g));
         const int64_t lo = std::max(rec.start, step_start);
         if (gcur > lo) (rec.copy ? path.wait_copies_ns : path.wait_kernels_ns) += gcur - lo;
@@ -173,7 +173,7 @@ void walk_critical_path(const std::vector<Segment>& segs, const GpuState& gpu, i
           cur = step_start;
           break;
         }
-        if (rec.pred >= 0 && gpu.ops.count(static_cast<size_t>(rec.pred))) {  // waited on its stream predecessor
+        if (rec.pred >= 0 && rec.pred != g && gpu.ops.count(static_cast<size_t>(rec.pred))) {  // its stream predecessor
           gcur = rec.start;
           g = rec.pred;
           continue;
@@ -182,6 +182,7 @@ void walk_critical_path(const std::vector<Segment>& segs, const GpuState& gpu, i
         cur = rec.ready;
         break;
       }
+      cur = std::min(cur, sg.start);  // the wait is consumed whatever the chain gave: the walk always moves back
       continue;
     }
     const int64_t d = end - sg.start;
