@@ -36,17 +36,12 @@ struct ExporterCliOptions {
 // Adds the tune profile's verify result to every collection (NVML opened once for it; the profile read each time, so
 // an edited profile is seen without a restart).
 monitor::Collector with_tune(monitor::Collector inner, const std::string& profile) {
-  auto gpu = std::make_shared<std::unique_ptr<tune::GpuControl>>();
   std::string missing;
-  try {
-    *gpu = tune::nvml_control(gpu::Nvml::open());
-  } catch (const Error& e) {
-    missing = e.what();
-  }
+  const std::shared_ptr<tune::GpuControl> gpu = tune::open_nvml_control(missing);
   return [inner, profile, gpu, missing]() {
     auto c = inner();
     tune::Machine m;
-    m.gpu = gpu->get();
+    m.gpu = gpu.get();
     m.gpu_missing = missing;
     const auto host = c.snapshot.host.hostname.value.value_or("");
     try {

@@ -39,11 +39,7 @@ MachineHandle open_machine(const TuneCliOptions& o) {
     h.gpu = tune::FakeGpuControl::from_file(fake);
     note(fmt::format("GPUs are the fake machine in {} (GSQ_TUNE_FAKE_GPU)", fake));
   } else {
-    try {
-      h.gpu = tune::nvml_control(gpu::Nvml::open());
-    } catch (const Error& e) {
-      h.m.gpu_missing = e.what();
-    }
+    h.gpu = tune::open_nvml_control(h.m.gpu_missing);
   }
   h.m.gpu = h.gpu.get();
   return h;
@@ -57,25 +53,12 @@ void require_root(const TuneCliOptions& o, const char* verb) {
                     verb));
 }
 
-struct Counts {
-  int passed = 0, failed = 0, skipped = 0, pending = 0;
-};
-Counts count(const std::vector<tune::Check>& checks) {
-  Counts c;
-  for (const auto& x : checks) {
-    c.passed += x.status == tune::Status::passed;
-    c.failed += x.status == tune::Status::failed;
-    c.skipped += x.status == tune::Status::skipped;
-    c.pending += x.status == tune::Status::pending;
-  }
-  return c;
-}
-std::string summary(const Counts& c) {
+std::string summary(const tune::CheckCounts& c) {
   return fmt::format("{} passed, {} failed, {} skipped, {} pending", c.passed, c.failed, c.skipped, c.pending);
 }
 
 int print_checks(const std::vector<tune::Check>& checks, const std::string& what, bool json) {
-  const auto c = count(checks);
+  const auto c = tune::count_checks(checks);
   if (json) {
     std::cout << nlohmann::json{{"profile", what},      {"checks", tune::to_json(checks)},
                                 {"passed", c.passed},   {"failed", c.failed},

@@ -31,20 +31,10 @@ std::optional<TuneView> verify_tune_profile(const std::string& file, bool shippe
     v.note = "The profile given with --tune.";
   }
   v.name = report::display_name(path);
-  std::unique_ptr<tune::GpuControl> gpu;
-  try {
-    gpu = tune::nvml_control(gpu::Nvml::open());
-  } catch (const Error& e) {
-    m.gpu_missing = e.what();
-  }
+  const auto gpu = tune::open_nvml_control(m.gpu_missing);
   m.gpu = gpu.get();
   v.checks = tune::verify(tune::read_profile(path), m);
-  for (const auto& c : v.checks) {
-    v.passed += c.status == tune::Status::passed;
-    v.failed += c.status == tune::Status::failed;
-    v.skipped += c.status == tune::Status::skipped;
-    v.pending += c.status == tune::Status::pending;
-  }
+  v.counts = tune::count_checks(v.checks);
   return v;
 }
 
@@ -65,8 +55,8 @@ std::vector<Finding> tune_findings(const TuneView& v) {
 }
 
 std::string tune_headline(const TuneView& v) {
-  return fmt::format("{}: {} passed, {} failed, {} pending, {} skipped", v.name, v.passed, v.failed, v.pending,
-                     v.skipped);
+  return fmt::format("{}: {} passed, {} failed, {} pending, {} skipped", v.name, v.counts.passed, v.counts.failed,
+                     v.counts.pending, v.counts.skipped);
 }
 
 }  // namespace gsq::cli

@@ -15,7 +15,7 @@ struct TuneView {
   std::string name;  // as shown: the file's display name
   std::string note;  // which profile this is and why
   std::vector<tune::Check> checks;
-  int passed = 0, failed = 0, skipped = 0, pending = 0;
+  tune::CheckCounts counts;
 };
 
 // `file` when given; else the installed profile; else (when `shipped` is true) the base profile that ships with

@@ -3,13 +3,12 @@
 
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "gpu/collect.hpp"
 #include "host/facts.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <ctime>
 
 namespace gsq::tune {
 
@@ -26,15 +25,6 @@ fs::path state_file(const Machine& m) {
 void write_state(const Machine& m, const nlohmann::json& state) {
   fs::create_directories(m.state_dir());
   write_json_file(state_file(m), state);
-}
-
-std::string now_utc() {
-  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 nlohmann::json* entry_of(nlohmann::json& state, const std::string& id) {
@@ -111,6 +101,17 @@ nlohmann::json read_state(const Machine& m) {
   return j;
 }
 
+CheckCounts count_checks(const std::vector<Check>& checks) {
+  CheckCounts c;
+  for (const auto& x : checks) {
+    c.passed += x.status == Status::passed;
+    c.failed += x.status == Status::failed;
+    c.skipped += x.status == Status::skipped;
+    c.pending += x.status == Status::pending;
+  }
+  return c;
+}
+
 std::vector<Check> verify(const Profile& p, const Machine& m) {
   const auto state = read_state(m);
   std::vector<Check> out;
@@ -158,7 +159,7 @@ std::vector<Check> verify(const Profile& p, const Machine& m) {
 
 Profile capture(const Machine& m) {
   Profile p;
-  p.summary = fmt::format("captured on {} at {}", host::hostname().value_or("this machine"), now_utc());
+  p.summary = fmt::format("captured on {} at {}", host::hostname().value_or("this machine"), gpu::utc_now_iso8601());
   if (m.gpu == nullptr) p.unsupported["gpu.*"] = m.gpu_missing.empty() ? "no NVIDIA driver here" : m.gpu_missing;
   for (const auto& [id, kind] : capturable(m)) {
     const auto t = tunable(m, id);
@@ -246,7 +247,7 @@ ApplyResult apply(const Profile& p, const std::string& profile_name, const Machi
       e = &state["entries"].back();
     }
     (*e)["target"] = step.to;
-    (*e)["time"] = now_utc();
+    (*e)["time"] = gpu::utc_now_iso8601();
     const bool written_before = e->value("status", "") == "written";
     (*e)["status"] = "writing";
     write_state(m, state);

@@ -23,6 +23,12 @@ struct Check {
   std::string detail;  // why skipped, what pending waits for, the evidence of a clock lock
 };
 
+// How many checks ended in each status.
+struct CheckCounts {
+  int passed = 0, failed = 0, skipped = 0, pending = 0;
+};
+[[nodiscard]] CheckCounts count_checks(const std::vector<Check>& checks);
+
 // Every setting of the profile on this machine, one Check each; `unsupported` ids of a capture are skipped with their
 // reason. Module options configured but not loaded are pending; knobs missing here are skipped, never failed.
 [[nodiscard]] std::vector<Check> verify(const Profile& p, const Machine& m);

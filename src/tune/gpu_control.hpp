@@ -44,6 +44,8 @@ class GpuControl {
 
 // NVML through the session's function table; a symbol the driver lacks answers NVML_ERROR_FUNCTION_NOT_FOUND.
 [[nodiscard]] std::unique_ptr<GpuControl> nvml_control(gpu::Nvml nvml);
+// NVML when a driver answers, else null with `why` set to the reason (GPU settings are then skipped, never failed).
+[[nodiscard]] std::unique_ptr<GpuControl> open_nvml_control(std::string& why);
 
 // A machine of fake GPUs. Values start at an H200's (the figures of tests/fixtures/h200-snapshot.json); tests and
 // GSQ_TUNE_FAKE_GPU files change them. With a file, every setter writes the state back, so separate processes (the CLI

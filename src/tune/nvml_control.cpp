@@ -1,6 +1,8 @@
 // GpuControl over NVML: one call per method, nothing cached, so `verify` sees the driver's state at that moment.
 #include "tune/gpu_control.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 #include <utility>
 
@@ -101,6 +103,15 @@ class NvmlControl final : public GpuControl {
 
 std::unique_ptr<GpuControl> nvml_control(gpu::Nvml nvml) {
   return std::make_unique<NvmlControl>(std::move(nvml));
+}
+
+std::unique_ptr<GpuControl> open_nvml_control(std::string& why) {
+  try {
+    return nvml_control(gpu::Nvml::open());
+  } catch (const Error& e) {
+    why = e.what();
+    return nullptr;
+  }
 }
 
 }  // namespace gsq::tune
