@@ -1,7 +1,7 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
 // PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output, topology
 // matrices, tune profiles and coldstart's phase files and bundles. Any input must end in a result or gsq::Error (exit 2
-// in the CLI), never a crash, hang or sanitizer report. Build: cmake -DGSQ_FUZZ=ON with clang (see README "Fuzzing");
+// in the CLI), never a crash, hang or sanitizer report. Build: cmake -DGSQ_FUZZ=ON with clang (see CONTRIBUTING.md);
 // the CPU test suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
