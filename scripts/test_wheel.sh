@@ -32,6 +32,8 @@ test -s "$work/report/index.html" && echo "ok: python -m gpusqueeze report wrote
 "$venv/bin/gpusqueeze" tune keys | grep -q CUDA_MALLOC_PER_BLOCK && echo "ok: tune keys"
 "$venv/bin/python" -c "import gpusqueeze, os; print('package', gpusqueeze.__version__, 'binary', os.path.relpath(gpusqueeze.binary(), os.path.dirname(gpusqueeze.__file__)))"
 if "$venv/bin/python" -c "import torch" 2>/dev/null; then
+  # The C++ registration compiled from the wheel's own csrc/ and header (a fallback to Python fails the test).
+  export GSQ_CACHE_DIR="$work/cache" GSQ_EXPECT_OPS_BACKEND=cpp
   GSQ_TEST_INSTALLED=1 "$venv/bin/python" "$src/tests/python/test_ops.py" 2>&1 | grep -E "^torch|^Ran|^OK|FAIL|Error" \
     || true
   GSQ_TEST_INSTALLED=1 "$venv/bin/python" "$src/tests/python/test_ops.py" >/dev/null 2>&1

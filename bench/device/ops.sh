@@ -5,6 +5,8 @@
 set -uo pipefail
 LOG=ops.log source "$(dirname "$0")/lib.sh"
 export GSQ_KERNELS_LIBRARY=$PWD/$BUILD/lib/libgsqkernels.so
-run timeout 240 python3 bench/device/ops_cost.py
+export GSQ_CACHE_DIR=$PWD/.gsq-cache
+run env GSQ_OPS_BACKEND=cpp timeout 300 python3 bench/device/ops_cost.py
+run env GSQ_OPS_BACKEND=python timeout 240 python3 bench/device/ops_cost.py
 run timeout 120 python3 tests/python/test_ops.py
-grep -E 'us/call|max abs|\[exit' "$log"
+grep -E 'backend|us/call|max abs|bit-equal|DIFFERENT|\[exit' "$log"

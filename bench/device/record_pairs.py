@@ -4,7 +4,10 @@ recorded with the PyTorch profiler (ProfilerStep# markers per step), and both ti
   launch   50 tiny elementwise ops per step            → the step captured once in a CUDA graph and replayed (graphs)
   pinned   a 32 MiB pageable host-to-device copy + GEMM → a pinned buffer with non_blocking=True (pinned)
   sync     a GEMM chain and .item() every step          → no .item() (sync)
-Usage: python3 record_pairs.py OUT_DIR  → OUT_DIR/pair-NAME-before.json.gz and OUT_DIR/pairs.json (measured P50s)."""
+  layout   a bf16 conv stack in NCHW (cuDNN transposes)  → model and input channels_last at load (layout)
+  copystream  a pinned 64 MiB copy, then GEMMs, one stream → the next batch's copy on a side stream (prefetch) while
+           this one computes (no what-if models a prefetch yet: recorded so one can be checked against it)
+Usage: python3 record_pairs.py OUT_DIR [NAME ...] → OUT_DIR/pair-NAME-before.json.gz and OUT_DIR/pairs.json (P50s)."""
 import gzip
 import json
 import os
@@ -83,8 +86,64 @@ def sync_after():
     return a.float().sum()
 
 
+# --- NCHW convolutions (cuDNN runs NHWC kernels and transposes around them) vs channels_last at load ---
+convs = torch.nn.Sequential(*[torch.nn.Conv2d(128, 128, 3, padding=1) for _ in range(4)]).to(dev, torch.bfloat16).eval()
+convs_cl = torch.nn.Sequential(*[torch.nn.Conv2d(128, 128, 3, padding=1) for _ in range(4)]).to(dev, torch.bfloat16)
+convs_cl.load_state_dict(convs.state_dict())
+convs_cl = convs_cl.eval().to(memory_format=torch.channels_last)
+img = torch.randn(32, 128, 56, 56, device=dev, dtype=torch.bfloat16)
+img_cl = img.contiguous(memory_format=torch.channels_last)
+
+
+def layout_before():
+    with torch.no_grad():
+        return convs(img)
+
+
+def layout_after():
+    with torch.no_grad():
+        return convs_cl(img_cl)
+
+
+# --- a copy then compute on one stream vs the next batch's copy prefetched on a side stream ---
+batches = [torch.randn(4096, 4096, dtype=torch.float32).pin_memory() for _ in range(2)]  # 64 MiB each
+wc = torch.randn(4096, 4096, device=dev)
+copy_stream = torch.cuda.Stream()
+state = {"i": 0, "next": None, "ready": None}
+
+
+def copy_before():
+    a = batches[state["i"] % 2].to(dev, non_blocking=True)
+    state["i"] += 1
+    for _ in range(4):
+        a = a @ wc
+    return a
+
+
+def copy_after():
+    if state["next"] is None:  # the first batch: nothing was prefetched
+        with torch.cuda.stream(copy_stream):
+            state["next"] = batches[state["i"] % 2].to(dev, non_blocking=True)
+            state["ready"] = torch.cuda.Event()
+            state["ready"].record(copy_stream)
+    torch.cuda.current_stream().wait_event(state["ready"])
+    a = state["next"]
+    a.record_stream(torch.cuda.current_stream())
+    state["i"] += 1
+    with torch.cuda.stream(copy_stream):  # prefetch the next batch while this one computes
+        state["next"] = batches[state["i"] % 2].to(dev, non_blocking=True)
+        state["ready"] = torch.cuda.Event()
+        state["ready"].record(copy_stream)
+    for _ in range(4):
+        a = a @ wc
+    return a
+
+
 pairs = {"launch": (launch_step, launch_fixed, "graphs"), "pinned": (pinned_before, pinned_after, "pinned"),
-         "sync": (sync_before, sync_after, "sync")}
+         "sync": (sync_before, sync_after, "sync"), "layout": (layout_before, layout_after, "layout"),
+         "copystream": (copy_before, copy_after, "pinned")}
+if len(sys.argv) > 2:
+    pairs = {k: v for k, v in pairs.items() if k in sys.argv[2:]}
 
 
 def steps_ms(fn, n):

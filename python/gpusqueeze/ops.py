@@ -15,16 +15,23 @@ Operators (all forward only, CUDA tensors of float32/float16/bfloat16 unless sai
     gpusqueeze::w4a16_linear(Tensor x, Tensor words, Tensor params, Tensor? bias, int n, int k, int group) -> Tensor
     gpusqueeze::w8a16_linear(Tensor x, Tensor q, Tensor scales, Tensor? bias, int n, int k) -> Tensor
 
+Two registrations, one set of schemas and fake implementations (gpusqueeze.ops.BACKEND says which is live):
+- "cpp" (the default): csrc/torch_ops.cpp registered with TORCH_LIBRARY, compiled on first import against this
+  PyTorch with the system C++ compiler and cached (gpusqueeze._torch_ext); a call never enters Python, so its host
+  cost is the dispatcher's. A cached build for another PyTorch is refused and rebuilt, never loaded.
+- "python": torch.library.custom_op over the ctypes path (gpusqueeze.kernels), used when no compiler is at hand (with a
+  warning that says why) or with GSQ_OPS_BACKEND=python.
 Inputs are checked the same way in the real and the fake implementation (dtype, shape, device of x and of the
 parameters), so a wrong call fails while tracing with an ordinary RuntimeError, not later on the GPU. Non-contiguous
-inputs are accepted (copied first). The launches go through the C ABI (gpusqueeze.kernels); the C ABI stays for other
-callers.
+inputs are accepted (copied first). The C ABI stays for other callers.
 
-Needs PyTorch >= 2.4 (torch.library.custom_op). Built and tested with: PyTorch 2.11.0+cu130 on an H200 (device runs),
-and the CPU checks of tests/python/test_ops.py with the PyTorch recorded in bench/results (fake tensors).
+Needs PyTorch >= 2.4 (torch.library.custom_op, register_fake). Built and tested with: PyTorch 2.11.0+cu130 on an H200
+(device runs), and the CPU checks of tests/python/test_ops.py with the PyTorch recorded in bench/results (fake tensors).
 """
 from __future__ import annotations
 
+import os
+import warnings
 from typing import Optional
 
 import torch
@@ -67,90 +74,41 @@ def _check_param(op: str, what: str, t: Optional[torch.Tensor], x: torch.Tensor,
                  f"{tuple(t.shape)}, {t.dtype} on {t.device}")
 
 
-# ---- row-wise ----
+# ---- fake (meta) implementations: shapes, dtypes and the same checks, for torch.compile and FakeTensorMode ----
 
-@torch.library.custom_op("gpusqueeze::layer_norm", mutates_args=())
-def layer_norm(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
-               eps: float) -> torch.Tensor:
-    _check_x("layer_norm", x)
-    return _k.layer_norm(x, weight, bias, eps)
-
-
-@layer_norm.register_fake
-def _(x, weight, bias, eps):
+def _fake_layer_norm(x, weight, bias, eps):
     _check_x("layer_norm", x)
     _check_param("layer_norm", "weight", weight, x, x.shape[-1])
     _check_param("layer_norm", "bias", bias, x, x.shape[-1])
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-@torch.library.custom_op("gpusqueeze::rms_norm", mutates_args=())
-def rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> torch.Tensor:
-    _check_x("rms_norm", x)
-    return _k.rms_norm(x, weight, eps)
-
-
-@rms_norm.register_fake
-def _(x, weight, eps):
+def _fake_rms_norm(x, weight, eps):
     _check_x("rms_norm", x)
     _check_param("rms_norm", "weight", weight, x, x.shape[-1])
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-@torch.library.custom_op("gpusqueeze::softmax", mutates_args=())
-def softmax(x: torch.Tensor) -> torch.Tensor:
-    _check_x("softmax", x)
-    return _k.softmax(x)
-
-
-@softmax.register_fake
-def _(x):
+def _fake_softmax(x):
     _check_x("softmax", x)
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-@torch.library.custom_op("gpusqueeze::softmax_dropout", mutates_args=())
-def softmax_dropout(x: torch.Tensor, p: float, seed: int, offset: int) -> torch.Tensor:
-    """dropout(softmax(x, -1), p) with a mask fixed by (seed, offset, index): pass the seed explicitly, so the op is
-    a pure function that torch.compile may reorder or recompute."""
-    _check_x("softmax_dropout", x)
-    return _k.softmax_dropout(x, p, seed, offset)
-
-
-@softmax_dropout.register_fake
-def _(x, p, seed, offset):
+def _fake_softmax_dropout(x, p, seed, offset):
     _check_x("softmax_dropout", x)
     torch._check(0.0 <= p < 1.0, lambda: f"gpusqueeze::softmax_dropout: p must be in [0, 1), got {p}")
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-# ---- layout ----
-
-@torch.library.custom_op("gpusqueeze::nchw_to_nhwc", mutates_args=())
-def nchw_to_nhwc(x: torch.Tensor) -> torch.Tensor:
-    _check_x("nchw_to_nhwc", x, dims=4)
-    return _k.nchw_to_nhwc(x)
-
-
-@nchw_to_nhwc.register_fake
-def _(x):
+def _fake_nchw_to_nhwc(x):
     _check_x("nchw_to_nhwc", x, dims=4)
     return torch.empty_like(x, memory_format=torch.channels_last)
 
 
-@torch.library.custom_op("gpusqueeze::nhwc_to_nchw", mutates_args=())
-def nhwc_to_nchw(x: torch.Tensor) -> torch.Tensor:
-    _check_x("nhwc_to_nchw", x, dims=4)
-    return _k.nhwc_to_nchw(x)
-
-
-@nhwc_to_nchw.register_fake
-def _(x):
+def _fake_nhwc_to_nchw(x):
     _check_x("nhwc_to_nchw", x, dims=4)
     return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
-
-# ---- weight-only quantized linear layers (decoding: up to 16 rows) ----
 
 def _check_linear(op: str, x, data, params, bias, n: int, k: int, words_per_row: int):
     _check_x(op, x, dtypes=_HALF)
@@ -162,32 +120,119 @@ def _check_linear(op: str, x, data, params, bias, n: int, k: int, words_per_row:
     _check_param(op, "bias", bias, x, n)
 
 
-@torch.library.custom_op("gpusqueeze::w4a16_linear", mutates_args=())
-def _w4a16(x: torch.Tensor, words: torch.Tensor, params: torch.Tensor, bias: Optional[torch.Tensor], n: int, k: int,
-           group: int) -> torch.Tensor:
-    _check_linear("w4a16_linear", x, words, params, bias, n, k, k // 8)
-    qw = _k.QuantizedWeight("gsq.w4/1", n, k, words, params, group, (0.0, 0.0))
-    return _k.w4a16_linear(x, qw, bias)
-
-
-@_w4a16.register_fake
-def _(x, words, params, bias, n, k, group):
+def _fake_w4a16_linear(x, words, params, bias, n, k, group):
     _check_linear("w4a16_linear", x, words, params, bias, n, k, k // 8)
     return x.new_empty((*x.shape[:-1], n))
 
 
-@torch.library.custom_op("gpusqueeze::w8a16_linear", mutates_args=())
-def _w8a16(x: torch.Tensor, q: torch.Tensor, scales: torch.Tensor, bias: Optional[torch.Tensor], n: int,
-           k: int) -> torch.Tensor:
-    _check_linear("w8a16_linear", x, q, scales, bias, n, k, k)
-    qw = _k.QuantizedWeight("gsq.w8/1", n, k, q, scales, 0, (0.0, 0.0))
-    return _k.w8a16_linear(x, qw, bias)
-
-
-@_w8a16.register_fake
-def _(x, q, scales, bias, n, k):
+def _fake_w8a16_linear(x, q, scales, bias, n, k):
     _check_linear("w8a16_linear", x, q, scales, bias, n, k, k)
     return x.new_empty((*x.shape[:-1], n))
+
+
+# ---- the Python registration: torch.library.custom_op over the ctypes path (the fallback) ----
+
+def _py_layer_norm(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+                   eps: float) -> torch.Tensor:
+    _check_x("layer_norm", x)
+    return _k.layer_norm(x, weight, bias, eps)
+
+
+def _py_rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> torch.Tensor:
+    _check_x("rms_norm", x)
+    return _k.rms_norm(x, weight, eps)
+
+
+def _py_softmax(x: torch.Tensor) -> torch.Tensor:
+    _check_x("softmax", x)
+    return _k.softmax(x)
+
+
+def _py_softmax_dropout(x: torch.Tensor, p: float, seed: int, offset: int) -> torch.Tensor:
+    _check_x("softmax_dropout", x)
+    return _k.softmax_dropout(x, p, seed, offset)
+
+
+def _py_nchw_to_nhwc(x: torch.Tensor) -> torch.Tensor:
+    _check_x("nchw_to_nhwc", x, dims=4)
+    return _k.nchw_to_nhwc(x)
+
+
+def _py_nhwc_to_nchw(x: torch.Tensor) -> torch.Tensor:
+    _check_x("nhwc_to_nchw", x, dims=4)
+    return _k.nhwc_to_nchw(x)
+
+
+def _py_w4a16_linear(x: torch.Tensor, words: torch.Tensor, params: torch.Tensor, bias: Optional[torch.Tensor], n: int,
+                     k: int, group: int) -> torch.Tensor:
+    _check_linear("w4a16_linear", x, words, params, bias, n, k, k // 8)
+    return _k.w4a16_linear(x, _k.QuantizedWeight("gsq.w4/1", n, k, words, params, group, (0.0, 0.0)), bias)
+
+
+def _py_w8a16_linear(x: torch.Tensor, q: torch.Tensor, scales: torch.Tensor, bias: Optional[torch.Tensor], n: int,
+                     k: int) -> torch.Tensor:
+    _check_linear("w8a16_linear", x, q, scales, bias, n, k, k)
+    return _k.w8a16_linear(x, _k.QuantizedWeight("gsq.w8/1", n, k, q, scales, 0, (0.0, 0.0)), bias)
+
+
+_NAMES = ("layer_norm", "rms_norm", "softmax", "softmax_dropout", "nchw_to_nhwc", "nhwc_to_nchw", "w4a16_linear",
+          "w8a16_linear")
+
+
+def _register() -> tuple[str, str]:
+    """Registers the operators once; returns (backend, why) — "cpp" or "python", and why Python when it is."""
+    choice = os.environ.get("GSQ_OPS_BACKEND", "auto")
+    if choice not in ("auto", "cpp", "python"):
+        raise ImportError(f"GSQ_OPS_BACKEND={choice!r}: expected auto, cpp or python")
+    why = "GSQ_OPS_BACKEND=python"
+    if choice != "python":
+        from gpusqueeze import _torch_ext
+        try:
+            _torch_ext.load(_k.library_path())
+        except (_torch_ext.ExtensionError, _k.GsqKernelError, OSError, RuntimeError) as e:
+            if choice == "cpp":
+                raise ImportError(f"gpusqueeze.ops: the C++ registration could not be loaded: {e}") from None
+            why = f"the C++ registration could not be loaded: {e}"
+            warnings.warn(f"gpusqueeze.ops: {why}; using the Python registration (about 2x the host cost per call). "
+                          "GSQ_OPS_BACKEND=python silences this.", RuntimeWarning, stacklevel=3)
+        else:
+            for name in _NAMES:
+                torch.library.register_fake(f"gpusqueeze::{name}", globals()[f"_fake_{name}"])
+            return "cpp", ""
+    for name in _NAMES:
+        op = torch.library.custom_op(f"gpusqueeze::{name}", globals()[f"_py_{name}"], mutates_args=())
+        op.register_fake(globals()[f"_fake_{name}"])
+    return "python", why
+
+
+BACKEND, BACKEND_WHY = _register()
+
+
+def layer_norm(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+               eps: float) -> torch.Tensor:
+    return torch.ops.gpusqueeze.layer_norm(x, weight, bias, eps)
+
+
+def rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> torch.Tensor:
+    return torch.ops.gpusqueeze.rms_norm(x, weight, eps)
+
+
+def softmax(x: torch.Tensor) -> torch.Tensor:
+    return torch.ops.gpusqueeze.softmax(x)
+
+
+def softmax_dropout(x: torch.Tensor, p: float, seed: int, offset: int) -> torch.Tensor:
+    """dropout(softmax(x, -1), p) with a mask fixed by (seed, offset, index): pass the seed explicitly, so the op is
+    a pure function that torch.compile may reorder or recompute."""
+    return torch.ops.gpusqueeze.softmax_dropout(x, p, seed, offset)
+
+
+def nchw_to_nhwc(x: torch.Tensor) -> torch.Tensor:
+    return torch.ops.gpusqueeze.nchw_to_nhwc(x)
+
+
+def nhwc_to_nchw(x: torch.Tensor) -> torch.Tensor:
+    return torch.ops.gpusqueeze.nhwc_to_nchw(x)
 
 
 def w4a16_linear(x: torch.Tensor, qw, bias: Optional[torch.Tensor] = None) -> torch.Tensor:

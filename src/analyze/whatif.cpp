@@ -39,6 +39,12 @@ struct Step {
   std::vector<Item> items;
 };
 
+bool is_layout_transpose(std::string_view kernel) {  // cuDNN's and cutlass's NCHW <-> NHWC kernels
+  for (std::string_view k : {"nchwToNhwc", "nhwcToNchw", "NchwToNhwc", "NhwcToNchw", "nchw_to_nhwc", "nhwc_to_nchw"})
+    if (kernel.find(k) != std::string_view::npos) return true;
+  return false;
+}
+
 bool is_elementwise(std::string_view kernel) {
   return kernel.find("elementwise") != std::string_view::npos;
 }
@@ -216,6 +222,8 @@ Fixes parse_fixes(const std::string& list) {
       f.graphs = true;
     else if (w == "host")
       f.host = true;
+    else if (w == "layout")
+      f.layout = true;
     else if (w.rfind("kernel:", 0) == 0 && w.find('=') != std::string::npos) {
       const auto eq = w.find('=');
       double x = 0;
@@ -226,7 +234,8 @@ Fixes parse_fixes(const std::string& list) {
       if (x <= 0) throw_bad_input(fmt::format("--what-if {}: the factor must be a positive number", w));
       f.faster.emplace_back(w.substr(7, eq - 7), x);
     } else if (!w.empty()) {
-      throw_bad_input(fmt::format("--what-if: unknown fix '{}' (sync, pinned, fuse, graphs, host, kernel:NAME=N)", w));
+      throw_bad_input(
+          fmt::format("--what-if: unknown fix '{}' (sync, pinned, fuse, graphs, host, layout, kernel:NAME=N)", w));
     }
   }
   return f;
@@ -240,6 +249,7 @@ std::string fixes_name(const Fixes& f) {
   if (f.fuse) add("fuse");
   if (f.graphs) add("graphs");
   if (f.host) add("host");
+  if (f.layout) add("layout");
   for (const auto& [k, x] : f.faster) add(fmt::format("kernel:{}={:g}", k, x));
   return s.empty() ? "as recorded" : s;
 }
@@ -296,6 +306,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
     double d = static_cast<double>(dur_override.count(index) ? dur_override.at(index) : e.dur_ns);
     for (const auto& [k, x] : fx.faster)
       if (e.kind == Kind::kernel && t.name(e).find(k) != std::string::npos) d /= x;
+    if (fx.layout && e.kind == Kind::kernel && is_layout_transpose(t.name(e))) d = 0;
     if (fx.pinned && e.kind == Kind::memcpy && e.copy == CopyKind::htod && e.src == MemKind::pageable)
       d = static_cast<double>(e.bytes) / rates.pinned_h2d_bytes_per_s * 1e9;
     return static_cast<int64_t>(d);
@@ -310,7 +321,8 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
     for (size_t i = 0; i < s.items.size(); ++i) {
       auto it = s.items[i];
       const auto& name = t.names[it.name];
-      if (fx.sync && (name == "aten::item" || name == "aten::_local_scalar_dense")) {
+      if ((fx.sync && (name == "aten::item" || name == "aten::_local_scalar_dense")) ||
+          (fx.layout && name == "aten::contiguous")) {
         prev_fusable = false;
         continue;
       }
@@ -440,6 +452,10 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   for (int64_t d : r.step_ns) r.wall_ns += d;
   r.assumptions.push_back(rates.source);
   if (fx.fuse) r.assumptions.push_back("a fused run costs its slowest op's dispatch and its slowest kernel");
+  if (fx.layout)
+    r.assumptions.push_back(
+        "layout: top-level aten::contiguous calls dropped and NCHW<->NHWC transpose kernels free; "
+        "converting weights and inputs once at load is not counted");
   if (fx.host) r.assumptions.push_back("one worker thread; each step waits for its input from the worker");
   return r;
 }

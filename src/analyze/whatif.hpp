@@ -31,10 +31,12 @@ struct Fixes {
   bool fuse = false;    // each run of back-to-back elementwise ops becomes one op and one kernel
   bool graphs = false;  // launch-only ops replayed from a CUDA graph: a per-kernel cost instead of the dispatch
   bool host = false;    // host gaps moved to a worker thread that prepares the next step meanwhile
+  bool layout = false;  // layout conversions gone (tensors kept in the layout their kernels want, e.g. channels_last
+                        // at load): aten::contiguous items dropped, cuDNN's NCHW<->NHWC transposes cost nothing
   std::vector<std::pair<std::string, double>> faster;  // kernels whose name contains the text run N× faster
-  [[nodiscard]] bool none() const { return !sync && !pinned && !fuse && !graphs && !host && faster.empty(); }
+  [[nodiscard]] bool none() const { return !sync && !pinned && !fuse && !graphs && !host && !layout && faster.empty(); }
 };
-// "sync,pinned,fuse,graphs,host,kernel:gemm=2" → Fixes. Throws Error(bad_input) naming the unknown word.
+// "sync,pinned,fuse,graphs,host,layout,kernel:gemm=2" → Fixes. Throws Error(bad_input) naming the unknown word.
 [[nodiscard]] Fixes parse_fixes(const std::string& list);
 [[nodiscard]] std::string fixes_name(const Fixes& f);
 

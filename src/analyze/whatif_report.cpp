@@ -38,6 +38,7 @@ WhatIf what_if(const Trace& t, const Fixes& requested) {
   if (requested.fuse) single(&Fixes::fuse);
   if (requested.graphs) single(&Fixes::graphs);
   if (requested.host) single(&Fixes::host);
+  if (requested.layout) single(&Fixes::layout);
   for (const auto& k : requested.faster) {
     Fixes f;
     f.faster.push_back(k);

@@ -78,12 +78,12 @@ Action register_analyze(CLI::App& app) {
   cmd->add_flag("--roofline", o->roofline,
                 "Place each top kernel against the DRAM and compute roofs from the trace's GPM counters (record "
                 "with `trace --gpu-metrics 100`); JSON gets a \"roofline\" object");
-  cmd->add_option(
-      "--what-if", o->what_if,
-      "Replay the trace with fixes and predict the step time: sync (drop per-step syncs), pinned (pinned "
-      "async copies), fuse (one kernel per elementwise chain), graphs (CUDA graphs for launch-only ops), "
-      "host (input work on a worker thread), kernel:NAME=N (kernels named NAME N× faster); comma-separated: "
-      "each alone, then all together");
+  cmd->add_option("--what-if", o->what_if,
+                  "Replay the trace with fixes and predict the step time: sync (drop per-step syncs), pinned (pinned "
+                  "async copies), fuse (one kernel per elementwise chain), graphs (CUDA graphs for launch-only ops), "
+                  "host (input work on a worker thread), layout (no NCHW<->NHWC conversions: channels_last at load), "
+                  "kernel:NAME=N (kernels named NAME N× faster); comma-separated: "
+                  "each alone, then all together");
   cmd->add_option("--roofline-fill", o->roofline_fill,
                   "Share of a counter interval one kernel must fill for the interval to count as that kernel's")
       ->check(CLI::Range(0.5, 1.0))

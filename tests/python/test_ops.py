@@ -31,6 +31,40 @@ class Registration(unittest.TestCase):
             self.assertIn(f"gpusqueeze::{name}", str(op.default._schema))
 
 
+class Backend(unittest.TestCase):
+    def test_the_registration_asked_for_is_live(self):
+        # CTest runs this file twice: with the C++ registration (built here with the system compiler) and with
+        # GSQ_OPS_BACKEND=python; GSQ_EXPECT_OPS_BACKEND says which must have loaded, so a silent fallback fails.
+        want = os.environ.get("GSQ_EXPECT_OPS_BACKEND")
+        if want:
+            self.assertEqual(gops.BACKEND, want, gops.BACKEND_WHY)
+
+    def test_real_calls_on_the_cpu_give_our_message(self):
+        with self.assertRaises(RuntimeError) as e:
+            torch.ops.gpusqueeze.rms_norm(torch.ones(2, 8), None, 1e-6)
+        self.assertIn("gpusqueeze::rms_norm: expected a CUDA tensor, got one on cpu", str(e.exception))
+
+    def test_an_extension_built_for_another_pytorch_is_refused(self):
+        import json
+        import tempfile
+
+        from gpusqueeze import _torch_ext
+        with tempfile.TemporaryDirectory() as d:
+            lib = pathlib.Path(d) / "gpusqueeze_torch_ops.so"
+            lib.write_bytes(b"not loaded")
+            with self.assertRaises(_torch_ext.ExtensionError) as e:
+                _torch_ext._check_stamp(lib)
+            self.assertIn("no readable stamp", str(e.exception))
+            stamp = dict(_torch_ext.torch_build(), torch="2.3.0+cu121")
+            pathlib.Path(str(lib) + ".json").write_text(json.dumps(stamp))
+            with self.assertRaises(_torch_ext.ExtensionError) as e:
+                _torch_ext._check_stamp(lib)
+            self.assertIn("built for PyTorch 2.3.0+cu121", str(e.exception))
+            self.assertIn(f"this is {torch.__version__}", str(e.exception))
+            pathlib.Path(str(lib) + ".json").write_text(json.dumps(_torch_ext.torch_build()))
+            _torch_ext._check_stamp(lib)  # the same build passes
+
+
 class FakeOutputs(unittest.TestCase):
     def setUp(self):
         self.mode = FakeTensorMode()
@@ -129,5 +163,5 @@ class Compile(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    print(f"torch {torch.__version__}")
+    print(f"torch {torch.__version__}, gpusqueeze.ops backend {gops.BACKEND} {gops.BACKEND_WHY}")
     unittest.main(verbosity=2)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# A device pass for the packaging and analyzer issues: the C++ operator registration built against the device's
+# PyTorch and its host cost per call against the Python registration, the ctypes path and the torch functions (ops.sh);
+# the layout and copy-stream before/after pairs with the analyzer's predictions; the live report with its own
+# measurements. At most eight files come back: ops.log, pairs.json, the two traces, pass3.log, report.tgz.
+# Usage: run(command="bash bench/device/pass3.sh", carry=[".carry/build.txz"])
+set -uo pipefail
+[ -f .carry/build.txz ] && [ ! -d .carry/build ] && tar xJf .carry/build.txz -C .carry
+FINAL=${OUT:-/tmp/gsq-out}
+export BUILD=.carry/build OUT=/tmp/gsq-pass3
+rm -rf "$OUT" && mkdir -p "$OUT" "$FINAL"
+LOG=pass3.log source "$(dirname "$0")/lib.sh"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+OUT=$FINAL bash bench/device/ops.sh >/dev/null 2>&1; grep -E 'backend|us/call|bit-equal|DIFFERENT|max abs|\[exit' "$FINAL/ops.log"
+run timeout 240 python3 bench/device/record_pairs.py "$FINAL" layout copystream
+run $B analyze --what-if layout "$FINAL/pair-layout-before.json.gz"
+run $B analyze --what-if pinned,sync "$FINAL/pair-copystream-before.json.gz"
+start=$(date +%s%N)
+run timeout 280 $B report -o "$OUT/report" --budget 90
+echo "report wall (with its own measurements): $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
+tar czf "$FINAL/report.tgz" -C "$OUT" report
+cp "$log" "$FINAL/"
+grep -E '^(layout|copystream):|\| (as recorded|layout|pinned|sync|pinned,sync) |report wall|\[exit' "$log"
