@@ -6,7 +6,7 @@
 set -euo pipefail
 
 need_apt=()
-for pkg in cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libsimdjson-dev zlib1g-dev libcpp-httplib-dev libtomlplusplus-dev help2man dpkg-dev pkg-config prometheus python3-pip; do
+for pkg in cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libsimdjson-dev zlib1g-dev libcpp-httplib-dev libtomlplusplus-dev libonnx-dev libprotobuf-dev help2man dpkg-dev pkg-config prometheus python3-pip; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then

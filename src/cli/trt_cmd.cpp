@@ -1,11 +1,13 @@
-// `gpusqueeze trt audit LOG... [--profile P.json] [--layers L.json] [--shape name:dims]`: a TensorRT build and run
-// audited from trtexec's log and JSON exports, on any machine.
+// `gpusqueeze trt audit LOG... [--profile P.json] [--layers L.json] [--onnx M.onnx] [--shapes TRACE] [--shape n:dims]`:
+// a TensorRT build and run audited from trtexec's log and JSON exports, the model and a trace, on any machine.
 #include "cli/common.hpp"
 
 #include "core/error.hpp"
+#include "analyze/kineto.hpp"
 #include "core/json_io.hpp"
 #include "core/table.hpp"
 #include "report/report.hpp"
+#include "triage/trt_inputs.hpp"
 #include "triage/trtexec.hpp"
 
 #include <fmt/format.h>
@@ -18,7 +20,7 @@ namespace {
 
 struct TrtCliOptions {
   std::vector<std::string> logs, shapes;
-  std::string profile, layers;
+  std::string profile, layers, onnx, shapes_trace;
   bool json = false, partial = false;
   size_t top = 10;
 };
@@ -35,9 +37,39 @@ int run_trt_audit(const TrtCliOptions& o) {
   std::vector<triage::TrtLayerInfo> layers;
   if (!o.layers.empty())
     layers = triage::parse_trt_layers(parse_any_json(read_text_file(o.layers), o.layers), o.layers);
-  const auto a = triage::audit_trt(std::move(runs), std::move(times), std::move(layers), o.shapes);
+  std::optional<triage::OnnxModel> model;
+  if (!o.onnx.empty()) model = triage::read_onnx(read_text_file(o.onnx), o.onnx);
+  std::vector<triage::ObservedShapes> observed;
+  auto shapes = o.shapes;
+  if (!o.shapes_trace.empty()) {
+    const auto templates = triage::shape_templates(runs, model ? &*model : nullptr);
+    if (templates.empty())
+      throw_bad_input(fmt::format("--shapes {}: no input to look for — neither the model (--onnx) nor a profile in the "
+                                  "logs fixes any dimension of an input; pass --shape NAME:DIMS instead",
+                                  o.shapes_trace));
+    observed = triage::shapes_from_trace(analyze::read_maybe_gzip(o.shapes_trace), o.shapes_trace, templates);
+    for (const auto& x : observed)
+      for (const auto& [dims, steps] : x.shapes) {
+        shapes.push_back(x.input + ":" + triage::dims_text(dims));
+      }
+  }
+  auto a = triage::audit_trt(runs, std::move(times), std::move(layers), shapes);
+  std::vector<size_t> builds;
+  if (model) {
+    builds = triage::builds_of(*model, o.onnx, a.runs);
+    triage::onnx_findings(*model, a.runs, builds, a.findings);
+  }
+  triage::opt_findings(observed, a.runs, a.findings);
   if (o.json) {
-    std::cout << triage::to_json(a).dump(2) << '\n';
+    auto j = triage::to_json(a);
+    j["model"] = model ? triage::to_json(*model) : nlohmann::json(nullptr);
+    if (model) {
+      nlohmann::json b = nlohmann::json::array();
+      for (size_t i : builds) b.push_back(i + 1);
+      j["model"]["builds"] = b;  // the runs (1-based) judged against the model
+    }
+    j["observed_shapes"] = triage::to_json(observed);
+    std::cout << j.dump(2) << '\n';
   } else {
     Table t{{"run", "command", "TensorRT", "precision", "workspace", "throughput", "GPU compute P50", "lines read"},
             {}};
@@ -50,6 +82,28 @@ int run_trt_audit(const TrtCliOptions& o) {
                         fmt::format("{} of {}", r.recognized, r.lines)});
     }
     std::cout << "# TensorRT audit\n\n" << t.markdown();
+    if (model) {
+      Table m{{"model input", "dtype", "shape"}, {}};
+      for (const auto& i : model->inputs) m.rows.push_back({i.name, i.dtype, i.shape()});
+      std::string runs_judged;
+      for (size_t i : builds) runs_judged += fmt::format("{}{}", runs_judged.empty() ? "" : ", ", i + 1);
+      std::cout << fmt::format("\n## Model ({}{}{}, IR {}, opset {})\n\n", report::display_name(o.onnx),
+                               model->producer.empty() ? "" : ", from ", model->producer, model->ir_version,
+                               model->opset)
+                << m.markdown()
+                << (builds.empty() ? std::string("\nNo build in the logs is of this model (by file name or inputs).\n")
+                                   : fmt::format("\nJudged against the build runs {}.\n", runs_judged));
+    }
+    if (!o.shapes_trace.empty()) {
+      Table m{{"input", "shape seen", "steps", "read from op"}, {}};
+      for (const auto& x : observed)
+        for (const auto& [dims, steps] : x.shapes) {
+          m.rows.push_back({x.input, triage::dims_text(dims), std::to_string(steps), x.op});
+        }
+      std::cout << fmt::format("\n## Shapes the trace saw ({})\n\n", report::display_name(o.shapes_trace))
+                << (observed.empty() ? std::string("No op of the trace had a tensor matching an input.\n")
+                                     : m.markdown());
+    }
     if (!a.layer_times.empty()) {
       Table l{{"layer", "median ms", "share"}, {}};
       for (size_t i = 0; i < std::min(o.top, a.layer_times.size()); ++i)
@@ -92,13 +146,24 @@ Action register_trt(CLI::App& app) {
       "Examples:\n"
       "  gpusqueeze trt audit build.log run.log\n"
       "  gpusqueeze trt audit run.log --profile profile.json --layers layers.json\n"
-      "  gpusqueeze trt audit build.log --shape x:32x1x28x28      a shape seen in production, against the profiles");
+      "  gpusqueeze trt audit build.log --shape x:32x1x28x28      a shape seen in production, against the profiles\n"
+      "  gpusqueeze trt audit build.log --onnx model.onnx --shapes serve.pt.trace.json.gz\n"
+      "      the model's inputs against the profiles; the shapes a PyTorch-profiler trace (record_shapes=True)\n"
+      "      fed to the model, against the profiles and their opt");
   cmd->add_option("logs", o->logs, "trtexec logs (stdout with --verbose is best)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--profile", o->profile, "trtexec --exportProfile JSON")->check(CLI::ExistingFile);
   cmd->add_option("--layers", o->layers, "trtexec --exportLayerInfo JSON")->check(CLI::ExistingFile);
   cmd->add_option("--shape", o->shapes, "An observed input shape, NAME:DxDxD (repeatable)");
+  cmd->add_option("--onnx", o->onnx,
+                  triage::onnx_supported() ? "The ONNX model the engine was built from: its inputs, against the profiles"
+                                           : "The ONNX model (not in this build: it lacks libonnx-dev)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--shapes", o->shapes_trace,
+                  "A PyTorch-profiler trace recorded with record_shapes=True: the input shapes it saw (per step, the "
+                  "first op with a tensor matching an input's fixed dimensions)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--top", o->top, "Slowest layers to list")->check(CLI::Range(1, 10000))->capture_default_str();
   cmd->add_flag("--json", o->json, "Print gpusqueeze.trt-audit/1 JSON");
   cmd->add_flag("--partial", o->partial, "Audit a log that ends inside a run (cut, or trtexec died)");

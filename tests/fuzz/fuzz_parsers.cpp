@@ -16,6 +16,7 @@
 #include "trace/format.hpp"
 #include "triage/coldstart.hpp"
 #include "triage/memory.hpp"
+#include "triage/trt_inputs.hpp"
 #include "triage/trtexec.hpp"
 #include "tune/profile.hpp"
 
@@ -68,6 +69,24 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded([&] {
     auto runs = gsq::triage::parse_trtexec_log(text, "fuzz.log", true);
     (void)gsq::triage::to_json(gsq::triage::audit_trt(std::move(runs), {}, {}, {"x:8x1x28x28"}));
+  });
+  guarded([&] {  // an ONNX model's inputs, judged against a build and shown
+    const auto m = gsq::triage::read_onnx(text, "fuzz.onnx");
+    gsq::triage::TrtRun r;
+    r.command = "trtexec --onnx=fuzz.onnx";
+    r.profiles.push_back({0, m.inputs.empty() ? "x" : m.inputs[0].name, {{1, 1}, {2, 2}, {4, 4}}});
+    std::vector<gsq::Finding> out;
+    gsq::triage::onnx_findings(m, {r}, gsq::triage::builds_of(m, "fuzz.onnx", {r}), out);
+    (void)gsq::triage::to_json(m);
+    (void)gsq::triage::shape_templates({r}, &m);
+  });
+  guarded([&] {  // shapes read from a trace with record_shapes, and opt against them
+    const auto seen = gsq::triage::shapes_from_trace(text, "fuzz.json", {{"x", {std::nullopt, 3}}, {"y", {2}}});
+    gsq::triage::TrtRun r;
+    r.profiles.push_back({0, "x", {{1, 3}, {8, 3}, {64, 3}}});
+    std::vector<gsq::Finding> out;
+    gsq::triage::opt_findings(seen, {r}, out);
+    (void)gsq::triage::to_json(seen);
   });
   guarded([&] {  // a profile that reads must write back to text that reads to the same settings
     const auto p = gsq::tune::parse_profile(text, "fuzz.toml");
