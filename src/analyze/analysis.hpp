@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,8 @@ struct HardwareLayer {
   double throttled_share = 0;          // busy samples with a power/thermal/HW clock-event reason set
 };
 
+struct ReplayGraph;  // whatif.hpp
+
 struct Analysis {
   std::string origin, source;
   int rank = -1;
@@ -100,6 +103,7 @@ struct Analysis {
   HardwareLayer hardware;
   Verdict verdict;
   nlohmann::json critical_path;  // the replay's critical path (whatif.hpp): shares, model; null when not replayed
+  std::shared_ptr<const ReplayGraph> replay_graph;  // the graph it was judged on, kept for --what-if
   std::vector<Finding> findings;
 };
 

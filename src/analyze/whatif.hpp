@@ -96,7 +96,8 @@ struct WhatIf {
   std::vector<WhatIfRow> rows;
   std::vector<std::string> assumptions;
 };
-[[nodiscard]] WhatIf what_if(const Trace& t, const Fixes& requested);
+// `graph`: the one analyze() judged the trace on (Analysis::replay_graph), else it is built here.
+[[nodiscard]] WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const ReplayGraph> graph = {});
 [[nodiscard]] nlohmann::json to_json(const WhatIf& w);
 [[nodiscard]] std::string render_markdown(const WhatIf& w);
 

@@ -21,10 +21,10 @@ nlohmann::json top_ops(const CriticalPath& p, size_t n = 5) {
 
 }  // namespace
 
-WhatIf what_if(const Trace& t, const Fixes& requested) {
+WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const ReplayGraph> graph) {
   WhatIf w;
   const auto rates = rates_for(t);
-  const auto graph = build_graph(t);
+  if (!graph) graph = build_graph(t);
   w.baseline = replay(t, *graph, {}, rates);
   if (!w.baseline.ok) return w;
   std::vector<Fixes> sets;
@@ -119,6 +119,7 @@ std::string render_markdown(const WhatIf& w) {
 void judge_by_critical_path(const Trace& t, Analysis& a) {
   const auto rates = rates_for(t);
   const auto graph = build_graph(t);
+  a.replay_graph = graph;
   const auto base = replay(t, *graph, {}, rates);
   if (!base.ok || base.wall_ns <= 0) {
     a.critical_path = {{"ok", false}, {"model", base.model}};

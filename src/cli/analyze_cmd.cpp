@@ -32,7 +32,7 @@ Analysed analyze_file(const std::string& f, const AnalyzeOptions& o) {
   const auto trace = analyze::load_trace(f);
   Analysed a{analyze::analyze(trace), std::nullopt, std::nullopt};
   if (o.roofline) a.roofline = analyze::roofline(trace, a.analysis, o.roofline_fill);
-  if (!o.what_if.empty()) a.what_if = analyze::what_if(trace, analyze::parse_fixes(o.what_if));
+  if (!o.what_if.empty()) a.what_if = analyze::what_if(trace, analyze::parse_fixes(o.what_if), a.analysis.replay_graph);
   return a;
 }
 

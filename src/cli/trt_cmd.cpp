@@ -2,8 +2,8 @@
 // a TensorRT build and run audited from trtexec's log and JSON exports, the model and a trace, on any machine.
 #include "cli/common.hpp"
 
-#include "core/error.hpp"
 #include "analyze/kineto.hpp"
+#include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/table.hpp"
 #include "report/report.hpp"
@@ -44,9 +44,10 @@ int run_trt_audit(const TrtCliOptions& o) {
   if (!o.shapes_trace.empty()) {
     const auto templates = triage::shape_templates(runs, model ? &*model : nullptr);
     if (templates.empty())
-      throw_bad_input(fmt::format("--shapes {}: no input to look for — neither the model (--onnx) nor a profile in the "
-                                  "logs fixes any dimension of an input; pass --shape NAME:DIMS instead",
-                                  o.shapes_trace));
+      throw_bad_input(
+          fmt::format("--shapes {}: no input to look for — neither the model (--onnx) nor a profile in the "
+                      "logs fixes any dimension of an input; pass --shape NAME:DIMS instead",
+                      o.shapes_trace));
     observed = triage::shapes_from_trace(analyze::read_maybe_gzip(o.shapes_trace), o.shapes_trace, templates);
     for (const auto& x : observed)
       for (const auto& [dims, steps] : x.shapes) {
@@ -157,8 +158,9 @@ Action register_trt(CLI::App& app) {
   cmd->add_option("--layers", o->layers, "trtexec --exportLayerInfo JSON")->check(CLI::ExistingFile);
   cmd->add_option("--shape", o->shapes, "An observed input shape, NAME:DxDxD (repeatable)");
   cmd->add_option("--onnx", o->onnx,
-                  triage::onnx_supported() ? "The ONNX model the engine was built from: its inputs, against the profiles"
-                                           : "The ONNX model (not in this build: it lacks libonnx-dev)")
+                  triage::onnx_supported()
+                      ? "The ONNX model the engine was built from: its inputs, against the profiles"
+                      : "The ONNX model (not in this build: it lacks libonnx-dev)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--shapes", o->shapes_trace,
                   "A PyTorch-profiler trace recorded with record_shapes=True: the input shapes it saw (per step, the "

@@ -60,7 +60,9 @@ std::string OnnxInput::shape() const {
 }
 
 #if GSQ_HAVE_ONNX
-bool onnx_supported() noexcept { return true; }
+bool onnx_supported() noexcept {
+  return true;
+}
 
 OnnxModel read_onnx(const std::string& bytes, const std::string& origin) {
   onnx::ModelProto proto;
@@ -88,7 +90,7 @@ OnnxModel read_onnx(const std::string& bytes, const std::string& origin) {
       in.dtype = onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t.elem_type()));
       for (const auto& d : t.shape().dim()) {
         in.dims.push_back(d.has_dim_value() && d.dim_value() > 0 ? std::optional<int64_t>(d.dim_value())
-                                                                  : std::nullopt);
+                                                                 : std::nullopt);
         in.dim_names.push_back(d.has_dim_param() ? d.dim_param() : "");
       }
     } else {
@@ -99,7 +101,9 @@ OnnxModel read_onnx(const std::string& bytes, const std::string& origin) {
   return m;
 }
 #else
-bool onnx_supported() noexcept { return false; }
+bool onnx_supported() noexcept {
+  return false;
+}
 
 OnnxModel read_onnx(const std::string&, const std::string& origin) {
   throw Error(ExitCode::unsupported,
@@ -137,8 +141,8 @@ std::vector<ObservedShapes> shapes_from_trace(const std::string& trace_json, con
                                               const std::vector<ShapeTemplate>& templates) {
   const auto j = parse_any_json(trace_json, origin);
   const auto* events = j.is_object() && j.contains("traceEvents") && j["traceEvents"].is_array() ? &j["traceEvents"]
-                       : j.is_array()                                                          ? &j
-                                                                                               : nullptr;
+                       : j.is_array()                                                            ? &j
+                                                                                                 : nullptr;
   if (!events) throw_bad_input(fmt::format("{}: not a Chrome/Kineto trace (no traceEvents array)", origin));
   struct Op {
     double ts;
@@ -158,9 +162,10 @@ std::vector<ObservedShapes> shapes_from_trace(const std::string& trace_json, con
       ops.push_back({ts, name, &e["args"]["Input Dims"]});
   }
   if (ops.empty())
-    throw_bad_input(fmt::format("{}: no CPU op carries \"Input Dims\": record the trace with "
-                                "torch.profiler.profile(record_shapes=True)",
-                                origin));
+    throw_bad_input(
+        fmt::format("{}: no CPU op carries \"Input Dims\": record the trace with "
+                    "torch.profiler.profile(record_shapes=True)",
+                    origin));
   std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.ts < b.ts; });
   std::sort(steps.begin(), steps.end());
   auto step_of = [&](double ts) -> int64_t {
@@ -195,9 +200,11 @@ std::vector<ObservedShapes> shapes_from_trace(const std::string& trace_json, con
     std::map<std::string, int64_t> by_op;
     for (const auto& [step, v] : first) ++count[v.first], ++by_op[v.second];
     ObservedShapes o{t.input, {count.begin(), count.end()}, ""};
-    std::stable_sort(o.shapes.begin(), o.shapes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    o.op = std::max_element(by_op.begin(), by_op.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
-               ->first;
+    std::stable_sort(o.shapes.begin(), o.shapes.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    o.op = std::max_element(by_op.begin(), by_op.end(), [](const auto& a, const auto& b) {
+             return a.second < b.second;
+           })->first;
     out.push_back(std::move(o));
   }
   return out;
@@ -244,13 +251,13 @@ void onnx_findings(const OnnxModel& model, const std::vector<TrtRun>& runs, cons
     for (const auto& p : r.profiles) {
       const OnnxInput* in = find_input(model, p.input);
       if (!in) {
-        out.push_back(make("trt-profile-unknown-input", Severity::fail,
-                           fmt::format("Profile {} gives shapes for {}, which the model has no input called", p.profile,
-                                       p.input),
-                           {{"profile", std::to_string(p.profile)}, {"model_inputs", names}},
-                           "Name the model's inputs in --minShapes/--optShapes/--maxShapes (trtexec --verbose lists "
-                           "them); a misspelt name leaves the real input without a profile",
-                           subject));
+        out.push_back(
+            make("trt-profile-unknown-input", Severity::fail,
+                 fmt::format("Profile {} gives shapes for {}, which the model has no input called", p.profile, p.input),
+                 {{"profile", std::to_string(p.profile)}, {"model_inputs", names}},
+                 "Name the model's inputs in --minShapes/--optShapes/--maxShapes (trtexec --verbose lists "
+                 "them); a misspelt name leaves the real input without a profile",
+                 subject));
         continue;
       }
       for (size_t s = 0; s < p.min_opt_max.size(); ++s) {
@@ -264,8 +271,10 @@ void onnx_findings(const OnnxModel& model, const std::vector<TrtRun>& runs, cons
         if (why.empty()) continue;
         out.push_back(make("trt-profile-contradicts-model", Severity::fail,
                            fmt::format("Profile {} {} shape {} of {} does not fit the model's {}: {}", p.profile,
-                                       s == 0 ? "min" : s == 1 ? "opt" : "max", dims_text(shape), p.input,
-                                       in->shape(), why),
+                                       s == 0   ? "min"
+                                       : s == 1 ? "opt"
+                                                : "max",
+                                       dims_text(shape), p.input, in->shape(), why),
                            {{"model_shape", in->shape()}, {"profile_shape", dims_text(shape)}},
                            "Only the model's dynamic dimensions may vary between min and max; the build fails or "
                            "the profile is rejected",
@@ -275,19 +284,19 @@ void onnx_findings(const OnnxModel& model, const std::vector<TrtRun>& runs, cons
     }
     for (const auto& in : model.inputs) {
       if (!in.dynamic()) continue;
-      const bool profiled =
-          std::any_of(r.profiles.begin(), r.profiles.end(), [&](const TrtProfileShape& p) { return p.input == in.name; });
-      const bool auto_shaped = std::any_of(r.auto_shapes.begin(), r.auto_shapes.end(),
-                                           [&](const auto& a) { return a.first == in.name; });
+      const bool profiled = std::any_of(r.profiles.begin(), r.profiles.end(),
+                                        [&](const TrtProfileShape& p) { return p.input == in.name; });
+      const bool auto_shaped =
+          std::any_of(r.auto_shapes.begin(), r.auto_shapes.end(), [&](const auto& a) { return a.first == in.name; });
       if (!profiled && !auto_shaped)  // an auto shape has its own finding (trt-auto-shape)
-        out.push_back(make("trt-dynamic-input-unprofiled", Severity::warn,
-                           fmt::format("Input {} ({}) is dynamic and this build's log shows no profile for it",
-                                       in.name, in.shape()),
-                           {{"input", in.name}, {"model_shape", in.shape()}},
-                           fmt::format("Give the range you serve: --minShapes={0}:… --optShapes={0}:… "
-                                       "--maxShapes={0}:… (trtexec otherwise builds one shape)",
-                                       in.name),
-                           subject));
+        out.push_back(make(
+            "trt-dynamic-input-unprofiled", Severity::warn,
+            fmt::format("Input {} ({}) is dynamic and this build's log shows no profile for it", in.name, in.shape()),
+            {{"input", in.name}, {"model_shape", in.shape()}},
+            fmt::format("Give the range you serve: --minShapes={0}:… --optShapes={0}:… "
+                        "--maxShapes={0}:… (trtexec otherwise builds one shape)",
+                        in.name),
+            subject));
     }
   }
 }
@@ -301,17 +310,17 @@ void opt_findings(const std::vector<ObservedShapes>& observed, const std::vector
       for (const auto& s : o.shapes) total += s.second;
       const auto& common = o.shapes.front();
       for (const auto& p : r.profiles) {
-        if (p.input != o.input || p.min_opt_max.size() != 3 || p.min_opt_max[1].size() != common.first.size())
-          continue;
+        if (p.input != o.input || p.min_opt_max.size() != 3 || p.min_opt_max[1].size() != common.first.size()) continue;
         const double ratio = elements(p.min_opt_max[1]) / elements(common.first);
         if (ratio <= 2.0 && ratio >= 0.5) continue;
         out.push_back(make(
             "trt-opt-far", Severity::warn,
             fmt::format("Profile {} optimises {} for {}, {:.3g}× the elements of the shape served most ({}, {} of {} "
                         "steps)",
-                        p.profile, o.input, dims_text(p.min_opt_max[1]), ratio, dims_text(common.first),
-                        common.second, total),
-            {{"opt", dims_text(p.min_opt_max[1])}, {"most_common_observed", dims_text(common.first)},
+                        p.profile, o.input, dims_text(p.min_opt_max[1]), ratio, dims_text(common.first), common.second,
+                        total),
+            {{"opt", dims_text(p.min_opt_max[1])},
+             {"most_common_observed", dims_text(common.first)},
              {"observed_from_op", o.op}},
             fmt::format("TensorRT picks each layer's tactic for opt: rebuild with --optShapes={}:{} (or one "
                         "profile per serving range)",

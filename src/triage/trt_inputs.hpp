@@ -16,11 +16,11 @@ namespace gsq::triage {
 [[nodiscard]] std::string dims_text(const std::vector<int64_t>& d);
 
 struct OnnxInput {
-  std::string name, dtype;                 // "FLOAT", "FLOAT16", ...
+  std::string name, dtype;                   // "FLOAT", "FLOAT16", ...
   std::vector<std::optional<int64_t>> dims;  // nullopt: dynamic (a symbolic dim_param or none)
   std::vector<std::string> dim_names;        // dim_param where it has one ("batch"), else ""
   [[nodiscard]] bool dynamic() const;
-  [[nodiscard]] std::string shape() const;   // "batchx3x224x224"
+  [[nodiscard]] std::string shape() const;  // "batchx3x224x224"
 };
 
 struct OnnxModel {
@@ -46,7 +46,7 @@ struct ShapeTemplate {
 struct ObservedShapes {
   std::string input;
   std::vector<std::pair<std::vector<int64_t>, int64_t>> shapes;  // shape → how many steps it fed, most common first
-  std::string op;  // the CPU op it was read from (the most common)
+  std::string op;                                                // the CPU op it was read from (the most common)
 };
 // Per step (ProfilerStep#N; the whole trace when it has none) the first op, in time order, with a tensor matching a
 // template gives that input's shape for the step. Throws Error(bad_input) for a trace without "Input Dims"
