@@ -268,11 +268,26 @@ struct ReplayGraph {
   std::vector<Step> steps;
   int32_t thread = -1;
   std::string why;
+  double launched_gpu_share = 0;
 };
 
 std::shared_ptr<const ReplayGraph> build_graph(const Trace& t) {
   auto g = std::make_shared<ReplayGraph>();
   g->steps = build(t, g->thread, g->why);
+  if (g->steps.empty()) return g;
+  // The GPU time the replayed thread launched, against all GPU time from its first step's start to the end of its
+  // last step or of the last GPU op it launched.
+  int64_t mine = 0, all = 0, end = g->steps.back().end;
+  for (const auto& s : g->steps)
+    for (const auto& it : s.items)
+      for (const auto& c : it.calls)
+        for (size_t i : c.gpu) {
+          mine += t.events[i].dur_ns;
+          end = std::max(end, t.events[i].start_ns + t.events[i].dur_ns);
+        }
+  for (const auto& e : t.events)
+    if (e.on_gpu() && e.start_ns >= g->steps.front().start && e.start_ns < end) all += e.dur_ns;
+  g->launched_gpu_share = all > 0 ? static_cast<double>(mine) / static_cast<double>(all) : 1.0;
   return g;
 }
 
@@ -287,6 +302,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   auto steps = graph_in.steps;  // the fixes change a copy
   if (steps.empty()) return r;
   r.ok = true;
+  r.launched_gpu_share = graph_in.launched_gpu_share;
   r.model = fmt::format("replay of thread {} ({} step{}{})", thread, steps.size(), steps.size() == 1 ? "" : "s",
                         steps.size() > 1 || t.events.empty() ? ", ProfilerStep#" : ": no step markers, the whole run");
   std::vector<int64_t> launch_durs;

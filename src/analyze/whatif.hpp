@@ -65,6 +65,7 @@ struct Replay {
   int64_t step_p50_ns = 0, recorded_p50_ns = 0, wall_ns = 0;
   CriticalPath path;  // summed over the steps
   std::vector<std::string> assumptions;
+  double launched_gpu_share = 0;  // of the GPU time in the replayed span, the part the replayed thread launched
 };
 
 [[nodiscard]] Replay replay(const Trace& t, const Fixes& fixes = {}, const ReplayRates& rates = {});

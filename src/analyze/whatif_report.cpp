@@ -144,6 +144,16 @@ void judge_by_critical_path(const Trace& t, Analysis& a) {
                               ? static_cast<double>(base.step_p50_ns) / static_cast<double>(base.recorded_p50_ns)
                               : 0.0;
   a.critical_path["fidelity"] = fidelity;
+  a.critical_path["launched_gpu_share"] = base.launched_gpu_share;
+  if (base.launched_gpu_share < 0.9) {  // other threads (autograd's backward, workers) launch GPU work it cannot see
+    a.critical_path["ok"] = false;
+    a.critical_path["why"] = fmt::format(
+        "the replayed thread launched {:.1f}% of the GPU time; other threads (autograd's backward thread, workers) "
+        "launched the rest, which a one-thread replay cannot order, so the verdict stays with the idle-time rules "
+        "and savings stay upper bounds",
+        100.0 * base.launched_gpu_share);
+    return;
+  }
   if (fidelity < 0.9 || fidelity > 1.1) {
     a.critical_path["ok"] = false;
     a.critical_path["why"] = fmt::format(

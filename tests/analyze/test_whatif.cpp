@@ -91,6 +91,24 @@ TEST(WhatIf, TheLayoutFixSavesAtMostTheTransposesItRemoves) {
   EXPECT_EQ(replay(tiny, parse_fixes("layout")).wall_ns, replay(tiny).wall_ns);
 }
 
+// HTA's ns-resolution trace (a DDP training step): the autograd engine's thread launches the backward pass, the main
+// thread the forward; a replay of one thread would call a run whose GPU is 95% busy launch-bound. The replay sees
+// that its thread launched too little of the GPU time and leaves the verdict to the idle-time rules.
+TEST(WhatIf, AReplayOfOneThreadOfSeveralThatLaunchDoesNotJudge) {
+  const auto file = test::shared_data("kineto/hta.ns_resolution_trace--rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << "not present: " << file;
+  const auto t = parse_kineto(read_maybe_gzip(file), "ns_resolution");
+  const auto r = replay(t);
+  EXPECT_LT(r.launched_gpu_share, 0.9);
+  EXPECT_EQ(critical_verdict(r.path), "launch-bound");  // what the one-thread replay alone would say
+  const auto a = analyze(t);
+  EXPECT_FALSE(a.critical_path.at("ok").get<bool>());
+  EXPECT_NE(a.critical_path.at("why").get<std::string>().find("other threads"), std::string::npos);
+  EXPECT_EQ(a.verdict.cls, "gpu-bound");
+  for (const char* fixture : {"host-slow", "host-fixed", "tiny", "matmul", "norm", "overlap"})  // one thread each
+    EXPECT_GT(replay(load(fixture)).launched_gpu_share, 0.99) << fixture;
+}
+
 TEST(WhatIf, SyncsAreCheapOnAHostBoundLoopAndRankBelowTheHostWork) {
   const auto w = what_if(load("host-slow"), parse_fixes("sync,pinned,host"));
   ASSERT_EQ(w.rows.size(), 5u);  // as recorded, three alone, all together
