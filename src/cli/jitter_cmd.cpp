@@ -38,11 +38,6 @@ struct JitterCliOptions {
   bool json = false;
 };
 
-int64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 std::string opt(const std::optional<double>& v, const char* fmtstr) {
   return v ? fmt::format(fmt::runtime(fmtstr), *v) : "n/a";
@@ -91,7 +86,7 @@ void record(const JitterCliOptions& o) {
     if (o.gpu < 0 || static_cast<uint32_t>(o.gpu) == i)
       samplers.push_back(std::make_unique<gpu::CounterSampler>(i, o.interval_ms));
   if (samplers.empty()) throw_bad_input(fmt::format("--gpu {}: this machine has {} GPUs", o.gpu, count));
-  const int64_t start = monotonic_ns();
+  const int64_t start = gpu::monotonic_ns();
   const auto realtime = std::chrono::system_clock::now().time_since_epoch();
   int rc = 0;
   if (!o.command.empty()) {

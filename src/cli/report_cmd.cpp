@@ -238,8 +238,8 @@ Action register_report(CLI::App& app) {
   add_snapshot_options(*cmd, o->snap, true);
   cmd->add_option("-o,--out", o->out_dir, "Report folder")->capture_default_str();
   cmd->add_option("--budget", o->budget_s,
-                  "Seconds report may spend measuring a live GPU (memory and PCIe ceilings, short runs); 0 measures "
-                  "nothing")
+                  "Seconds report may spend measuring a live GPU (short runs of probe mem and pcie, bench core's "
+                  "launch and GEMM, one kernel against cudaMemcpy, clocks sampled throughout); 0 measures nothing")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   cmd->add_option("--bench", o->bench_files, "Add a bench run (gpusqueeze.bench/1) as the baseline section")
@@ -313,23 +313,34 @@ Action register_report(CLI::App& app) {
     for (const auto& f : bench_files) r.add(bench_section_of(bench::load_run(f), display_name(f)));
     // A live GPU: the memory and PCIe ceilings measured now, unless the user gave runs or no budget.
     if (r.this_machine && !s.gpus.empty() && o->bench_files.empty() && o->budget_s > 0) {
-      std::vector<std::string> notes;
-      for (const auto& run : measure_live(o->budget_s, notes)) {
+      std::filesystem::create_directories(o->out_dir);
+      const auto live = measure_live(o->budget_s, std::filesystem::path(o->out_dir) / "clocks.gsqt");
+      for (const auto& run : live.runs) {
         auto sec = bench_section_of(run, "measured now");
-        sec.more = "gpusqueeze probe " + run.suite;
+        sec.more = run.suite == "core"      ? "gpusqueeze bench core"
+                   : run.suite == "kernels" ? "gpusqueeze kernels"
+                                            : "gpusqueeze probe " + run.suite;
         r.add(std::move(sec));
       }
-      if (!notes.empty()) {  // said on the page, in the step's own section
+      if (live.clocks) {  // the clocks over everything report just ran
+        const auto t = trace::read_trace(*live.clocks);
+        auto j = triage::analyze_jitter(t);
+        j.origin = "report's own measurements";
+        auto sec = jitter_section_of(j, t);
+        sec.more = "gpusqueeze jitter " + display_name(*live.clocks);
+        r.add(std::move(sec));
+      }
+      if (!live.notes.empty()) {  // said on the page
         report::Section sec;
         sec.id = "measured-now";
-        sec.title = "Step 3 — memory bandwidth: what report could not measure now";
+        sec.title = "What report could not measure now";
         sec.step = 3;
-        sec.notes = notes;
-        sec.headline = notes.front();
-        sec.more = "gpusqueeze probe mem; gpusqueeze probe pcie";
+        sec.notes = live.notes;
+        sec.headline = live.notes.front();
+        sec.more = "gpusqueeze probe mem; gpusqueeze bench core; gpusqueeze kernels";
         r.add(std::move(sec));
       }
-      for (const auto& n : notes) note(n);
+      for (const auto& n : live.notes) note(n);
     }
     for (const auto& f : trace_files) {
       auto a = analyze::analyze(analyze::load_trace(f));

@@ -1,6 +1,8 @@
-// `report` on a live GPU measures what it can within --budget seconds: the HBM read and copy ceilings and the PCIe
-// ceilings, pinned and pageable, at one size each, with the bench harness's protocol (short settings). Each part that
-// does not run says why on the page.
+// `report` on a live GPU measures what it can within --budget seconds, with the bench harness's protocol (short
+// settings): the HBM read and copy ceilings and the PCIe ceilings, pinned and pageable, at one size each (step 3); the
+// launch cost with and without CUDA graphs and a 4096³ bf16 cuBLAS GEMM (bench core, step 1); one tuned kernel at one
+// shape against cudaMemcpy (step 4) — while every GPU's clock, temperature and power are sampled for the jitter
+// section. Each part that does not run says why on the page.
 #include "cli/report_measure.hpp"
 
 #include "cli/common.hpp"
@@ -8,34 +10,74 @@
 #include "bench/benchmark.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
+#include "gpu/counters.hpp"
+#include "gpu/nvml.hpp"
+#include "kernels/suite_support.hpp"
+#include "triage/jitter.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <memory>
 #include <thread>
 
 namespace gsq::cli {
 
-std::vector<bench::Run> measure_live(double budget_s, std::vector<std::string>& notes) {
-  struct Part {
-    const char* name;
-    bench::Suite (*suite)();
-    const char* filter;
-    std::map<std::string, std::vector<std::string>> overrides;
-  };
-  const std::vector<Part> parts{
+namespace {
+
+struct Part {
+  const char* name;     // the suite
+  const char* command;  // what to run for the full measurement
+  bench::Suite (*suite)();
+  const char* filter;
+  std::map<std::string, std::vector<std::string>> overrides;
+};
+
+std::vector<Part> parts() {
+  return {
       {"mem",
+       "gpusqueeze probe mem",
        bench::mem_suite,
        "^mem\\.(read|copy|memcpy_d2d)$",
        {{"bytes", {"1Gi"}}, {"width", {"16"}}, {"variant", {"flat"}}}},
-      {"pcie", bench::pcie_suite, "^pcie\\.(h2d|d2h)$", {{"bytes", {"64Mi"}}, {"memory", {"pinned", "pageable"}}}},
+      {"pcie",
+       "gpusqueeze probe pcie",
+       bench::pcie_suite,
+       "^pcie\\.(h2d|d2h)$",
+       {{"bytes", {"64Mi"}}, {"memory", {"pinned", "pageable"}}}},
+      {"core",
+       "gpusqueeze bench core",
+       bench::core_suite,
+       "^(launch\\.empty|gemm\\.cublas)$",
+       {{"mnk", {"4096"}}}},
+      {"kernels",
+       "gpusqueeze kernels",
+       kernels::kernels_suite,
+       "^kernels\\.(rms_norm|memcpy_d2d)$",
+       {{"cols", {"4096"}}, {"impl", {"ours"}}}},
   };
-  std::vector<bench::Run> runs;
+}
+
+}  // namespace
+
+LiveMeasurements measure_live(double budget_s, const std::filesystem::path& clocks_file) {
+  LiveMeasurements out;
+  std::vector<std::unique_ptr<gpu::CounterSampler>> samplers;
+  try {
+    const auto nvml = gpu::Nvml::open();
+    unsigned int count = 0;
+    if (nvml.api().nvmlDeviceGetCount_v2(&count) == NVML_SUCCESS)
+      for (uint32_t i = 0; i < count; ++i) samplers.push_back(std::make_unique<gpu::CounterSampler>(i, 100));
+  } catch (const Error& e) {
+    out.notes.push_back(fmt::format("clocks not sampled over the run: {}", e.what()));
+  }
+  const int64_t start_mono = gpu::monotonic_ns();
+  const auto start_real = std::chrono::system_clock::now().time_since_epoch();
   const auto start = std::chrono::steady_clock::now();
-  for (const auto& p : parts) {
+  for (const auto& p : parts()) {
     const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (spent > budget_s) {
-      notes.push_back(fmt::format("probe {} not run: the {:.0f} s budget was spent (--budget)", p.name, budget_s));
+      out.notes.push_back(fmt::format("{} not run: the {:.0f} s budget was spent (--budget)", p.command, budget_s));
       continue;
     }
     bench::RunOptions o;
@@ -45,11 +87,10 @@ std::vector<bench::Run> measure_live(double budget_s, std::vector<std::string>& 
     o.settings.max_seconds = 0.4;
     o.settings.min_samples = 10;
     o.progress = [&](const std::string& line) { note("report: " + line); };
-    note(fmt::format("report: measuring probe {} (a short run; `gpusqueeze probe {}` for the full sweep)…", p.name,
-                     p.name));
+    note(fmt::format("report: measuring {} (a short run; `{}` for the full sweep)…", p.name, p.command));
     for (int attempt = 0; attempt < 2; ++attempt) {
       try {
-        runs.push_back(bench::run_suite(p.name, p.suite(), o));
+        out.runs.push_back(bench::run_suite(p.name, p.suite(), o));
         break;
       } catch (const Error& e) {
         // NVML's utilisation lags a process that just ended: wait once before calling the GPU busy.
@@ -58,12 +99,24 @@ std::vector<bench::Run> measure_live(double budget_s, std::vector<std::string>& 
           std::this_thread::sleep_for(std::chrono::seconds(3));
           continue;
         }
-        notes.push_back(fmt::format("probe {} could not run: {}", p.name, e.what()));
+        out.notes.push_back(fmt::format("{} could not run: {}", p.command, e.what()));
         break;
       }
     }
   }
-  return runs;
+  if (!samplers.empty()) {
+    std::vector<nlohmann::json> payloads;
+    for (auto& s : samplers) payloads.push_back(s->finish());
+    try {
+      triage::write_jitter_trace(clocks_file, "gpusqueeze report (its own measurements)", start_mono,
+                                 std::chrono::duration_cast<std::chrono::nanoseconds>(start_real).count(), 0,
+                                 payloads);
+      out.clocks = clocks_file;
+    } catch (const Error& e) {
+      out.notes.push_back(fmt::format("clocks over the run not kept: {}", e.what()));
+    }
+  }
+  return out;
 }
 
 }  // namespace gsq::cli

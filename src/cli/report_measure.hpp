@@ -3,12 +3,21 @@
 
 #include "bench/runner.hpp"
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace gsq::cli {
 
-// Short runs of the memory and PCIe probes within `budget_s` seconds; `notes` says what did not run and why.
-[[nodiscard]] std::vector<bench::Run> measure_live(double budget_s, std::vector<std::string>& notes);
+struct LiveMeasurements {
+  std::vector<bench::Run> runs;                 // probe mem, probe pcie, bench core (launch, GEMM), kernels at one shape
+  std::vector<std::string> notes;               // what did not run, and why
+  std::optional<std::filesystem::path> clocks;  // the GPUs' clocks, temperature and power over all of it (.gsqt)
+};
+
+// Short runs of the method's measurements within `budget_s` seconds, in order of what the page needs most, with every
+// GPU's counters sampled throughout into `clocks_file` (what `jitter` reads).
+[[nodiscard]] LiveMeasurements measure_live(double budget_s, const std::filesystem::path& clocks_file);
 
 }  // namespace gsq::cli

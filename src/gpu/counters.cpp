@@ -14,13 +14,13 @@
 
 namespace gsq::gpu {
 
-namespace {
-
 int64_t monotonic_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+
+namespace {
 
 // GPM percentages become ratios (Prometheus-style base units); MiB/s become bytes/s.
 constexpr GpmMetric kGpm[] = {

@@ -58,6 +58,9 @@ struct CounterSeries {
   std::vector<double> values;
 };
 
+// CLOCK_MONOTONIC in ns: the clock of the samplers' time stamps and of .gsqt headers.
+[[nodiscard]] int64_t monotonic_ns();
+
 class CounterSampler {
  public:
   // Starts a thread sampling GPU `gpu_index` every `interval_ms` (≥ 100). Throws Error(no_gpu) without NVML.
