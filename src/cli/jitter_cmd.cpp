@@ -38,7 +38,6 @@ struct JitterCliOptions {
   bool json = false;
 };
 
-
 std::string opt(const std::optional<double>& v, const char* fmtstr) {
   return v ? fmt::format(fmt::runtime(fmtstr), *v) : "n/a";
 }

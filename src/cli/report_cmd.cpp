@@ -4,6 +4,7 @@
 #include "cli/tune_view.hpp"
 
 #include "topo/live.hpp"
+#include "topo/multigpu_probe.hpp"
 #include "topo/nccl_logs.hpp"
 #include "topo/topo_matrix.hpp"
 #include "trace/format.hpp"
@@ -13,6 +14,7 @@
 
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
+#include "analyze/roofline.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
@@ -87,6 +89,13 @@ report::Section analysis_section_of(const analyze::Analysis& a) {
                     "`gpusqueeze analyze --what-if sync,pinned,fuse,graphs,host {}` predicts what each fix would save.",
                     c.value("model", ""), 100 * c.value("host_share", 0.0), 100 * c.value("cpu_ops_share", 0.0),
                     100 * c.value("wait_kernels_share", 0.0), 100 * c.value("wait_copies_share", 0.0), a.origin));
+  if (const auto& c = a.critical_path; c.is_object() && c.value("ok", false))
+    sec.figures_svg.push_back(
+        report::stacked_svg("Critical path of the launching thread (" + c.value("verdict", std::string()) + ")",
+                            {{"host work (Python, input preparation)", c.value("host_share", 0.0)},
+                             {"CPU ops (dispatch, launches)", c.value("cpu_ops_share", 0.0)},
+                             {"waiting on kernels", c.value("wait_kernels_share", 0.0)},
+                             {"waiting on copies", c.value("wait_copies_share", 0.0)}}));
   else if (c.is_object() && c.contains("why"))
     sec.notes.push_back("Critical path not judged: " + c.value("why", std::string()));
   sec.headline =
@@ -182,6 +191,56 @@ report::Section trt_section_of(const triage::TrtAudit& a, const std::string& ori
   return sec;
 }
 
+// GPU-to-GPU links as a heat map: NVLink (more links greener) above PCIe switch (PIX, PXB), host bridge (PHB), NUMA
+// node (NODE) and across sockets (SYS).
+std::string topo_heatmap(const topo::TopoMatrix& m) {
+  const auto gpus = m.gpus();
+  std::vector<std::vector<double>> v(gpus.size(), std::vector<double>(gpus.size(), -1));
+  std::vector<std::vector<std::string>> text(gpus.size(), std::vector<std::string>(gpus.size()));
+  static const std::map<std::string, double> kRank{{"SYS", 0}, {"NODE", 1}, {"PHB", 2}, {"PXB", 3}, {"PIX", 4}};
+  for (size_t i = 0; i < gpus.size(); ++i)
+    for (size_t j = 0; j < gpus.size(); ++j) {
+      const auto it = m.link.find({gpus[i], gpus[j]});
+      const std::string l = it == m.link.end() ? "" : it->second;
+      text[i][j] = l;
+      if (l.starts_with("NV") && l.size() > 2)
+        v[i][j] = 5 + std::atof(l.c_str() + 2) / 18.0;
+      else if (const auto r = kRank.find(l); r != kRank.end())
+        v[i][j] = r->second;
+    }
+  return report::heatmap_svg(m.p2p_status ? "GPU-to-GPU peer-to-peer status" : "GPU-to-GPU links", gpus, v, text,
+                             "NV# = NVLink (# links); PIX, PXB = through PCIe switches; PHB = the host bridge; "
+                             "NODE, SYS = through the CPU (one NUMA node, across sockets)");
+}
+
+report::Section p2p_section_of(const topo::P2pResult& p) {
+  report::Section sec;
+  sec.id = "p2p";
+  sec.title = "Step 5 — multi-GPU: P2P copies measured now";
+  sec.step = 5;
+  sec.more = "gpusqueeze probe p2p";
+  sec.notes = p.notes;
+  std::vector<std::string> labels;
+  for (int i = 0; i < p.gpus; ++i) labels.push_back(fmt::format("GPU{}", i));
+  double lo = 1e300;
+  for (const auto* m : {&p.uni_gbs, &p.bi_gbs}) {
+    std::vector<std::vector<std::string>> text;
+    for (size_t i = 0; i < m->size(); ++i) {
+      text.emplace_back();
+      for (size_t j = 0; j < (*m)[i].size(); ++j) {
+        text.back().push_back(fmt::format("{:.0f}", (*m)[i][j]));
+        if (i != j && m == &p.uni_gbs) lo = std::min(lo, (*m)[i][j]);
+      }
+    }
+    sec.figures_svg.push_back(
+        report::heatmap_svg(m == &p.uni_gbs ? "P2P copy, one way (GB/s)" : "P2P copy, both ways (GB/s)", labels, *m,
+                            text, "rows: source, columns: destination; diagonal: a copy within the GPU"));
+  }
+  sec.data = topo::to_json(p);
+  sec.headline = lo < 1e300 ? fmt::format("P2P: slowest pair {:.0f} GB/s one way", lo) : "P2P: one GPU";
+  return sec;
+}
+
 report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& origin) {
   report::Section sec;
   sec.id = "topo";
@@ -192,6 +251,7 @@ report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& or
   sec.data = topo::to_json(m, sec.findings);
   sec.headline = fmt::format("topology: {} GPU(s), {} NIC(s)", m.gpus().size(), m.nics().size());
   sec.notes.push_back("The matrix as pasted; `gpusqueeze topo --from` prints it with the link legend.");
+  sec.figures_svg.push_back(topo_heatmap(m));
   return sec;
 }
 
@@ -303,8 +363,9 @@ Action register_report(CLI::App& app) {
         bench_files.push_back((dir / "h200-bench-d2d.json").string());
       for (const char* name : {"h200-probe-copy-4g.json", "h200-kernels-4096.json.gz"})  // steps 3 and 4
         if (o->bench_files.empty() && std::filesystem::exists(dir / name)) bench_files.push_back((dir / name).string());
-      if (trace_files.empty() && std::filesystem::exists(dir / "torch-host-slow.json.gz"))
-        trace_files.push_back((dir / "torch-host-slow.json.gz").string());
+      if (trace_files.empty())  // a PyTorch loop (the critical path) and a GEMM recorded with GPU metrics (roofline)
+        for (const char* name : {"torch-host-slow.json.gz", "h200-hw-matmul.gsqt"})
+          if (std::filesystem::exists(dir / name)) trace_files.push_back((dir / name).string());
       if (jitter_files.empty() && std::filesystem::exists(dir / "h200-hw-matmul.gsqt"))
         jitter_files.push_back((dir / "h200-hw-matmul.gsqt").string());
     }
@@ -314,7 +375,8 @@ Action register_report(CLI::App& app) {
     // A live GPU: the memory and PCIe ceilings measured now, unless the user gave runs or no budget.
     if (r.this_machine && !s.gpus.empty() && o->bench_files.empty() && o->budget_s > 0) {
       std::filesystem::create_directories(o->out_dir);
-      const auto live = measure_live(o->budget_s, std::filesystem::path(o->out_dir) / "clocks.gsqt");
+      const auto live = measure_live(o->budget_s, s.gpus.size(), std::filesystem::path(o->out_dir) / "clocks.gsqt");
+      if (live.p2p) r.add(p2p_section_of(*live.p2p));
       for (const auto& run : live.runs) {
         auto sec = bench_section_of(run, "measured now");
         sec.more = run.suite == "core"      ? "gpusqueeze bench core"
@@ -343,9 +405,18 @@ Action register_report(CLI::App& app) {
       for (const auto& n : live.notes) note(n);
     }
     for (const auto& f : trace_files) {
-      auto a = analyze::analyze(analyze::load_trace(f));
+      const auto trace = analyze::load_trace(f);
+      auto a = analyze::analyze(trace);
       a.origin = display_name(f);
-      r.add(analysis_section_of(a));
+      auto sec = analysis_section_of(a);
+      const auto roof = analyze::roofline(trace, a);
+      std::vector<report::SolPoint> points;
+      for (const auto& p : roof.points)
+        if (p.memory >= 0 && p.compute >= 0) points.push_back({p.kernel, p.memory, p.compute, p.share});
+      if (!points.empty())
+        sec.figures_svg.push_back(
+            report::sol_svg(fmt::format("Top kernels against the roofs ({})", roof.device), points));
+      r.add(std::move(sec));
     }
     for (const auto& f : o->memory_files) {
       auto m = triage::analyze_memory(triage::read_memory_snapshot(f));

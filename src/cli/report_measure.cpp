@@ -1,8 +1,8 @@
 // `report` on a live GPU measures what it can within --budget seconds, with the bench harness's protocol (short
 // settings): the HBM read and copy ceilings and the PCIe ceilings, pinned and pageable, at one size each (step 3); the
 // launch cost with and without CUDA graphs and a 4096³ bf16 cuBLAS GEMM (bench core, step 1); one tuned kernel at one
-// shape against cudaMemcpy (step 4) — while every GPU's clock, temperature and power are sampled for the jitter
-// section. Each part that does not run says why on the page.
+// shape against cudaMemcpy (step 4); with several GPUs, P2P copies between every pair (step 5) — while every GPU's
+// clock, temperature and power are sampled for the jitter section. Each part that does not run says why on the page.
 #include "cli/report_measure.hpp"
 
 #include "cli/common.hpp"
@@ -45,11 +45,7 @@ std::vector<Part> parts() {
        bench::pcie_suite,
        "^pcie\\.(h2d|d2h)$",
        {{"bytes", {"64Mi"}}, {"memory", {"pinned", "pageable"}}}},
-      {"core",
-       "gpusqueeze bench core",
-       bench::core_suite,
-       "^(launch\\.empty|gemm\\.cublas)$",
-       {{"mnk", {"4096"}}}},
+      {"core", "gpusqueeze bench core", bench::core_suite, "^(launch\\.empty|gemm\\.cublas)$", {{"mnk", {"4096"}}}},
       {"kernels",
        "gpusqueeze kernels",
        kernels::kernels_suite,
@@ -60,7 +56,7 @@ std::vector<Part> parts() {
 
 }  // namespace
 
-LiveMeasurements measure_live(double budget_s, const std::filesystem::path& clocks_file) {
+LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file) {
   LiveMeasurements out;
   std::vector<std::unique_ptr<gpu::CounterSampler>> samplers;
   try {
@@ -104,13 +100,30 @@ LiveMeasurements measure_live(double budget_s, const std::filesystem::path& cloc
       }
     }
   }
+  if (gpus > 1) {  // step 5: every pair of GPUs, short (64 MiB, 3 trials)
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (spent > budget_s) {
+      out.notes.push_back(fmt::format("gpusqueeze probe p2p not run: the {:.0f} s budget was spent", budget_s));
+    } else {
+      note(
+          fmt::format("report: measuring P2P copies between {} GPUs (`gpusqueeze probe p2p` for the full run)…", gpus));
+      try {
+        topo::P2pOptions po;
+        po.bytes = 64ull << 20;
+        po.reps = 4;
+        po.trials = 3;
+        out.p2p = topo::probe_p2p(po);
+      } catch (const Error& e) {
+        out.notes.push_back(fmt::format("gpusqueeze probe p2p could not run: {}", e.what()));
+      }
+    }
+  }
   if (!samplers.empty()) {
     std::vector<nlohmann::json> payloads;
     for (auto& s : samplers) payloads.push_back(s->finish());
     try {
       triage::write_jitter_trace(clocks_file, "gpusqueeze report (its own measurements)", start_mono,
-                                 std::chrono::duration_cast<std::chrono::nanoseconds>(start_real).count(), 0,
-                                 payloads);
+                                 std::chrono::duration_cast<std::chrono::nanoseconds>(start_real).count(), 0, payloads);
       out.clocks = clocks_file;
     } catch (const Error& e) {
       out.notes.push_back(fmt::format("clocks over the run not kept: {}", e.what()));

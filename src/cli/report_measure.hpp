@@ -2,6 +2,7 @@
 #pragma once
 
 #include "bench/runner.hpp"
+#include "topo/multigpu_probe.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -11,13 +12,14 @@
 namespace gsq::cli {
 
 struct LiveMeasurements {
-  std::vector<bench::Run> runs;                 // probe mem, probe pcie, bench core (launch, GEMM), kernels at one shape
-  std::vector<std::string> notes;               // what did not run, and why
+  std::vector<bench::Run> runs;    // probe mem, probe pcie, bench core (launch, GEMM), kernels at one shape
+  std::vector<std::string> notes;  // what did not run, and why
   std::optional<std::filesystem::path> clocks;  // the GPUs' clocks, temperature and power over all of it (.gsqt)
+  std::optional<topo::P2pResult> p2p;           // several GPUs: copy bandwidth between every pair (short)
 };
 
 // Short runs of the method's measurements within `budget_s` seconds, in order of what the page needs most, with every
 // GPU's counters sampled throughout into `clocks_file` (what `jitter` reads).
-[[nodiscard]] LiveMeasurements measure_live(double budget_s, const std::filesystem::path& clocks_file);
+[[nodiscard]] LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file);
 
 }  // namespace gsq::cli

@@ -105,4 +105,122 @@ std::string bars_svg(const std::string& title, const std::vector<Bar>& bars) {
   return svg + "</svg>";
 }
 
+namespace {
+
+std::string svg_open(double w, double h, const std::string& title) {
+  return fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" )"
+      R"(role="img" font-family="system-ui,sans-serif"><text x="4" y="14" font-size="11" font-weight="600">{2}</text>)",
+      w, h, html_escape(title));
+}
+
+}  // namespace
+
+std::string stacked_svg(const std::string& title, const std::vector<std::pair<std::string, double>>& parts) {
+  double total = 0;
+  for (const auto& p : parts) total += std::max(0.0, p.second);
+  if (total <= 0) return "";
+  static constexpr const char* kColors[] = {"#76b900", "#0969da", "#cf222e", "#bf8700", "#8250df", "#57606a"};
+  constexpr double kW = 520, kBar = 500, kLegendRow = 16;
+  const double h = 24 + 22 + 8 + kLegendRow * static_cast<double>(parts.size());
+  std::string svg = svg_open(kW, h, title);
+  double x = 10;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const double w = kBar * std::max(0.0, parts[i].second) / total;
+    const char* color = kColors[i % std::size(kColors)];
+    svg += fmt::format(R"(<rect x="{:.1f}" y="24" width="{:.1f}" height="22" fill="{}"/>)", x, w, color);
+    const double y = 24 + 22 + 8 + kLegendRow * static_cast<double>(i);
+    svg += fmt::format(R"(<rect x="10" y="{:.1f}" width="10" height="10" fill="{}"/>)"
+                       R"(<text x="26" y="{:.1f}" font-size="10">{} — {:.1f}%</text>)",
+                       y, color, y + 9, html_escape(parts[i].first), 100 * std::max(0.0, parts[i].second) / total);
+    x += w;
+  }
+  return svg + "</svg>";
+}
+
+std::string heatmap_svg(const std::string& title, const std::vector<std::string>& labels,
+                        const std::vector<std::vector<double>>& values,
+                        const std::vector<std::vector<std::string>>& text, const std::string& unit) {
+  const size_t n = labels.size();
+  if (n == 0 || values.size() != n || text.size() != n) return "";
+  double lo = 1e300, hi = -1e300;
+  for (const auto& row : values) {
+    if (row.size() != n) return "";
+    for (double v : row)
+      if (v >= 0) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  if (hi < lo) return "";
+  const double cell = n > 8 ? 38 : 52, left = 56, top = 40;
+  // The unit's parts ("a; b") one per line under the matrix.
+  std::vector<std::string> notes;
+  for (size_t at = 0; at <= unit.size();) {
+    const size_t end = std::min(unit.find("; ", at), unit.size());
+    notes.push_back(unit.substr(at, end - at));
+    at = end + 2;
+  }
+  const double w = std::max(left + cell * static_cast<double>(n) + 10, 380.0),
+               h = top + cell * static_cast<double>(n) + 8 + 14 * static_cast<double>(notes.size());
+  std::string svg = svg_open(w, h, title);
+  for (size_t i = 0; i < n; ++i) {
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle">{}</text>)",
+                       left + cell * (static_cast<double>(i) + 0.5), top - 6, html_escape(labels[i]));
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="end">{}</text>)", left - 6,
+                       top + cell * (static_cast<double>(i) + 0.5) + 3, html_escape(labels[i]));
+    for (size_t j = 0; j < n; ++j) {
+      const double v = values[i][j];
+      // Light (low) to the brand green (high); a negative value has no reading (grey).
+      const double f = v < 0 ? 0 : (hi > lo ? (v - lo) / (hi - lo) : 1);
+      const std::string fill =
+          v < 0 ? "#eaeef2"
+                : fmt::format("rgb({},{},{})", static_cast<int>(235 - f * (235 - 118)),
+                              static_cast<int>(245 - f * (245 - 185)), static_cast<int>(220 - f * 220));
+      const double x = left + cell * static_cast<double>(j), y = top + cell * static_cast<double>(i);
+      svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" stroke="#fff"/>)", x,
+                         y, cell, cell, fill);
+      svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle" fill="#1f2328">{}</text>)",
+                         x + cell / 2, y + cell / 2 + 3, html_escape(text[i][j]));
+    }
+  }
+  for (size_t i = 0; i < notes.size(); ++i)
+    svg += fmt::format(R"(<text x="4" y="{:.1f}" font-size="10">{}</text>)",
+                       top + cell * static_cast<double>(n) + 18 + 14 * static_cast<double>(i), html_escape(notes[i]));
+  return svg + "</svg>";
+}
+
+std::string sol_svg(const std::string& title, const std::vector<SolPoint>& points) {
+  if (points.empty()) return "";
+  constexpr double kW = 380, kH = 300, kL = 46, kR = 14, kT = 24, kB = 36;
+  auto x = [&](double f) { return kL + std::clamp(f, 0.0, 1.0) * (kW - kL - kR); };
+  auto y = [&](double f) { return kH - kB - std::clamp(f, 0.0, 1.0) * (kH - kT - kB); };
+  std::string svg = svg_open(kW, kH, title);
+  svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>)", kL, kT, kW - kL - kR,
+                     kH - kT - kB);
+  // The 60% lines: above either, the kernel is bound by that roof; below both, by latency.
+  svg += fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#bbb" stroke-dasharray="3,2"/>)",
+                     x(0.6), kT, kH - kB);
+  svg += fmt::format(R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#bbb" stroke-dasharray="3,2"/>)", kL,
+                     y(0.6), kW - kR);
+  for (const auto& [label, v] : {std::pair{"0", 0.0}, std::pair{"60%", 0.6}, std::pair{"100%", 1.0}}) {
+    svg += fmt::format(R"(<text x="{:.1f}" y="{}" font-size="10" text-anchor="middle">{}</text>)", x(v), kH - kB + 12,
+                       label);
+    svg +=
+        fmt::format(R"(<text x="{}" y="{:.1f}" font-size="10" text-anchor="end">{}</text>)", kL - 4, y(v) + 3, label);
+  }
+  svg +=
+      fmt::format(R"(<text x="{:.1f}" y="{}" font-size="10" text-anchor="middle">DRAM bandwidth, share of peak</text>)",
+                  (kL + kW - kR) / 2, kH - 6);
+  svg += fmt::format(R"svg(<text x="10" y="{:.1f}" font-size="10" transform="rotate(-90 10 {:.1f})" )svg"
+                     R"(text-anchor="middle">busiest pipe, share of peak</text>)",
+                     (kT + kH - kB) / 2, (kT + kH - kB) / 2);
+  for (const auto& p : points) {
+    const double r = 3 + 9 * std::clamp(p.share, 0.0, 1.0);
+    svg += fmt::format(
+        R"(<circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="#76b900" fill-opacity="0.6" stroke="#3d6000"/>)",
+        x(p.memory), y(p.compute), r);
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="9">{}</text>)", x(p.memory) + r + 2, y(p.compute) + 3,
+                       html_escape(p.label.size() > 28 ? p.label.substr(0, 27) + "…" : p.label));
+  }
+  return svg + "</svg>";
+}
+
 }  // namespace gsq::report

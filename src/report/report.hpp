@@ -53,6 +53,24 @@ struct Bar {
 [[nodiscard]] std::string series_svg(const std::string& title, const std::vector<int64_t>& t_ns,
                                      const std::vector<double>& values, const std::string& unit);
 
+// One horizontal bar split into labelled parts (a critical path's classes), each with its share, and a legend.
+[[nodiscard]] std::string stacked_svg(const std::string& title,
+                                      const std::vector<std::pair<std::string, double>>& parts);
+
+// An N×N matrix as coloured cells (P2P bandwidth between GPUs, link types): `values` colour the cells (light = low,
+// green = high; negative: no reading), `text` is printed in them, `unit` below ("a; b": one line each).
+[[nodiscard]] std::string heatmap_svg(const std::string& title, const std::vector<std::string>& labels,
+                                      const std::vector<std::vector<double>>& values,
+                                      const std::vector<std::vector<std::string>>& text, const std::string& unit);
+
+// Speed of light of the top kernels (the analyzer's roofline from GPU metrics): x the DRAM bandwidth and y the busiest
+// pipe, each a share of its peak, dot size the kernel's share of GPU time; dashed at the 60% roof thresholds.
+struct SolPoint {
+  std::string label;
+  double memory = 0, compute = 0, share = 0;
+};
+[[nodiscard]] std::string sol_svg(const std::string& title, const std::vector<SolPoint>& points);
+
 struct Report {
   std::string title;
   std::string provenance;    // "live on host X at T" or "replayed from FILE, recorded on ... at ..."

@@ -111,6 +111,41 @@ TEST(Report, SeriesChartDrawsEverySampleBetweenItsMinAndMax) {
   EXPECT_TRUE(series_svg("x", {0, 1}, {1}, "W").empty());
 }
 
+// The critical-path shares of the H200 host-slow trace (analyze --json: host 68.7%, CPU ops 31.2%, copies 0.1%).
+TEST(Report, StackedChartSplitsTheBarByShareWithALegend) {
+  const std::string svg =
+      stacked_svg("critical path", {{"host work", 0.6871}, {"CPU ops", 0.3119}, {"kernels", 0.0}, {"copies", 0.0010}});
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("host work — 68.7%"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("copies — 0.1%"), std::string::npos);
+  EXPECT_NE(svg.find(R"(width="343.6")"), std::string::npos);  // 68.71% of the 500-px bar
+  EXPECT_EQ(stacked_svg("empty", {{"a", 0.0}}), "");
+}
+
+TEST(Report, HeatmapColoursByValueAndLabelsRowsColumnsAndUnit) {
+  const std::string svg = heatmap_svg("P2P", {"GPU0", "GPU1"}, {{2094, 48}, {52, -1}}, {{"2094", "48"}, {"52", "n/a"}},
+                                      "GB/s; rows: source");
+  EXPECT_NE(svg.find(">GPU0<"), std::string::npos);  // row and column labels
+  EXPECT_NE(svg.find(">GPU1<"), std::string::npos);
+  EXPECT_NE(svg.find("rgb(118,185,0)"), std::string::npos) << svg;  // the highest value: full green
+  EXPECT_NE(svg.find("rgb(235,245,220)"), std::string::npos);       // the lowest: the light end
+  EXPECT_NE(svg.find("#eaeef2"), std::string::npos);                // no reading: grey
+  EXPECT_NE(svg.find(">GB/s<"), std::string::npos);                 // the unit's parts, one line each
+  EXPECT_NE(svg.find(">rows: source<"), std::string::npos);
+  EXPECT_EQ(heatmap_svg("ragged", {"a", "b"}, {{1, 2}, {3}}, {{"", ""}, {""}}, ""), "");
+}
+
+TEST(Report, SpeedOfLightChartHasBothAxesTheRoofLinesAndThePoints) {
+  // The H200 GEMM of tests/fixtures/h200-hw-matmul.gsqt (analyze --roofline: DRAM 17%, tensor pipe 91%).
+  const std::string svg = sol_svg("roofs", {{"nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT", 0.17, 0.91, 1.0}});
+  EXPECT_NE(svg.find("DRAM bandwidth, share of peak"), std::string::npos);
+  EXPECT_NE(svg.find("busiest pipe, share of peak"), std::string::npos);
+  EXPECT_NE(svg.find(">60%<"), std::string::npos);
+  EXPECT_NE(svg.find("<circle"), std::string::npos);
+  EXPECT_NE(svg.find("nvjet_sm90_tst_320x128_64x3…"), std::string::npos) << svg;
+  EXPECT_EQ(sol_svg("none", {}), "");
+}
+
 // SYNTHETIC findings (ids, severities and savings made up to pin the ranking rule).
 Finding synthetic(const std::string& id, Severity sev, std::optional<double> saving = {}) {
   Finding f = make_finding(id, sev, id + " title", {{"x", "1"}}, "fix it", "test", 2, "subject");
