@@ -148,4 +148,46 @@ std::vector<Finding> rank_stragglers(const std::vector<Analysis>& ranks) {
   return out;
 }
 
+RankBalance rank_balance(const std::vector<Analysis>& ranks) {
+  RankBalance b;
+  if (ranks.size() < 2) return b;
+  b.table = Table{{"rank", "step P50", "compute (non-NCCL kernels)", "NCCL time", "NCCL not hidden", "verdict"}, {}};
+  std::vector<double> compute;
+  auto ms = [](double ns) { return fmt::format("{:.2f} ms", ns / 1e6); };
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const auto& r = ranks[i];
+    const double c = static_cast<double>(std::max<int64_t>(0, r.breakdown.kernel_busy_ns - r.comm_ns));
+    compute.push_back(c);
+    b.table.rows.push_back({std::to_string(r.rank >= 0 ? r.rank : static_cast<int>(i)),
+                            r.step_ns.empty() ? "-" : ms(step_p50(r)), ms(c), ms(static_cast<double>(r.comm_ns)),
+                            ms(static_cast<double>(r.comm_exposed_ns)), r.verdict.cls});
+  }
+  const auto [lo, hi] = std::minmax_element(compute.begin(), compute.end());
+  const size_t heavy = static_cast<size_t>(hi - compute.begin()), light = static_cast<size_t>(lo - compute.begin());
+  constexpr double kUneven = 1.1;  // one rank computes 10% more than another: the others wait for it in collectives
+  if (*lo > 0 && *hi > kUneven * *lo) {
+    Finding f;
+    f.id = "rank-uneven-work";
+    f.severity = Severity::warn;
+    const int hr = ranks[heavy].rank >= 0 ? ranks[heavy].rank : static_cast<int>(heavy);
+    const int lr = ranks[light].rank >= 0 ? ranks[light].rank : static_cast<int>(light);
+    f.subject = fmt::format("rank {}", hr);
+    f.title = fmt::format("Rank {} runs {:.0f}% more GPU compute than rank {}; the lighter ranks wait for it in NCCL",
+                          hr, 100 * (*hi / *lo - 1), lr);
+    f.evidence = {{"compute_ns_heaviest", fmt::format("{:.0f}", *hi)},
+                  {"compute_ns_lightest", fmt::format("{:.0f}", *lo)},
+                  {"nccl_ns_lightest_rank", std::to_string(ranks[light].comm_ns)},
+                  {"nccl_ns_heaviest_rank", std::to_string(ranks[heavy].comm_ns)}};
+    f.saving_ratio = 1 - *lo / *hi;  // of the heaviest rank's compute: the most an even split could take off
+    f.fix =
+        "Give every rank the same work: split batches by tokens or samples evenly (pad or bucket variable-length "
+        "inputs, DistributedSampler with drop_last), and check for a rank-0-only extra (logging, evaluation, "
+        "checkpointing) inside the step.";
+    f.source = "non-NCCL kernel time per rank, max above 1.1 × min";
+    f.step = 5;
+    b.findings.push_back(std::move(f));
+  }
+  return b;
+}
+
 }  // namespace gsq::analyze

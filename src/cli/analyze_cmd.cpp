@@ -96,7 +96,9 @@ Action register_analyze(CLI::App& app) {
       done.push_back(analyze_file(f, *o));
       all.push_back(done.back().analysis);
     }
-    const auto stragglers = analyze::rank_stragglers(all);
+    auto stragglers = analyze::rank_stragglers(all);
+    const auto balance = analyze::rank_balance(all);
+    stragglers.insert(stragglers.end(), balance.findings.begin(), balance.findings.end());
     if (o->json) {
       if (all.size() == 1) {
         std::cout << analysed_json(done[0]).dump(2) << '\n';
@@ -105,6 +107,7 @@ Action register_analyze(CLI::App& app) {
         for (const auto& a : done) ranks.push_back(analysed_json(a));
         std::cout << nlohmann::json{{"schema", "gpusqueeze.analysis-ranks/1"},
                                     {"ranks", ranks},
+                                    {"rank_balance", balance.table.rows},
                                     {"rank_findings", stragglers}}
                          .dump(2)
                   << '\n';
@@ -118,6 +121,7 @@ Action register_analyze(CLI::App& app) {
       if (done[i].roofline) std::cout << roofline_markdown(*done[i].roofline) << '\n';
       if (done[i].what_if) std::cout << analyze::render_markdown(*done[i].what_if) << '\n';
     }
+    if (all.size() > 1) std::cout << "## Load balance across ranks\n\n" << balance.table.markdown() << '\n';
     if (!stragglers.empty()) std::cout << report::findings_table(stragglers).markdown();
     return 0;
   };
