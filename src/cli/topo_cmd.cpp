@@ -7,6 +7,7 @@
 #include "core/table.hpp"
 #include "report/report.hpp"
 #include "topo/live.hpp"
+#include "topo/sysfs.hpp"
 #include "topo/topo_matrix.hpp"
 
 #include <iostream>
@@ -18,6 +19,7 @@ namespace {
 struct TopoCliOptions {
   std::string from;
   bool json = false;
+  std::string root = "/";
 };
 
 Table matrix_table(const topo::TopoMatrix& m) {
@@ -40,20 +42,22 @@ Table matrix_table(const topo::TopoMatrix& m) {
 int run_topo(const TopoCliOptions& o) {
   std::vector<topo::TopoMatrix> matrices;
   std::vector<std::string> notes;
+  std::vector<Finding> sysfs_findings;
   std::string origin;
   if (o.from.empty()) {
     const auto nvml = gpu::Nvml::open();  // no driver: exit 3 with the reason
     auto live = topo::read_live_topology(nvml.api());
+    auto sysfs = topo::add_sysfs_topology(o.root, live.bus_ids, topo::in_virtual_machine(o.root), live.links);
     matrices = {std::move(live.links), std::move(live.p2p)};
     notes = std::move(live.notes);
-    notes.push_back(
-        "NICs are not in NVML: `nvidia-smi topo -m > topo.txt; gpusqueeze topo --from topo.txt` shows them");
-    origin = "this machine (NVML)";
+    notes.insert(notes.end(), sysfs.notes.begin(), sysfs.notes.end());
+    sysfs_findings = std::move(sysfs.findings);
+    origin = "this machine (NVML and sysfs)";
   } else {
     matrices.push_back(topo::parse_topo_matrix(read_text_file(o.from), o.from));
     origin = o.from;
   }
-  std::vector<Finding> findings;
+  std::vector<Finding> findings = std::move(sysfs_findings);
   for (const auto& m : matrices)
     for (auto& f : topo::topo_findings(m)) findings.push_back(std::move(f));
   if (o.json) {
@@ -80,9 +84,9 @@ Action register_topo(CLI::App& app) {
       "Reads nvidia-smi topo -m (X, NV#, PIX, PXB, PHB, NODE, SYS/SOC; the NIC legend; tabs or spaces, colour codes)\n"
       "or topo -p2p rw (OK, CNS, GNS, TNS, NS, DR) and checks: GPU pairs across the CPU interconnect, uneven NVLink\n"
       "counts, NICs SYS from every GPU, GPUs without a NIC under their switch, peer access not supported.\n"
-      "Without --from, reads this machine through NVML: PCIe level, NVLink count and peer-read status of each GPU "
-      "pair\n"
-      "(NICs need --from).\n"
+      "Without --from, reads this machine through NVML (PCIe level, NVLink count and peer-read status of each GPU\n"
+      "pair) and sysfs: the NICs (RDMA devices, PCI network interfaces) with their PCIe distance to each GPU, NUMA\n"
+      "nodes, ACS on the bridges between GPUs (root needed to read it) and the IOMMU mode of the GPUs.\n"
       "Exit codes: 0 ok, 2 no matrix in the file, 3 no NVIDIA driver.\n"
       "Examples:\n"
       "  gpusqueeze topo\n"
@@ -90,6 +94,8 @@ Action register_topo(CLI::App& app) {
       "  nvidia-smi topo -p2p rw | gpusqueeze topo --from /dev/stdin");
   cmd->add_option("--from", o->from, "A saved nvidia-smi topo -m or topo -p2p output");
   cmd->add_flag("--json", o->json, "Print gpusqueeze.topo/1 JSON");
+  cmd->add_option("--root", o->root, "Read sysfs and procfs under this folder instead of / (a copy, for tests)")
+      ->capture_default_str();
   return [o] { return run_topo(*o); };
 }
 

@@ -106,6 +106,7 @@ LiveTopology read_live_topology(const gpu::NvmlApi& api) {
     out.notes.push_back("peer access not read: this driver's NVML lacks nvmlDeviceGetP2PStatus");
   for (auto* m : {&out.links, &out.p2p})
     for (const auto& g : gpus) m->devices.push_back(g.name);
+  for (const auto& g : gpus) out.bus_ids.push_back(g.bus_id);
   out.p2p.p2p_status = true;
   for (const auto& a : gpus)
     for (const auto& b : gpus) {

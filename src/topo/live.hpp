@@ -9,13 +9,14 @@
 namespace gsq::topo {
 
 struct LiveTopology {
-  TopoMatrix links;                // `topo -m` style: X, NV#, PIX, PXB, PHB, NODE, SYS
-  TopoMatrix p2p;                  // `topo -p2p r` style: OK, CNS, GNS, TNS, DR, NS, U
-  std::vector<std::string> notes;  // what NVML could not say (a symbol missing in this driver, a call refused)
+  TopoMatrix links;                  // `topo -m` style: X, NV#, PIX, PXB, PHB, NODE, SYS
+  TopoMatrix p2p;                    // `topo -p2p r` style: OK, CNS, GNS, TNS, DR, NS, U
+  std::vector<std::string> notes;    // what NVML could not say (a symbol missing in this driver, a call refused)
+  std::vector<std::string> bus_ids;  // each GPU's PCI bus id, in order ("" where NVML did not give it)
 };
 
 // `api` is an open session's table (gpu::Nvml::api()); tests pass a table of fakes. NICs are not read (NVML does not
-// know them): `--from` a saved `nvidia-smi topo -m` shows them.
+// know them): topo/sysfs.hpp adds them from the bus ids.
 [[nodiscard]] LiveTopology read_live_topology(const gpu::NvmlApi& api);
 
 }  // namespace gsq::topo
