@@ -81,7 +81,7 @@ def ours(binary, path):
         out["cp_cpu"] = cp["host_share"] + cp["cpu_ops_share"]
         out["fidelity"] = cp.get("fidelity")
     else:
-        out["cp_why"] = cp.get("model", "not replayed")
+        out["cp_why"] = (cp.get("why") or cp.get("model", "not replayed"))[:110]
     return out
 
 
