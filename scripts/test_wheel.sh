@@ -18,10 +18,13 @@ start=$(date +%s)
   -C build-dir="$work/wheel-build" "$src" >"$work/wheel.log" 2>&1 || { tail -40 "$work/wheel.log"; exit 1; }
 whl=$(ls "$work"/dist/gpusqueeze-*.whl)
 echo "wheel: $(basename "$whl") ($(du -h "$whl" | cut -f1)) built in $(( $(date +%s) - start )) s"
-python3 -m zipfile -l "$whl" | awk '{print $1}' | grep -E 'bin/gpusqueeze$|\.so|share/gpusqueeze/h200-snapshot|ops\.py|__main__' | sort
-# Every shared library the binary needs beyond the C/C++ runtime and zlib travels in the wheel.
-for lib in libsimdjson libcpp-httplib libgsqkernels libgsqtrace; do
-  python3 -m zipfile -l "$whl" | grep -q "$lib" || { echo "the wheel lacks $lib"; exit 1; }
+listing=$(python3 -m zipfile -l "$whl" | awk '{print $1}')  # once: `grep -q` on the pipe would break it early
+grep -E 'bin/gpusqueeze$|\.so|share/gpusqueeze/h200-snapshot|ops\.py|torch_ops\.cpp|__main__' <<<"$listing" | sort
+# Every shared library the binary needs beyond the C/C++ runtime and zlib travels in the wheel, and the C++ operator
+# registration's source with the header it compiles against.
+for f in libsimdjson libcpp-httplib libgsqkernels libgsqtrace libonnx_proto libprotobuf csrc/torch_ops.cpp \
+  include/gpusqueeze/kernels.h; do
+  grep -q "$f" <<<"$listing" || { echo "the wheel lacks $f"; exit 1; }
 done
 "$venv/bin/pip" install -q --disable-pip-version-check --no-deps "$whl"
 cd "$work"

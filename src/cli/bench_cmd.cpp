@@ -1,6 +1,6 @@
 // `gpusqueeze bench SUITE` and `gpusqueeze compare BASE NEW`.
 #include "cli/common.hpp"
-#include "topo/multigpu_probe.hpp"
+#include "cli/probe_multi.hpp"
 
 #include "bench/compare.hpp"
 #include "bench/runner.hpp"
@@ -223,72 +223,6 @@ struct CompareCliOptions {
 };
 }  // namespace
 
-struct MultiGpuOptions {
-  int p2p_mib = 256;
-  uint64_t max_bytes = 1ull << 30;
-  std::string ops;
-  bool library_only = false;
-};
-
-std::string matrix_markdown(const std::vector<std::vector<double>>& m, const char* fmt_spec) {
-  Table t{{"src \\ dst"}, {}};
-  for (size_t j = 0; j < m.size(); ++j) t.header.push_back(fmt::format("GPU {}", j));
-  for (size_t i = 0; i < m.size(); ++i) {
-    std::vector<std::string> row{fmt::format("GPU {}", i)};
-    for (double v : m[i]) row.push_back(v > 0 ? fmt::format(fmt::runtime(fmt_spec), v) : "-");
-    t.rows.push_back(std::move(row));
-  }
-  return t.markdown();
-}
-
-int run_p2p(const MultiGpuOptions& m, bool json) {
-  topo::P2pOptions o;
-  o.bytes = static_cast<uint64_t>(m.p2p_mib) << 20;
-  note("probe p2p: every ordered pair of GPUs, one way, both ways and latency…");
-  const auto r = topo::probe_p2p(o);
-  if (json) {
-    std::cout << topo::to_json(r).dump(2) << '\n';
-    return 0;
-  }
-  std::cout << fmt::format("# P2P: {} GPU(s)\n\nOne way (GB/s):\n\n{}", r.gpus, matrix_markdown(r.uni_gbs, "{:.1f}"));
-  if (r.gpus > 1) std::cout << "\nBoth ways at once (GB/s):\n\n" << matrix_markdown(r.bi_gbs, "{:.1f}");
-  std::cout << "\nLatency of a 4-byte copy (µs):\n\n" << matrix_markdown(r.latency_us, "{:.2f}");
-  for (const auto& n : r.notes) std::cout << "\nnote: " << n;
-  std::cout << '\n';
-  return 0;
-}
-
-int run_nccl(const MultiGpuOptions& m, bool json) {
-  const auto lib = topo::open_nccl();  // exit 3 with every place looked in
-  note(fmt::format("NCCL {} from {} ({})", lib.version_text(), lib.path, lib.origin));
-  if (m.library_only) {
-    std::cout << fmt::format("NCCL {}\n{}\nfound through {}\n", lib.version_text(), lib.path, lib.origin);
-    return 0;
-  }
-  topo::NcclOptions o;
-  o.max_bytes = m.max_bytes;
-  if (!m.ops.empty()) {
-    o.collectives.clear();
-    std::stringstream in(m.ops);
-    for (std::string c; std::getline(in, c, ',');) o.collectives.push_back(c);
-  }
-  const auto r = topo::probe_nccl(lib, o);
-  if (json) {
-    std::cout << topo::to_json(r).dump(2) << '\n';
-    return 0;
-  }
-  Table t{{"collective", "size (B)", "time (µs)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"}, {}};
-  for (const auto& x : r.rows)
-    t.rows.push_back({x.collective, std::to_string(x.bytes), fmt::format("{:.1f}", x.time_us),
-                      fmt::format("{:.2f}", x.algbw_gbs), fmt::format("{:.2f}", x.busbw_gbs), std::to_string(x.wrong)});
-  std::cout << fmt::format("# NCCL {} on {} rank(s)\n\n{}", r.version, r.ranks, t.markdown());
-  for (const auto& n : r.notes) std::cout << "\nnote: " << n;
-  std::cout << '\n';
-  int64_t wrong = 0;
-  for (const auto& x : r.rows) wrong += x.wrong;
-  return wrong > 0 ? static_cast<int>(ExitCode::findings) : 0;
-}
-
 Action register_probe(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   auto host_samples = std::make_shared<int>(200);
@@ -334,10 +268,20 @@ Action register_probe(CLI::App& app) {
   cmd->add_option("--max-bytes", multi->max_bytes, "nccl: largest size of the sweep")->capture_default_str();
   cmd->add_option("--ops", multi->ops, "nccl: collectives to run (comma-separated)");
   cmd->add_flag("--nccl-library", multi->library_only, "nccl: find NCCL, print where and its version, and stop");
+  cmd->add_flag("--sweep-env", multi->sweep_env,
+                "nccl: run the collective (--ops, default all_reduce) in fresh processes under NCCL settings (--env, "
+                "else NCCL_ALGO, NCCL_PROTO, NCCL_MIN_CTAS, NCCL_P2P_LEVEL, NCCL_NVLS_ENABLE variants) and say which "
+                "helps here");
+  cmd->add_option("--env", multi->env_sets,
+                  "nccl --sweep-env: one setting to try, NAME=VALUE[,NAME=VALUE] (repeatable)");
+  cmd->add_option("--trials", multi->trials, "nccl --sweep-env: runs of each setting, interleaved")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
   add_run_options(cmd, *o);
   return [o, host_samples, multi]() {
     if (o->suite == "p2p") return run_p2p(*multi, o->format == "json");
-    if (o->suite == "nccl") return run_nccl(*multi, o->format == "json");
+    if (o->suite == "nccl")
+      return multi->sweep_env ? run_nccl_sweep(*multi, o->format == "json") : run_nccl(*multi, o->format == "json");
     if (o->suite == "launch" || o->suite == "alloc")
       return run_host_costs(o->suite, *o, *host_samples, o->format == "json");
     return run_bench(*o);

@@ -257,6 +257,14 @@ TEST(CliProbe, MultiGpuProbesFindNcclAndSayWhatTheyNeed) {
               "/lib/libgsqkernels.so");
   EXPECT_EQ(not_nccl.rc, 3);
   EXPECT_NE(not_nccl.err.find("no ncclGetVersion (not NCCL)"), std::string::npos) << not_nccl.err;
+  // The env sweep runs its baseline in a child process first; without a GPU it stops there and says why.
+  const auto sweep = run("probe nccl --sweep-env --trials 2");
+  EXPECT_EQ(sweep.rc, 3);
+  EXPECT_NE(sweep.err.find("the baseline did not run"), std::string::npos) << sweep.err;
+  EXPECT_EQ(sweep.err.find("trial 1 of 2…\ngpusqueeze: probe nccl --sweep-env: all_reduce NCCL_ALGO"),
+            std::string::npos);  // nothing after the baseline failed
+  EXPECT_EQ(run("probe nccl --sweep-env --env NCCL_SOCKET_TIMEOUT=5").rc, 2);
+  EXPECT_EQ(run("probe nccl --sweep-env --ops all_reduce,all_gather").rc, 2);
 }
 
 TEST(CliTrace, PassesTheChildsExitCodeAndSignalThrough) {

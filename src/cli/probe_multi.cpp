@@ -1,0 +1,140 @@
+// `probe p2p`, `probe nccl` and the NCCL env sweep (see probe_multi.hpp).
+#include "cli/probe_multi.hpp"
+
+#include "cli/common.hpp"
+
+#include "core/error.hpp"
+#include "core/process.hpp"
+#include "core/table.hpp"
+#include "topo/multigpu_probe.hpp"
+#include "topo/nccl_sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+namespace gsq::cli {
+
+namespace {
+
+std::string matrix_markdown(const std::vector<std::vector<double>>& m, const char* fmt_spec) {
+  Table t{{"src \\ dst"}, {}};
+  for (size_t j = 0; j < m.size(); ++j) t.header.push_back(fmt::format("GPU {}", j));
+  for (size_t i = 0; i < m.size(); ++i) {
+    std::vector<std::string> row{fmt::format("GPU {}", i)};
+    for (double v : m[i]) row.push_back(v > 0 ? fmt::format(fmt::runtime(fmt_spec), v) : "-");
+    t.rows.push_back(std::move(row));
+  }
+  return t.markdown();
+}
+
+}  // namespace
+
+int run_p2p(const MultiGpuOptions& m, bool json) {
+  topo::P2pOptions o;
+  o.bytes = static_cast<uint64_t>(m.p2p_mib) << 20;
+  note("probe p2p: every ordered pair of GPUs, one way, both ways and latency…");
+  const auto r = topo::probe_p2p(o);
+  if (json) {
+    std::cout << topo::to_json(r).dump(2) << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("# P2P: {} GPU(s)\n\nOne way (GB/s):\n\n{}", r.gpus, matrix_markdown(r.uni_gbs, "{:.1f}"));
+  if (r.gpus > 1) std::cout << "\nBoth ways at once (GB/s):\n\n" << matrix_markdown(r.bi_gbs, "{:.1f}");
+  std::cout << "\nLatency of a 4-byte copy (µs):\n\n" << matrix_markdown(r.latency_us, "{:.2f}");
+  for (const auto& n : r.notes) std::cout << "\nnote: " << n;
+  std::cout << '\n';
+  return 0;
+}
+
+int run_nccl(const MultiGpuOptions& m, bool json) {
+  const auto lib = topo::open_nccl();  // exit 3 with every place looked in
+  note(fmt::format("NCCL {} from {} ({})", lib.version_text(), lib.path, lib.origin));
+  if (m.library_only) {
+    std::cout << fmt::format("NCCL {}\n{}\nfound through {}\n", lib.version_text(), lib.path, lib.origin);
+    return 0;
+  }
+  topo::NcclOptions o;
+  o.max_bytes = m.max_bytes;
+  if (!m.ops.empty()) {
+    o.collectives.clear();
+    std::stringstream in(m.ops);
+    for (std::string c; std::getline(in, c, ',');) o.collectives.push_back(c);
+  }
+  const auto r = topo::probe_nccl(lib, o);
+  if (json) {
+    std::cout << topo::to_json(r).dump(2) << '\n';
+    return 0;
+  }
+  Table t{{"collective", "size (B)", "time (µs)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"}, {}};
+  for (const auto& x : r.rows)
+    t.rows.push_back({x.collective, std::to_string(x.bytes), fmt::format("{:.1f}", x.time_us),
+                      fmt::format("{:.2f}", x.algbw_gbs), fmt::format("{:.2f}", x.busbw_gbs), std::to_string(x.wrong)});
+  std::cout << fmt::format("# NCCL {} on {} rank(s)\n\n{}", r.version, r.ranks, t.markdown());
+  for (const auto& n : r.notes) std::cout << "\nnote: " << n;
+  std::cout << '\n';
+  int64_t wrong = 0;
+  for (const auto& x : r.rows) wrong += x.wrong;
+  return wrong > 0 ? static_cast<int>(ExitCode::findings) : 0;
+}
+
+int run_nccl_sweep(const MultiGpuOptions& m, bool json) {
+  const auto settings = m.env_sets.empty() ? topo::default_sweep() : topo::parse_sweep(m.env_sets);
+  std::string op = m.ops.empty() ? "all_reduce" : m.ops;
+  if (op.find(',') != std::string::npos)
+    throw_bad_input(fmt::format("--sweep-env compares one collective; --ops {} names several", op));
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error(ExitCode::internal, "--sweep-env: cannot find this program (/proc/self/exe)");
+  std::vector<topo::SweepRow> rows(settings.size());
+  for (size_t i = 0; i < settings.size(); ++i) rows[i].setting = settings[i].name;
+  bool no_baseline = false;
+  for (int t = 0; t < m.trials && !no_baseline; ++t)
+    for (size_t i = 0; i < settings.size() && !no_baseline; ++i) {
+      if (!rows[i].error.empty()) continue;  // it failed once: it fails again
+      std::vector<std::string> argv{"env"};
+      for (const auto& [k, v] : settings[i].env) argv.push_back(k + "=" + v);
+      for (const auto& a :
+           {exe.string(), std::string("probe"), std::string("nccl"), std::string("--format"), std::string("json"),
+            std::string("--ops"), op, std::string("--max-bytes"), std::to_string(m.max_bytes)})
+        argv.push_back(a);
+      note(fmt::format("probe nccl --sweep-env: {} {}, trial {} of {}…", op, settings[i].name, t + 1, m.trials));
+      const auto out = run_process(argv);
+      try {
+        if (out.exit_code != 0) {
+          std::string last = out.err;
+          while (!last.empty() && last.back() == '\n') last.pop_back();
+          last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+          throw_bad_input(fmt::format("exit {}: {}", out.exit_code, last));
+        }
+        rows[i].busbw.push_back(topo::large_size_busbw(nlohmann::json::parse(out.out), op));
+      } catch (const nlohmann::json::exception& e) {
+        rows[i].error = fmt::format("unreadable output: {}", e.what());
+      } catch (const Error& e) {
+        rows[i].error = e.what();
+      }
+      no_baseline = i == 0 && !rows[0].error.empty();  // nothing to compare the rest with
+    }
+  rows = topo::judge_sweep(std::move(rows));
+  if (json) {
+    std::cout << nlohmann::json{{"collective", op}, {"trials", m.trials}, {"settings", topo::to_json(rows)}}.dump(2)
+              << '\n';
+  } else {
+    Table t{{"setting", "busbw at large sizes (GB/s, median)", "× as is", "trials", "verdict"}, {}};
+    for (const auto& r : rows)
+      t.rows.push_back({r.setting, r.busbw.empty() ? "-" : fmt::format("{:.2f}", r.median),
+                        r.busbw.empty() ? "-" : fmt::format("{:.3f}", r.ratio), std::to_string(r.busbw.size()),
+                        r.error.empty() ? r.verdict : r.verdict + ": " + r.error});
+    std::cout << fmt::format("# NCCL settings against each other: {}, {} trial(s) each, interleaved\n\n{}", op,
+                             m.trials, t.markdown())
+              << "\nbusbw is nccl-tests' bus bandwidth, averaged over the sizes of at least a quarter of the largest "
+                 "(--max-bytes); a setting helps when all its trials beat all of the baseline's.\n";
+  }
+  if (rows.front().busbw.empty())
+    throw Error(ExitCode::no_gpu, fmt::format("--sweep-env: the baseline did not run: {}", rows.front().error));
+  return 0;
+}
+
+}  // namespace gsq::cli

@@ -1,0 +1,26 @@
+// `probe p2p`, `probe nccl` and `probe nccl --sweep-env` (step 5), called from `probe`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gsq::cli {
+
+struct MultiGpuOptions {
+  int p2p_mib = 256;
+  uint64_t max_bytes = 1ull << 30;
+  std::string ops;
+  bool library_only = false;
+  bool sweep_env = false;
+  std::vector<std::string> env_sets;  // --env NAME=VALUE[,NAME=VALUE]
+  int trials = 3;
+};
+
+int run_p2p(const MultiGpuOptions& m, bool json);
+int run_nccl(const MultiGpuOptions& m, bool json);
+// Each setting in a fresh `gpusqueeze probe nccl --json` process (`env NAME=VALUE … gpusqueeze …`), trials
+// interleaved so a drifting clock hits every setting alike; exit 3 when not even the baseline ran.
+int run_nccl_sweep(const MultiGpuOptions& m, bool json);
+
+}  // namespace gsq::cli
