@@ -59,6 +59,8 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
   std::string_view ph, cat, name;
   double ts = NAN, dur = 0;
   Event e;
+  int32_t wait_on_stream = -1;
+  int64_t record_correlation = -1;
   for (auto field : obj) {
     std::string_view key = field.unescaped_key();
     od::value v = field.value();
@@ -91,6 +93,10 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
           e.correlation = int64_of(a.value());
         else if (k == "bytes")
           e.bytes = static_cast<uint64_t>(std::max<int64_t>(0, int64_of(a.value())));
+        else if (k == "wait_on_stream")
+          wait_on_stream = int_of(a.value());
+        else if (k == "wait_on_cuda_event_record_corr_id")
+          record_correlation = int64_of(a.value());
       }
     }
   }
@@ -108,6 +114,9 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
   e.dur_ns = std::max<int64_t>(0, std::llround(dur * 1000.0));
   e.name = t.names.intern(name);
   if (e.kind == Kind::memcpy) classify_copy(name, e);
+  if (e.kind == Kind::sync && name == "Stream Wait Event" && wait_on_stream >= 0 && record_correlation >= 0 &&
+      e.stream >= 0 && e.correlation >= 0)
+    t.stream_waits.push_back({e.device, e.stream, wait_on_stream, e.correlation, record_correlation});
   t.events.push_back(e);
 }
 

@@ -49,6 +49,14 @@ struct CounterTrack {
   std::vector<double> values;
 };
 
+// A cudaStreamWaitEvent as Kineto records it (cuda_sync "Stream Wait Event", PyTorch >= 2.1 with sync events on):
+// work queued on `stream` after the wait (the call with correlation `correlation`) starts only once the work on
+// `wait_on_stream` recorded by the cudaEventRecord with correlation `record_correlation` is done.
+struct StreamWait {
+  int32_t device = -1, stream = -1, wait_on_stream = -1;
+  int64_t correlation = -1, record_correlation = -1;
+};
+
 struct Trace {
   std::string origin;         // file it came from
   std::string source;         // "kineto"
@@ -61,6 +69,7 @@ struct Trace {
   // then judge incomplete data and say so.
   uint64_t lost_gpu_records = 0, lost_cpu_records = 0;
   std::vector<CounterTrack> counters;
+  std::vector<StreamWait> stream_waits;
   std::string gpu_name;              // the sampled GPU, when the counters say
   double dram_peak_bytes_per_s = 0;  // its DRAM peak from NVML (max memory clock × bus width), 0 if unknown
   [[nodiscard]] const std::string& name(const Event& e) const { return names[e.name]; }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -269,12 +270,47 @@ struct ReplayGraph {
   int32_t thread = -1;
   std::string why;
   double launched_gpu_share = 0;
+  std::unordered_map<size_t, size_t> waits_for;  // GPU op → the op on another stream it waits for (event waits)
 };
+
+namespace {
+
+// Each Kineto "Stream Wait Event": the first op queued on the waiting stream after the cudaStreamWaitEvent waits for
+// the last op queued on the other stream before the cudaEventRecord it names (queue order: the launch calls' times).
+std::unordered_map<size_t, size_t> event_waits(const Trace& t) {
+  std::unordered_map<size_t, size_t> out;
+  if (t.stream_waits.empty()) return out;
+  std::unordered_map<int64_t, int64_t> call_start;  // correlation → its runtime call's start
+  for (const auto& e : t.events)
+    if (e.kind == Kind::runtime && e.correlation >= 0) call_start.emplace(e.correlation, e.start_ns);
+  std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<int64_t, size_t>>> queued;  // stream → (launch, op)
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const auto& e = t.events[i];
+    if (!e.on_gpu() || e.correlation < 0) continue;
+    if (const auto c = call_start.find(e.correlation); c != call_start.end())
+      queued[{e.device, e.stream}].emplace_back(c->second, i);
+  }
+  for (auto& [k, v] : queued) std::sort(v.begin(), v.end());
+  for (const auto& w : t.stream_waits) {
+    const auto rec = call_start.find(w.record_correlation), wait = call_start.find(w.correlation);
+    const auto from = queued.find({w.device, w.wait_on_stream}), to = queued.find({w.device, w.stream});
+    if (rec == call_start.end() || wait == call_start.end() || from == queued.end() || to == queued.end()) continue;
+    auto dep = std::lower_bound(from->second.begin(), from->second.end(), std::make_pair(rec->second, size_t{0}));
+    auto next = std::upper_bound(to->second.begin(), to->second.end(),
+                                 std::make_pair(wait->second, std::numeric_limits<size_t>::max()));
+    if (dep == from->second.begin() || next == to->second.end()) continue;
+    out[next->second] = std::prev(dep)->second;
+  }
+  return out;
+}
+
+}  // namespace
 
 std::shared_ptr<const ReplayGraph> build_graph(const Trace& t) {
   auto g = std::make_shared<ReplayGraph>();
   g->steps = build(t, g->thread, g->why);
   if (g->steps.empty()) return g;
+  g->waits_for = event_waits(t);
   // The GPU time the replayed thread launched, against all GPU time from its first step's start to the end of its
   // last step or of the last GPU op it launched.
   int64_t mine = 0, all = 0, end = g->steps.back().end;
@@ -303,8 +339,12 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   if (steps.empty()) return r;
   r.ok = true;
   r.launched_gpu_share = graph_in.launched_gpu_share;
-  r.model = fmt::format("replay of thread {} ({} step{}{})", thread, steps.size(), steps.size() == 1 ? "" : "s",
-                        steps.size() > 1 || t.events.empty() ? ", ProfilerStep#" : ": no step markers, the whole run");
+  r.model =
+      fmt::format("replay of thread {} ({} step{}{}{})", thread, steps.size(), steps.size() == 1 ? "" : "s",
+                  steps.size() > 1 || t.events.empty() ? ", ProfilerStep#" : ": no step markers, the whole run",
+                  graph_in.waits_for.empty() ? ""
+                                             : fmt::format("; {} cross-stream event wait{}", graph_in.waits_for.size(),
+                                                           graph_in.waits_for.size() == 1 ? "" : "s"));
   std::vector<int64_t> launch_durs;
   for (const auto& s : steps)
     for (const auto& it : s.items)
@@ -402,6 +442,11 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
           rec.ready = graph ? now : cs + std::min(dur, c.dur);
           rec.start = std::max(rec.ready, free);
           rec.pred = free > rec.ready ? prev : -1;
+          if (const auto w = graph_in.waits_for.find(g); w != graph_in.waits_for.end())
+            if (const auto d = gpu.ops.find(w->second); d != gpu.ops.end() && d->second.end > rec.start) {
+              rec.start = d->second.end;  // a cudaStreamWaitEvent on another stream's work
+              rec.pred = static_cast<int64_t>(w->second);
+            }
           rec.end = rec.start + kernel_dur(g);
           rec.copy = op.kind == Kind::memcpy;
           free = rec.end;

@@ -109,6 +109,35 @@ TEST(WhatIf, AReplayOfOneThreadOfSeveralThatLaunchDoesNotJudge) {
     EXPECT_GT(replay(load(fixture)).launched_gpu_share, 0.99) << fixture;
 }
 
+// A SYNTHETIC two-stream trace (made here): a 1 ms kernel on stream 7, cudaEventRecord, cudaStreamWaitEvent on stream 9
+// (Kineto's cuda_sync "Stream Wait Event"), a 0.1 ms kernel on stream 9, then a device sync. Recorded, the second
+// kernel starts when the first ends; the replay keeps that order only through the event-wait edge.
+TEST(WhatIf, ACrossStreamEventWaitOrdersTheWaitingStreamsNextOp) {
+  const std::string json = R"({"traceEvents": [
+    {"ph":"X","cat":"cpu_op","name":"step","pid":1,"tid":1,"ts":0,"dur":1151},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":5,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaEventRecord","pid":1,"tid":1,"ts":20,"dur":2,"args":{"correlation":2}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaStreamWaitEvent","pid":1,"tid":1,"ts":30,"dur":2,"args":{"correlation":3}},
+    {"ph":"X","cat":"cuda_sync","name":"Stream Wait Event","pid":0,"tid":9,"ts":31,"dur":1,
+     "args":{"stream":9,"device":0,"correlation":3,"wait_on_stream":7,"wait_on_cuda_event_record_corr_id":2}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":40,"dur":5,"args":{"correlation":4}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":50,"dur":1100,"args":{"correlation":5}},
+    {"ph":"X","cat":"kernel","name":"long","pid":0,"tid":7,"ts":16,"dur":1000,"args":{"stream":7,"device":0,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"short","pid":0,"tid":9,"ts":1016,"dur":100,"args":{"stream":9,"device":0,"correlation":4}}
+  ]})";
+  const auto t = parse_kineto(json, "two-streams");
+  ASSERT_EQ(t.stream_waits.size(), 1u);
+  const auto r = replay(t);
+  ASSERT_TRUE(r.ok) << r.model;
+  EXPECT_NE(r.model.find("1 cross-stream event wait"), std::string::npos) << r.model;
+  // The sync returns when "short" ends: 16 + 1000 + 100 µs after the start; without the edge "short" would run at
+  // 45 µs and the step would end when "long" does (1016 µs).
+  EXPECT_NEAR(static_cast<double>(r.wall_ns) / 1e3, 1116.0, 2.0);
+  auto without = t;
+  without.stream_waits.clear();
+  EXPECT_NEAR(static_cast<double>(replay(without).wall_ns) / 1e3, 1016.0, 2.0);
+}
+
 TEST(WhatIf, SyncsAreCheapOnAHostBoundLoopAndRankBelowTheHostWork) {
   const auto w = what_if(load("host-slow"), parse_fixes("sync,pinned,host"));
   ASSERT_EQ(w.rows.size(), 5u);  // as recorded, three alone, all together
