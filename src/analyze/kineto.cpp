@@ -59,8 +59,7 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
   std::string_view ph, cat, name;
   double ts = NAN, dur = 0;
   Event e;
-  int32_t wait_on_stream = -1;
-  int64_t record_correlation = -1;
+  int64_t wait_on_stream = -1, record_correlation = -1;  // a Stream Wait Event's
   for (auto field : obj) {
     std::string_view key = field.unescaped_key();
     od::value v = field.value();
@@ -94,7 +93,7 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
         else if (k == "bytes")
           e.bytes = static_cast<uint64_t>(std::max<int64_t>(0, int64_of(a.value())));
         else if (k == "wait_on_stream")
-          wait_on_stream = int_of(a.value());
+          wait_on_stream = int64_of(a.value());
         else if (k == "wait_on_cuda_event_record_corr_id")
           record_correlation = int64_of(a.value());
       }
@@ -114,26 +113,15 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
   e.dur_ns = std::max<int64_t>(0, std::llround(dur * 1000.0));
   e.name = t.names.intern(name);
   if (e.kind == Kind::memcpy) classify_copy(name, e);
-  if (e.kind == Kind::sync && name == "Stream Wait Event" && wait_on_stream >= 0 && record_correlation >= 0 &&
-      e.stream >= 0 && e.correlation >= 0)
-    t.stream_waits.push_back({e.device, e.stream, wait_on_stream, e.correlation, record_correlation});
+  const bool waits = std::min({wait_on_stream, record_correlation, int64_t{e.stream}, e.correlation}) >= 0;
+  if (name == "Stream Wait Event" && waits)
+    t.stream_waits.push_back(
+        {e.device, e.stream, static_cast<int32_t>(wait_on_stream), e.correlation, record_correlation});
   t.events.push_back(e);
 }
 
-}  // namespace
-
-std::string read_maybe_gzip(const std::filesystem::path& file) {
-  std::string raw = read_text_file(file);
-  if (is_gzip(raw)) raw = inflate_gzip(raw, file.string());
-  raw.reserve(raw.size() + kJsonPadding);
-  return raw;
-}
-
-namespace {
-
-// Where the "traceEvents" array lies in the text, found by a scanner that knows strings, escapes and nesting only.
-// Parsing the events in batches keeps the parser's index and string buffers small: a trace is held about once in
-// memory.
+// Where the "traceEvents" array lies, found by a scanner that knows strings, escapes and nesting only. Parsing the
+// events in batches keeps the parser's buffers small: a trace is held about once in memory.
 struct ArraySpan {
   size_t open = std::string_view::npos, close = std::string_view::npos;  // positions of '[' and ']'
   bool array_format = false;  // the events are the top level (Chrome's JSON Array Format), no header around them
@@ -385,6 +373,13 @@ Trace parse_padded(const char* data, size_t size, const std::string& origin) {
 }
 
 }  // namespace
+
+std::string read_maybe_gzip(const std::filesystem::path& file) {
+  std::string raw = read_text_file(file);
+  if (is_gzip(raw)) raw = inflate_gzip(raw, file.string());
+  raw.reserve(raw.size() + kJsonPadding);
+  return raw;
+}
 
 Trace parse_kineto(std::string_view text, const std::string& origin) {
   std::string copy;

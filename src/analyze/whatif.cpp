@@ -1,44 +1,17 @@
-// The launching thread's items and the GPU ops they feed, replayed with or without fixes.
+// The replay of the launching thread's items and the GPU ops they feed, with or without fixes, and the critical path.
 #include "analyze/whatif.hpp"
-
-#include "analyze/trace_facts.hpp"
-#include "core/error.hpp"
+#include "analyze/whatif_graph.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <unordered_map>
 
 namespace gsq::analyze {
 
 namespace {
-
-enum class CallType { launch, copy, sync, other };
-
-struct Call {
-  int64_t off = 0, dur = 0;  // offset from the item's start, recorded duration
-  int64_t own = 0;           // the part not spent waiting for the GPU (recorded)
-  CallType type = CallType::other;
-  bool blocking = false;        // waits for GPU work: a sync, or a copy the driver stages
-  bool pageable = false;        // a copy from or to pageable memory (the driver stages it: blocking)
-  bool pageable_input = false;  // a host-to-device copy from pageable memory: what `pinned` turns asynchronous
-  std::vector<size_t> gpu;      // GPU ops it launched (indices into Trace::events)
-};
-
-struct Item {
-  int64_t start = 0, dur = 0, gap_before = 0;
-  uint32_t name = 0;
-  std::vector<Call> calls;
-};
-
-struct Step {
-  int64_t start = 0, end = 0, trailing_gap = 0;
-  std::vector<Item> items;
-};
 
 bool is_layout_transpose(std::string_view kernel) {  // cuDNN's and cutlass's NCHW <-> NHWC kernels
   for (std::string_view k : {"nchwToNhwc", "nhwcToNchw", "NchwToNhwc", "NhwcToNchw", "nchw_to_nhwc", "nhwc_to_nchw"})
@@ -54,85 +27,6 @@ int64_t median(std::vector<int64_t> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-// The thread with the most launch calls, its top-level items in order, grouped into steps.
-std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why) {
-  std::map<std::pair<int32_t, int32_t>, size_t> launches;
-  std::unordered_map<int64_t, std::vector<size_t>> gpu_by_corr;
-  for (size_t i = 0; i < t.events.size(); ++i) {
-    const auto& e = t.events[i];
-    if (e.kind == Kind::runtime && (detail::is_launch_call(t.name(e)) || t.name(e).starts_with("cudaMemcpy")))
-      ++launches[{e.pid, e.tid}];
-    if (e.on_gpu() && e.correlation >= 0) gpu_by_corr[e.correlation].push_back(i);
-  }
-  if (launches.empty()) {
-    why = "no CUDA launches in the trace: nothing to replay";
-    return {};
-  }
-  const auto main = std::max_element(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
-                      return a.second < b.second;
-                    })->first;
-  thread = main.second;
-  // Steps: ProfilerStep# annotations on that thread, else the whole run as one step.
-  std::vector<Step> steps;
-  for (const auto& e : t.events)
-    if (e.kind == Kind::annotation && e.pid == main.first && e.tid == main.second &&
-        t.name(e).starts_with("ProfilerStep#"))
-      steps.push_back({e.start_ns, e.end_ns(), 0, {}});
-  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.start < b.start; });
-  // Top-level items: CPU ops and runtime calls on the thread not inside another one.
-  std::vector<Item> items;
-  int64_t open_end = INT64_MIN;
-  std::vector<int64_t> gpu_end_so_far;  // recorded end of the GPU work launched before each call (device-wide)
-  int64_t launched_end = 0;
-  for (const auto& e : t.events) {
-    if (e.pid != main.first || e.tid != main.second || (e.kind != Kind::cpu_op && e.kind != Kind::runtime)) continue;
-    if (e.start_ns >= open_end) {
-      items.push_back({e.start_ns, e.dur_ns, 0, e.name, {}});
-      open_end = e.end_ns();
-    }
-    if (e.kind != Kind::runtime) continue;
-    auto& item = items.back();
-    Call c;
-    c.off = e.start_ns - item.start;
-    c.dur = e.dur_ns;
-    const auto& n = t.name(e);
-    c.type = detail::is_launch_call(n)     ? CallType::launch
-             : n.starts_with("cudaMemcpy") ? CallType::copy
-             : detail::is_sync_call(n)     ? CallType::sync
-                                           : CallType::other;
-    if (e.correlation >= 0)
-      if (auto it = gpu_by_corr.find(e.correlation); it != gpu_by_corr.end()) c.gpu = it->second;
-    int64_t awaited = 0;
-    for (size_t g : c.gpu) {
-      const auto& op = t.events[g];
-      if (op.kind == Kind::memcpy && (op.src == MemKind::pageable || op.dst == MemKind::pageable)) c.pageable = true;
-      if (op.kind == Kind::memcpy && op.copy == CopyKind::htod && op.src == MemKind::pageable) c.pageable_input = true;
-      awaited = std::max(awaited, op.end_ns());
-    }
-    c.blocking = (c.type == CallType::sync && n != "cudaMemcpy") || n == "cudaMemcpy" || c.pageable;
-    if (c.type == CallType::sync && n != "cudaMemcpy") awaited = launched_end;
-    c.own = c.blocking ? c.dur - std::clamp<int64_t>(awaited - e.start_ns, 0, c.dur) : c.dur;
-    for (size_t g : c.gpu) launched_end = std::max(launched_end, t.events[g].end_ns());
-    item.calls.push_back(std::move(c));
-  }
-  if (items.empty()) {
-    why = "the launching thread has no CPU ops";
-    return {};
-  }
-  if (steps.empty()) steps.push_back({items.front().start, items.back().start + items.back().dur, 0, {}});
-  for (auto& s : steps) {
-    int64_t prev = s.start;
-    for (const auto& it : items) {
-      if (it.start < s.start || it.start >= s.end) continue;
-      s.items.push_back(it);
-      s.items.back().gap_before = std::max<int64_t>(0, it.start - prev);
-      prev = std::max(prev, it.start + it.dur);
-    }
-    s.trailing_gap = std::max<int64_t>(0, s.end - prev);
-  }
-  return steps;
 }
 
 // A GPU op as replayed: when it could start (its launch returned), when it ran, and the op before it on its stream.
@@ -208,124 +102,6 @@ void walk_critical_path(const std::vector<Segment>& segs, const GpuState& gpu, i
 }
 
 }  // namespace
-
-Fixes parse_fixes(const std::string& list) {
-  Fixes f;
-  std::stringstream in(list);
-  for (std::string w; std::getline(in, w, ',');) {
-    if (w == "sync")
-      f.sync = true;
-    else if (w == "pinned")
-      f.pinned = true;
-    else if (w == "fuse")
-      f.fuse = true;
-    else if (w == "graphs")
-      f.graphs = true;
-    else if (w == "host")
-      f.host = true;
-    else if (w == "layout")
-      f.layout = true;
-    else if (w.rfind("kernel:", 0) == 0 && w.find('=') != std::string::npos) {
-      const auto eq = w.find('=');
-      double x = 0;
-      try {
-        x = std::stod(w.substr(eq + 1));
-      } catch (...) {
-      }
-      if (x <= 0) throw_bad_input(fmt::format("--what-if {}: the factor must be a positive number", w));
-      f.faster.emplace_back(w.substr(7, eq - 7), x);
-    } else if (!w.empty()) {
-      throw_bad_input(
-          fmt::format("--what-if: unknown fix '{}' (sync, pinned, fuse, graphs, host, layout, kernel:NAME=N)", w));
-    }
-  }
-  return f;
-}
-
-std::string fixes_name(const Fixes& f) {
-  std::string s;
-  auto add = [&](const std::string& w) { s += (s.empty() ? "" : ",") + w; };
-  if (f.sync) add("sync");
-  if (f.pinned) add("pinned");
-  if (f.fuse) add("fuse");
-  if (f.graphs) add("graphs");
-  if (f.host) add("host");
-  if (f.layout) add("layout");
-  for (const auto& [k, x] : f.faster) add(fmt::format("kernel:{}={:g}", k, x));
-  return s.empty() ? "as recorded" : s;
-}
-
-ReplayRates rates_for(const Trace& t) {
-  ReplayRates r;
-  if (t.gpu_name.find("H100") != std::string::npos || t.gpu_name.find("H200") != std::string::npos) {
-    r.pinned_h2d_bytes_per_s = 55.3e9;
-    r.source =
-        "pinned PCIe 55.3 GB/s measured on this project's H200 (Gen5 x16); 1 µs per graph kernel a stated default";
-  }
-  return r;
-}
-
-struct ReplayGraph {
-  std::vector<Step> steps;
-  int32_t thread = -1;
-  std::string why;
-  double launched_gpu_share = 0;
-  std::unordered_map<size_t, size_t> waits_for;  // GPU op → the op on another stream it waits for (event waits)
-};
-
-namespace {
-
-// Each Kineto "Stream Wait Event": the first op queued on the waiting stream after the cudaStreamWaitEvent waits for
-// the last op queued on the other stream before the cudaEventRecord it names (queue order: the launch calls' times).
-std::unordered_map<size_t, size_t> event_waits(const Trace& t) {
-  std::unordered_map<size_t, size_t> out;
-  if (t.stream_waits.empty()) return out;
-  std::unordered_map<int64_t, int64_t> call_start;  // correlation → its runtime call's start
-  for (const auto& e : t.events)
-    if (e.kind == Kind::runtime && e.correlation >= 0) call_start.emplace(e.correlation, e.start_ns);
-  std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<int64_t, size_t>>> queued;  // stream → (launch, op)
-  for (size_t i = 0; i < t.events.size(); ++i) {
-    const auto& e = t.events[i];
-    if (!e.on_gpu() || e.correlation < 0) continue;
-    if (const auto c = call_start.find(e.correlation); c != call_start.end())
-      queued[{e.device, e.stream}].emplace_back(c->second, i);
-  }
-  for (auto& [k, v] : queued) std::sort(v.begin(), v.end());
-  for (const auto& w : t.stream_waits) {
-    const auto rec = call_start.find(w.record_correlation), wait = call_start.find(w.correlation);
-    const auto from = queued.find({w.device, w.wait_on_stream}), to = queued.find({w.device, w.stream});
-    if (rec == call_start.end() || wait == call_start.end() || from == queued.end() || to == queued.end()) continue;
-    auto dep = std::lower_bound(from->second.begin(), from->second.end(), std::make_pair(rec->second, size_t{0}));
-    auto next = std::upper_bound(to->second.begin(), to->second.end(),
-                                 std::make_pair(wait->second, std::numeric_limits<size_t>::max()));
-    if (dep == from->second.begin() || next == to->second.end()) continue;
-    out[next->second] = std::prev(dep)->second;
-  }
-  return out;
-}
-
-}  // namespace
-
-std::shared_ptr<const ReplayGraph> build_graph(const Trace& t) {
-  auto g = std::make_shared<ReplayGraph>();
-  g->steps = build(t, g->thread, g->why);
-  if (g->steps.empty()) return g;
-  g->waits_for = event_waits(t);
-  // The GPU time the replayed thread launched, against all GPU time from its first step's start to the end of its
-  // last step or of the last GPU op it launched.
-  int64_t mine = 0, all = 0, end = g->steps.back().end;
-  for (const auto& s : g->steps)
-    for (const auto& it : s.items)
-      for (const auto& c : it.calls)
-        for (size_t i : c.gpu) {
-          mine += t.events[i].dur_ns;
-          end = std::max(end, t.events[i].start_ns + t.events[i].dur_ns);
-        }
-  for (const auto& e : t.events)
-    if (e.on_gpu() && e.start_ns >= g->steps.front().start && e.start_ns < end) all += e.dur_ns;
-  g->launched_gpu_share = all > 0 ? static_cast<double>(mine) / static_cast<double>(all) : 1.0;
-  return g;
-}
 
 Replay replay(const Trace& t, const Fixes& fx, const ReplayRates& rates) {
   return replay(t, *build_graph(t), fx, rates);

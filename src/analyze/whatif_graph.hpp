@@ -1,0 +1,45 @@
+// The replay graph's pieces, shared by its builder (whatif_graph.cpp) and the replay (whatif.cpp); not an interface.
+#pragma once
+
+#include "analyze/model.hpp"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gsq::analyze {
+
+enum class CallType { launch, copy, sync, other };
+
+struct Call {
+  int64_t off = 0, dur = 0;  // offset from the item's start, recorded duration
+  int64_t own = 0;           // the part not spent waiting for the GPU (recorded)
+  CallType type = CallType::other;
+  bool blocking = false;        // waits for GPU work: a sync, or a copy the driver stages
+  bool pageable = false;        // a copy from or to pageable memory (the driver stages it: blocking)
+  bool pageable_input = false;  // a host-to-device copy from pageable memory: what `pinned` turns asynchronous
+  std::vector<size_t> gpu;      // GPU ops it launched (indices into Trace::events)
+};
+
+struct Item {
+  int64_t start = 0, dur = 0, gap_before = 0;
+  uint32_t name = 0;
+  std::vector<Call> calls;
+};
+
+struct Step {
+  int64_t start = 0, end = 0, trailing_gap = 0;
+  std::vector<Item> items;
+};
+
+// The launching thread's steps and what the replay needs besides (see whatif.hpp).
+struct ReplayGraph {
+  std::vector<Step> steps;
+  int32_t thread = -1;
+  std::string why;
+  double launched_gpu_share = 0;
+  std::unordered_map<size_t, size_t> waits_for;  // GPU op → the op on another stream it waits for (event waits)
+};
+
+}  // namespace gsq::analyze
