@@ -318,7 +318,11 @@ Action register_kernels(CLI::App& app) {
                   "With --torch: rounds, in a shuffled order each (past 1, ours / torch.compile gets a 95% interval)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  return [o, torch, torch_rounds]() {
+  auto torch_out = std::make_shared<std::string>();
+  cmd->add_option(
+      "--torch-out", *torch_out,
+      "With --torch: write the comparison as gpusqueeze.torch_compare/1 JSON (what `report --torch` reads)");
+  return [o, torch, torch_rounds, torch_out]() {
     const int rc = run_bench(*o);
     if (rc != 0 || !*torch) return rc;
     const auto script = data_file("torch_compare.py");
@@ -330,7 +334,12 @@ Action register_kernels(CLI::App& app) {
       setenv("GSQ_KERNELS_LIBRARY", lib->c_str(), 0);
     note("running " + script->string());
     std::fflush(stdout);
-    const std::string command = fmt::format("python3 '{}' --rounds {}", script->string(), *torch_rounds);
+    std::string command = fmt::format("python3 '{}' --rounds {}", script->string(), *torch_rounds);
+    if (!torch_out->empty()) {
+      if (torch_out->find('\'') != std::string::npos)
+        throw_bad_input("--torch-out: a file name without quotes, please");
+      command += fmt::format(" --out '{}'", *torch_out);
+    }
     return std::system(command.c_str()) == 0 ? 0 : 1;
   };
 }

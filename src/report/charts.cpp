@@ -116,6 +116,40 @@ std::string svg_open(double w, double h, const std::string& title) {
 
 }  // namespace
 
+std::string grouped_bars_svg(const std::string& title, const std::vector<std::string>& series,
+                             const std::vector<std::pair<std::string, std::vector<double>>>& groups,
+                             const std::string& unit) {
+  if (groups.empty() || series.empty()) return "";
+  static constexpr const char* kColors[] = {"#d0d7de", "#76b900", "#0969da", "#bf8700", "#8250df"};
+  constexpr double kLabel = 130, kBarW = 300, kBar = 9, kGap = 10;
+  double top = 0;
+  for (const auto& [label, v] : groups)
+    for (double x : v) top = std::max(top, x);
+  if (top <= 0) return "";
+  const double group_h = kBar * static_cast<double>(series.size()) + kGap;
+  const double h = 40 + group_h * static_cast<double>(groups.size()) + 14;
+  std::string svg = svg_open(kLabel + kBarW + 80, h, title);
+  for (size_t k = 0; k < series.size(); ++k)  // legend
+    svg += fmt::format(R"(<rect x="{:.0f}" y="20" width="10" height="10" fill="{}"/>)"
+                       R"(<text x="{:.0f}" y="29" font-size="10">{}</text>)",
+                       4 + 120 * static_cast<double>(k), kColors[k % std::size(kColors)],
+                       18 + 120 * static_cast<double>(k), html_escape(series[k]));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const double y0 = 40 + group_h * static_cast<double>(g);
+    svg += fmt::format(R"(<text x="{}" y="{:.1f}" font-size="11" text-anchor="end">{}</text>)", kLabel - 6,
+                       y0 + group_h / 2, html_escape(groups[g].first));
+    for (size_t k = 0; k < series.size() && k < groups[g].second.size(); ++k) {
+      const double v = groups[g].second[k], w = kBarW * std::max(0.0, v) / top;
+      const double y = y0 + kBar * static_cast<double>(k);
+      svg += fmt::format(R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="{}" fill="{}"/>)"
+                         R"(<text x="{:.1f}" y="{:.1f}" font-size="8">{:.0f}</text>)",
+                         kLabel, y, w, kBar - 1, kColors[k % std::size(kColors)], kLabel + w + 3, y + kBar - 2, v);
+    }
+  }
+  svg += fmt::format(R"(<text x="{}" y="{:.0f}" font-size="10">{}</text>)", kLabel, h - 4, html_escape(unit));
+  return svg + "</svg>";
+}
+
 std::string stacked_svg(const std::string& title, const std::vector<std::pair<std::string, double>>& parts) {
   double total = 0;
   for (const auto& p : parts) total += std::max(0.0, p.second);

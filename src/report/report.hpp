@@ -53,6 +53,12 @@ struct Bar {
 [[nodiscard]] std::string series_svg(const std::string& title, const std::vector<int64_t>& t_ns,
                                      const std::vector<double>& values, const std::string& unit);
 
+// Several series side by side per group (ours, torch.compile, eager, cudaMemcpy per operator): one bar each, a legend,
+// the value at each bar's end, `unit` below.
+[[nodiscard]] std::string grouped_bars_svg(const std::string& title, const std::vector<std::string>& series,
+                                           const std::vector<std::pair<std::string, std::vector<double>>>& groups,
+                                           const std::string& unit);
+
 // One horizontal bar split into labelled parts (a critical path's classes), each with its share, and a legend.
 [[nodiscard]] std::string stacked_svg(const std::string& title,
                                       const std::vector<std::pair<std::string, double>>& parts);

@@ -135,6 +135,18 @@ TEST(Report, HeatmapColoursByValueAndLabelsRowsColumnsAndUnit) {
   EXPECT_EQ(heatmap_svg("ragged", {"a", "b"}, {{1, 2}, {3}}, {{"", ""}, {""}}, ""), "");
 }
 
+// RMSNorm at width 4096 on the H200 (bench/results/2026-12-04-h200-shuffled/torch.json): cudaMemcpy 4203, ours 4187,
+// torch.compile 3724, eager 3436 GB/s.
+TEST(Report, GroupedBarsShowEverySeriesWithItsValueAndALegend) {
+  const std::string svg = grouped_bars_svg("ours against PyTorch", {"cudaMemcpy", "ours", "torch.compile", "eager"},
+                                           {{"rms_norm 4096", {4203, 4187, 3724, 3436}}}, "GB/s");
+  for (const char* text :
+       {">cudaMemcpy<", ">ours<", ">torch.compile<", ">eager<", ">rms_norm 4096<", ">4187<", ">GB/s<"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+  EXPECT_NE(svg.find(R"(width="300.0")"), std::string::npos);  // the largest value fills the bar
+  EXPECT_EQ(grouped_bars_svg("none", {"a"}, {}, ""), "");
+}
+
 TEST(Report, SpeedOfLightChartHasBothAxesTheRoofLinesAndThePoints) {
   // The H200 GEMM of tests/fixtures/h200-hw-matmul.gsqt (analyze --roofline: DRAM 17%, tensor pipe 91%).
   const std::string svg = sol_svg("roofs", {{"nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT", 0.17, 0.91, 1.0}});

@@ -1,0 +1,313 @@
+// The report's sections built from each kind of input: bench runs, trace analyses, allocator snapshots, jitter
+// recordings, TensorRT audits, PyTorch comparisons, P2P measurements, topology, NCCL logs, the tune profile.
+#include "cli/report_sections.hpp"
+
+#include "analyze/analysis.hpp"
+#include "bench/runner.hpp"
+#include "core/error.hpp"
+#include "core/table.hpp"
+#include "report/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace gsq::cli {
+
+namespace {
+// The method's step a bench run belongs to, by its suite: the probes measure step 3's ceilings, the kernels step 4's.
+int step_of_suite(const std::string& suite) {
+  if (suite == "mem" || suite == "l2" || suite == "pcie" || suite == "overlap" || suite == "launch" || suite == "alloc")
+    return 3;
+  if (suite == "kernels" || suite == "quant") return 4;
+  if (suite == "p2p" || suite == "nccl") return 5;
+  return 1;
+}
+}  // namespace
+
+report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
+  const Table t = bench::results_table(run);
+  auto sec = report::bench_section(
+      fmt::format("{} ({})", run.suite, origin), t.header, t.rows,
+      {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at, run.fingerprint)},
+      bench::to_json(run, false));
+  sec.more = fmt::format("gpusqueeze compare {} NEW.json", origin);
+  sec.step = step_of_suite(run.suite);
+  if (sec.step != 1) {
+    sec.id = "bench-" + run.suite;
+    sec.title = fmt::format("Step {} — {}: {} ({})", sec.step, report::step_name(sec.step), run.suite, origin);
+  }
+  std::vector<report::Bar> bars;
+  for (const auto& c : bench::ceilings(run))
+    if (c.peak_bytes_per_s > 0) {
+      bars.push_back({c.name, c.bytes_per_s, c.peak_bytes_per_s});
+      if (sec.headline.empty())
+        sec.headline = fmt::format("{} {:.0f} GB/s = {:.1f}% of {}", c.name, c.bytes_per_s / 1e9,
+                                   100 * c.bytes_per_s / c.peak_bytes_per_s, c.peak_name);
+    }
+  if (sec.headline.empty()) sec.headline = fmt::format("{} results, suite {}", run.results.size(), run.suite);
+  if (!bars.empty())
+    sec.figures_svg.push_back(report::bars_svg("Measured ceilings against the theoretical ones", bars));
+  for (const auto& r : run.results)
+    for (const auto& m : r.measurements)
+      if (sec.figures_svg.size() < 24 && m.samples_ns.size() >= 20) {
+        sec.figures_svg.push_back(report::cdf_svg(bench::config_label(r) + " " + m.mode, m.kept()));
+      }
+  return sec;
+}
+
+report::Section analysis_section_of(const analyze::Analysis& a) {
+  // The summary names the class itself ("sync-bound: 66.5% of the wall time ..."); it is not repeated before it.
+  auto sec = report::analysis_section(a.origin, "Verdict: " + a.verdict.summary, analyze::breakdown_table(a),
+                                      analyze::kernels_table(a, 8), a.findings, analyze::to_json(a));
+  if (const auto& c = a.critical_path; c.is_object() && c.value("ok", false))
+    sec.notes.push_back(
+        fmt::format("Critical path ({}): host work {:.1f}%, CPU ops {:.1f}%, waiting on kernels {:.1f}%, waiting on "
+                    "copies {:.1f}%. "
+                    "`gpusqueeze analyze --what-if sync,pinned,fuse,graphs,host {}` predicts what each fix would save.",
+                    c.value("model", ""), 100 * c.value("host_share", 0.0), 100 * c.value("cpu_ops_share", 0.0),
+                    100 * c.value("wait_kernels_share", 0.0), 100 * c.value("wait_copies_share", 0.0), a.origin));
+  if (const auto& c = a.critical_path; c.is_object() && c.value("ok", false))
+    sec.figures_svg.push_back(
+        report::stacked_svg("Critical path of the launching thread (" + c.value("verdict", std::string()) + ")",
+                            {{"host work (Python, input preparation)", c.value("host_share", 0.0)},
+                             {"CPU ops (dispatch, launches)", c.value("cpu_ops_share", 0.0)},
+                             {"waiting on kernels", c.value("wait_kernels_share", 0.0)},
+                             {"waiting on copies", c.value("wait_copies_share", 0.0)}}));
+  else if (c.is_object() && c.contains("why"))
+    sec.notes.push_back("Critical path not judged: " + c.value("why", std::string()));
+  sec.headline =
+      fmt::format("{}{}, {:.1f}% of wall", a.verdict.cls,
+                  a.verdict.subclass.empty() || a.verdict.subclass == "unknown" ? "" : " (" + a.verdict.subclass + ")",
+                  100 * a.verdict.share);
+  return sec;
+}
+namespace {
+std::string mib(uint64_t bytes) {
+  return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 20));
+}
+}  // namespace
+
+report::Section memory_section_of(const triage::MemoryReport& m) {
+  report::Section sec;
+  sec.id = "memory";
+  sec.title = "Field triage — PyTorch allocator: " + m.origin;
+  sec.step = report::kTriageStep;
+  sec.more = "gpusqueeze memory " + m.origin;
+  sec.notes.push_back(
+      "Cached memory is the cache at work (empty_cache() returns it); fragmented memory is free but "
+      "stuck between live blocks. 1 − allocated/reserved counts both.");
+  Table t{{"GPU", "reserved MiB", "live MiB", "cached", "fragmented", "1 − allocated/reserved", "OOMs"}, {}};
+  for (const auto& d : m.devices) {
+    std::string ooms;
+    for (const auto& o : d.ooms)
+      ooms += (ooms.empty() ? "" : ", ") + std::string(o.fragmentation ? "fragmentation" : "capacity");
+    t.rows.push_back(
+        {std::to_string(d.device), mib(d.reserved), mib(d.allocated), fmt::format("{:.1f}%", 100 * d.ratio(d.cached)),
+         fmt::format("{:.1f}%", 100 * d.ratio(d.fragmented)),
+         fmt::format("{:.3f}", d.reserved ? 1 - d.ratio(d.allocated) : 0.0), ooms.empty() ? "none" : ooms});
+  }
+  sec.tables.emplace_back("Where the reserved memory is (gpusqueeze memory for sites and maps)", t);
+  sec.findings = m.findings;
+  sec.data = triage::to_json(m);
+  uint64_t reserved = 0, fragmented = 0;
+  for (const auto& d : m.devices) reserved += d.reserved, fragmented += d.fragmented;
+  sec.headline = fmt::format("allocator: {} MiB reserved, {:.1f}% fragmented", mib(reserved),
+                             reserved ? 100.0 * static_cast<double>(fragmented) / static_cast<double>(reserved) : 0.0);
+  return sec;
+}
+
+report::Section jitter_section_of(const triage::JitterReport& j, const trace::TraceFile& t) {
+  report::Section sec;
+  sec.id = "jitter";
+  sec.title = "Field triage — clock jitter: " + j.origin;
+  sec.step = report::kTriageStep;
+  sec.more = "gpusqueeze jitter " + j.origin;
+  sec.headline = fmt::format("clocks: {} finding(s) over {} GPU(s)", j.findings.size(), j.gpus.size());
+  Table table{{"GPU", "seconds", "busy SM clock P5 / P50 MHz", "max temperature °C", "held by (share of time)"}, {}};
+  for (const auto& g : j.gpus) {
+    std::string held;
+    for (const auto& r : g.reasons)
+      if (r.reason != "gpu_idle")
+        held += (held.empty() ? "" : ", ") + fmt::format("{} {:.1f}%", r.reason, 100 * r.fraction);
+    table.rows.push_back(
+        {std::to_string(g.device), fmt::format("{:.1f}", g.duration_s),
+         g.sm_clock_p5_mhz ? fmt::format("{:.0f} / {:.0f}", *g.sm_clock_p5_mhz, *g.sm_clock_p50_mhz) : "n/a",
+         g.temperature_max_c ? fmt::format("{:.0f}", *g.temperature_max_c) : "n/a", held.empty() ? "nothing" : held});
+  }
+  sec.tables.emplace_back("What held the clock down (gpusqueeze jitter for the readings)", table);
+  // Clock, temperature and power over time, per GPU.
+  const std::pair<const char*, std::pair<const char*, double>> plotted[] = {
+      {"sm_clock", {"MHz", 1e-6}}, {"temperature", {"°C", 1}}, {"power", {"W", 1}}};
+  for (const auto& c : t.counters)
+    for (const auto& [name, unit] : plotted)
+      if (c.name == name) {
+        std::vector<double> v;
+        for (double x : c.values) v.push_back(x * unit.second);
+        sec.figures_svg.push_back(report::series_svg(fmt::format("GPU {} {}", c.device, name), c.t_ns, v, unit.first));
+      }
+  sec.findings = j.findings;
+  sec.data = triage::to_json(j);
+  return sec;
+}
+report::Section trt_section_of(const triage::TrtAudit& a, const std::string& origin) {
+  report::Section sec;
+  sec.id = "trt";
+  sec.title = "Field triage — TensorRT: " + origin;
+  sec.step = report::kTriageStep;
+  sec.more = "gpusqueeze trt audit " + origin;
+  sec.headline = fmt::format("TensorRT: {} run(s) audited", a.runs.size());
+  Table t{{"run", "TensorRT", "precision", "workspace", "throughput", "GPU compute P50"}, {}};
+  for (size_t i = 0; i < a.runs.size(); ++i) {
+    const auto& r = a.runs[i];
+    t.rows.push_back({std::to_string(i + 1), r.trt_version, r.precision,
+                      r.workspace_mib ? fmt::format("{:.6g} MiB", *r.workspace_mib) : "default",
+                      r.throughput_qps ? fmt::format("{:.0f} qps", *r.throughput_qps) : "-",
+                      r.gpu_compute_median_ms ? fmt::format("{:.4f} ms", *r.gpu_compute_median_ms) : "-"});
+  }
+  sec.tables.emplace_back("trtexec runs (gpusqueeze trt audit for the layers and every line)", t);
+  sec.findings = a.findings;
+  sec.data = triage::to_json(a);
+  return sec;
+}
+
+namespace {
+// GPU-to-GPU links as a heat map: NVLink (more links greener) above PCIe switch (PIX, PXB), host bridge (PHB), NUMA
+// node (NODE) and across sockets (SYS).
+std::string topo_heatmap(const topo::TopoMatrix& m) {
+  const auto gpus = m.gpus();
+  std::vector<std::vector<double>> v(gpus.size(), std::vector<double>(gpus.size(), -1));
+  std::vector<std::vector<std::string>> text(gpus.size(), std::vector<std::string>(gpus.size()));
+  static const std::map<std::string, double> kRank{{"SYS", 0}, {"NODE", 1}, {"PHB", 2}, {"PXB", 3}, {"PIX", 4}};
+  for (size_t i = 0; i < gpus.size(); ++i)
+    for (size_t j = 0; j < gpus.size(); ++j) {
+      const auto it = m.link.find({gpus[i], gpus[j]});
+      const std::string l = it == m.link.end() ? "" : it->second;
+      text[i][j] = l;
+      if (l.starts_with("NV") && l.size() > 2)
+        v[i][j] = 5 + std::atof(l.c_str() + 2) / 18.0;
+      else if (const auto r = kRank.find(l); r != kRank.end())
+        v[i][j] = r->second;
+    }
+  return report::heatmap_svg(m.p2p_status ? "GPU-to-GPU peer-to-peer status" : "GPU-to-GPU links", gpus, v, text,
+                             "NV# = NVLink (# links); PIX, PXB = through PCIe switches; PHB = the host bridge; "
+                             "NODE, SYS = through the CPU (one NUMA node, across sockets)");
+}
+}  // namespace
+
+// `kernels --torch` output (gpusqueeze.torch_compare/1): ours against PyTorch eager and torch.compile, with
+// cudaMemcpy as the ceiling, per operator and width.
+report::Section torch_section_of(const nlohmann::json& j, const std::string& origin) {
+  report::Section sec;
+  sec.id = "torch";
+  sec.title = "Step 4 — compute: our kernels against PyTorch (" + origin + ")";
+  sec.step = 4;
+  sec.more = "gpusqueeze kernels --torch";
+  if (!j.contains("rows") || !j["rows"].is_array())
+    throw_bad_input(fmt::format("{}: no rows (not gpusqueeze.torch_compare/1)", origin));
+  Table t{{"operator", "width / shape", "ours GB/s", "torch.compile", "eager", "cudaMemcpy", "ours / compile"}, {}};
+  std::vector<std::pair<std::string, std::vector<double>>> groups;
+  int ahead = 0, rows = 0;
+  for (const auto& r : j["rows"]) {
+    const std::string op = r.value("op", "?");
+    const std::string where = r.contains("cols") && r["cols"].is_number()
+                                  ? std::to_string(r["cols"].get<int64_t>())
+                                  : (r.contains("shape") ? r["shape"].dump() : "");
+    const double ours = r.value("ours_gbps", 0.0), compile = r.value("compile_gbps", 0.0);
+    t.rows.push_back({op, where, fmt::format("{:.0f}", ours), fmt::format("{:.0f}", compile),
+                      fmt::format("{:.0f}", r.value("eager_gbps", 0.0)),
+                      fmt::format("{:.0f}", r.value("copy_gbps", 0.0)),
+                      compile > 0 ? fmt::format("{:.3f}", ours / compile) : "-"});
+    ++rows;
+    ahead += compile > 0 && ours >= compile;
+    // The chart: each operator at width 4096, and the first layout shape.
+    const bool layout_first = !r.contains("cols") && std::none_of(groups.begin(), groups.end(), [&](const auto& g) {
+      return g.first.starts_with(op);
+    });
+    if (where == "4096" || layout_first)
+      groups.push_back({op + (where == "4096" ? " 4096" : ""),
+                        {r.value("copy_gbps", 0.0), ours, compile, r.value("eager_gbps", 0.0)}});
+  }
+  sec.tables.emplace_back("bf16, GB/s of bytes read + written, median of shuffled rounds", t);
+  sec.figures_svg.push_back(report::grouped_bars_svg(
+      "Ours against PyTorch", {"cudaMemcpy", "ours", "torch.compile", "eager"}, groups, "GB/s (bytes read + written)"));
+  sec.notes.push_back(fmt::format("Recorded on {} with PyTorch {}.", j.value("gpu", "a GPU"), j.value("torch", "?")));
+  sec.headline = fmt::format("ours ≥ torch.compile in {} of {} configurations", ahead, rows);
+  sec.data = {{"gpu", j.value("gpu", "")}, {"torch", j.value("torch", "")}, {"rows", j["rows"]}};
+  for (auto& r : sec.data["rows"]) r.erase("library");  // a path of the machine that measured
+  return sec;
+}
+
+report::Section p2p_section_of(const topo::P2pResult& p) {
+  report::Section sec;
+  sec.id = "p2p";
+  sec.title = "Step 5 — multi-GPU: P2P copies measured now";
+  sec.step = 5;
+  sec.more = "gpusqueeze probe p2p";
+  sec.notes = p.notes;
+  std::vector<std::string> labels;
+  for (int i = 0; i < p.gpus; ++i) labels.push_back(fmt::format("GPU{}", i));
+  double lo = 1e300;
+  for (const auto* m : {&p.uni_gbs, &p.bi_gbs}) {
+    std::vector<std::vector<std::string>> text;
+    for (size_t i = 0; i < m->size(); ++i) {
+      text.emplace_back();
+      for (size_t j = 0; j < (*m)[i].size(); ++j) {
+        text.back().push_back(fmt::format("{:.0f}", (*m)[i][j]));
+        if (i != j && m == &p.uni_gbs) lo = std::min(lo, (*m)[i][j]);
+      }
+    }
+    sec.figures_svg.push_back(
+        report::heatmap_svg(m == &p.uni_gbs ? "P2P copy, one way (GB/s)" : "P2P copy, both ways (GB/s)", labels, *m,
+                            text, "rows: source, columns: destination; diagonal: a copy within the GPU"));
+  }
+  sec.data = topo::to_json(p);
+  sec.headline = lo < 1e300 ? fmt::format("P2P: slowest pair {:.0f} GB/s one way", lo) : "P2P: one GPU";
+  return sec;
+}
+
+report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& origin) {
+  report::Section sec;
+  sec.id = "topo";
+  sec.title = "Step 5 — multi-GPU: topology " + origin;
+  sec.step = 5;
+  sec.more = "gpusqueeze topo --from " + origin;
+  sec.findings = topo::topo_findings(m);
+  sec.data = topo::to_json(m, sec.findings);
+  sec.headline = fmt::format("topology: {} GPU(s), {} NIC(s)", m.gpus().size(), m.nics().size());
+  sec.notes.push_back("The matrix as pasted; `gpusqueeze topo --from` prints it with the link legend.");
+  sec.figures_svg.push_back(topo_heatmap(m));
+  return sec;
+}
+
+report::Section nccl_section_of(const topo::NcclLog& log, const std::string& origin) {
+  report::Section sec;
+  sec.id = "nccl";
+  sec.title = "Step 5 — multi-GPU: NCCL " + origin;
+  sec.step = 5;
+  sec.more = "gpusqueeze nccl analyze " + origin;
+  sec.findings = topo::nccl_findings(log);
+  sec.data = topo::to_json(log, sec.findings);
+  sec.headline = fmt::format("NCCL log: {} finding(s) to read",
+                             std::count_if(sec.findings.begin(), sec.findings.end(),
+                                           [](const Finding& f) { return f.severity >= Severity::warn; }));
+  return sec;
+}
+report::Section tune_section_of(const TuneView& v) {
+  report::Section sec;
+  sec.id = "tune";
+  sec.title = "Step 6 — tuning: " + v.name + " on this machine";
+  sec.step = 6;
+  sec.more = "gpusqueeze tune verify " + v.name;
+  sec.notes.push_back(v.note);
+  Table t{{"setting", "status", "actual", "expected", "detail"}, {}};
+  for (const auto& c : v.checks) t.rows.push_back({c.id, tune::status_name(c.status), c.actual, c.expected, c.detail});
+  sec.tables.emplace_back("Every setting of the profile (skipped: the knob does not exist here)", std::move(t));
+  sec.findings = tune_findings(v);
+  sec.data = {{"profile", v.name}, {"checks", tune::to_json(v.checks)}};
+  sec.headline = tune_headline(v);
+  return sec;
+}
+
+}  // namespace gsq::cli

@@ -1,0 +1,35 @@
+// The report's sections, one builder per kind of input (report_sections.cpp); `report` assembles them.
+#pragma once
+
+#include "cli/tune_view.hpp"
+
+#include "analyze/analysis.hpp"
+#include "bench/runner.hpp"
+#include "report/report.hpp"
+#include "topo/multigpu_probe.hpp"
+#include "topo/nccl_logs.hpp"
+#include "topo/topo_matrix.hpp"
+#include "trace/format.hpp"
+#include "triage/jitter.hpp"
+#include "triage/memory.hpp"
+#include "triage/trtexec.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace gsq::cli {
+
+[[nodiscard]] report::Section bench_section_of(const bench::Run& run, const std::string& origin);
+[[nodiscard]] report::Section analysis_section_of(const analyze::Analysis& a);
+[[nodiscard]] report::Section memory_section_of(const triage::MemoryReport& m);
+[[nodiscard]] report::Section jitter_section_of(const triage::JitterReport& j, const trace::TraceFile& t);
+[[nodiscard]] report::Section trt_section_of(const triage::TrtAudit& a, const std::string& origin);
+// `kernels --torch --torch-out` (gpusqueeze.torch_compare/1): ours against torch.compile and eager, cudaMemcpy beside.
+[[nodiscard]] report::Section torch_section_of(const nlohmann::json& j, const std::string& origin);
+[[nodiscard]] report::Section p2p_section_of(const topo::P2pResult& p);
+[[nodiscard]] report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& origin);
+[[nodiscard]] report::Section nccl_section_of(const topo::NcclLog& log, const std::string& origin);
+[[nodiscard]] report::Section tune_section_of(const TuneView& v);
+
+}  // namespace gsq::cli
