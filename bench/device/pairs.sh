@@ -5,12 +5,7 @@
 # with its own memory and PCIe measurements).
 # Usage: run(command="bash bench/device/pairs.sh", carry=[".carry/build.txz"])
 set -uo pipefail
-[ -f .carry/build.txz ] && [ ! -d .carry/build ] && tar xJf .carry/build.txz -C .carry
-FINAL=${OUT:-/tmp/gsq-out}
-export BUILD=.carry/build OUT=/tmp/gsq-pairs
-rm -rf "$OUT" && mkdir -p "$OUT" "$FINAL"
-LOG=pairs.log source "$(dirname "$0")/lib.sh"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+NAME=pairs source "$(dirname "$0")/carried.sh"
 run timeout 300 python3 bench/device/record_pairs.py "$FINAL"
 for p in launch:graphs pinned:pinned sync:sync; do
   run $B analyze --what-if "${p#*:}" "$FINAL/pair-${p%%:*}-before.json.gz"

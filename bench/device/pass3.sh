@@ -5,12 +5,7 @@
 # measurements. At most eight files come back: ops.log, pairs.json, the two traces, pass3.log, report.tgz.
 # Usage: run(command="bash bench/device/pass3.sh", carry=[".carry/build.txz"])
 set -uo pipefail
-[ -f .carry/build.txz ] && [ ! -d .carry/build ] && tar xJf .carry/build.txz -C .carry
-FINAL=${OUT:-/tmp/gsq-out}
-export BUILD=.carry/build OUT=/tmp/gsq-pass3
-rm -rf "$OUT" && mkdir -p "$OUT" "$FINAL"
-LOG=pass3.log source "$(dirname "$0")/lib.sh"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+NAME=pass3 source "$(dirname "$0")/carried.sh"
 OUT=$FINAL bash bench/device/ops.sh >/dev/null 2>&1; grep -E 'backend|us/call|bit-equal|DIFFERENT|max abs|\[exit' "$FINAL/ops.log"
 run timeout 240 python3 bench/device/record_pairs.py "$FINAL" layout copystream
 run $B analyze --what-if layout "$FINAL/pair-layout-before.json.gz"

@@ -1,5 +1,6 @@
 // The TensorRT audit's findings and JSON (see trtexec.hpp).
 #include "triage/trtexec.hpp"
+#include "triage/trt_inputs.hpp"
 
 #include <fmt/format.h>
 
@@ -16,15 +17,6 @@ Finding make(const char* id, Severity sev, std::string title, std::vector<Eviden
   return make_finding(id, sev, std::move(title), std::move(ev), std::move(fix),
                       "trtexec's own log lines (TensorRT 10); trtexec --help for the option syntax", 4,
                       std::move(subject));
-}
-
-std::string join_dims(const std::vector<int64_t>& d) {
-  std::string s;
-  for (auto x : d) {
-    if (!s.empty()) s += 'x';
-    s += std::to_string(x);
-  }
-  return s;
 }
 
 int major_of(const std::string& version) {
@@ -140,7 +132,7 @@ void run_findings(const TrtRun& r, size_t index, const std::vector<std::string>&
     if (any && !inside)
       out.push_back(
           make("trt-shape-outside-profiles", Severity::fail,
-               fmt::format("Observed shape {} of {} is outside every optimization profile", join_dims(dims), name),
+               fmt::format("Observed shape {} of {} is outside every optimization profile", dims_text(dims), name),
                {{"observed", o}},
                "At run time this is an error (setInputShape fails), not a fallback: add a profile that "
                "covers it, or widen --maxShapes",

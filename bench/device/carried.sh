@@ -1,0 +1,10 @@
+# Preamble of the device scripts that run from the carried build (sourced, after `set -uo pipefail`): unpacks
+# .carry/build.txz, keeps the run's scratch under /tmp/gsq-$NAME and what comes back under $FINAL (the device's $OUT),
+# then sources lib.sh (the run() logger) with the log $NAME.log.
+#   NAME  the script's short name (pairs, pass3, …)
+[ -f .carry/build.txz ] && [ ! -d .carry/build ] && tar xJf .carry/build.txz -C .carry
+FINAL=${OUT:-/tmp/gsq-out}
+export BUILD=.carry/build OUT=/tmp/gsq-$NAME
+rm -rf "$OUT" && mkdir -p "$OUT" "$FINAL"
+LOG=$NAME.log source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
