@@ -34,6 +34,8 @@ $B probe p2p --format json >"$OUT/p2p.json" 2>>"$log"
 run $B probe nccl --nccl-library
 run timeout 400 $B probe nccl --max-bytes 1073741824
 $B probe nccl --format json --ops all_reduce,all_gather --max-bytes 1073741824 >"$OUT/nccl-probe.json" 2>>"$log"
+# One process per GPU (ncclCommInitRank with the id passed to each), as nccl-tests runs under mpirun.
+run timeout 400 $B probe nccl --procs "$(nvidia-smi -L | wc -l)" --ops all_reduce,all_gather --max-bytes 1073741824
 # Env advice from measurement: the article's knobs against the default, 3 interleaved trials (NVLS stays off).
 run timeout 500 $B probe nccl --sweep-env --trials 3 --max-bytes 536870912 --env NCCL_ALGO=Ring --env NCCL_ALGO=Tree \
   --env NCCL_PROTO=Simple --env NCCL_PROTO=LL128 --env NCCL_MIN_CTAS=32 --env NCCL_P2P_LEVEL=SYS

@@ -274,6 +274,18 @@ Action register_probe(CLI::App& app) {
                 "helps here");
   cmd->add_option("--env", multi->env_sets,
                   "nccl --sweep-env: one setting to try, NAME=VALUE[,NAME=VALUE] (repeatable)");
+  cmd->add_option("--procs", multi->procs,
+                  "nccl: run as N processes with one GPU each (ncclCommInitRank; the bootstrap id passed to each), "
+                  "like nccl-tests under mpirun")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--nccl-id-file", multi->id_file,
+                  "nccl under mpirun/srun/torchrun: rank and size from the launcher's environment, the bootstrap id "
+                  "written by rank 0 to this file on a file system every rank sees");
+  cmd->add_option("--rank", multi->rank, "nccl: this process's rank (with --nccl-id)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--nranks", multi->nranks, "nccl: ranks in the job (with --nccl-id)")->check(CLI::PositiveNumber);
+  cmd->add_option("--nccl-id", multi->nccl_id, "nccl: the job's bootstrap id (hex of ncclGetUniqueId)");
+  cmd->add_option("--rank-device", multi->device, "nccl: the GPU this rank drives (default: its local rank)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--trials", multi->trials, "nccl --sweep-env: runs of each setting, interleaved")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();

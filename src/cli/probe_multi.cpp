@@ -11,9 +11,15 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 namespace gsq::cli {
 
@@ -49,13 +55,27 @@ int run_p2p(const MultiGpuOptions& m, bool json) {
   return 0;
 }
 
-int run_nccl(const MultiGpuOptions& m, bool json) {
-  const auto lib = topo::open_nccl();  // exit 3 with every place looked in
-  note(fmt::format("NCCL {} from {} ({})", lib.version_text(), lib.path, lib.origin));
-  if (m.library_only) {
-    std::cout << fmt::format("NCCL {}\n{}\nfound through {}\n", lib.version_text(), lib.path, lib.origin);
-    return 0;
+namespace {
+
+int print_nccl(const topo::NcclRun& r, bool json) {
+  int64_t wrong = 0;
+  for (const auto& x : r.rows) wrong += x.wrong;
+  if (json) {
+    std::cout << topo::to_json(r).dump(2) << '\n';
+  } else {
+    Table t{{"collective", "size (B)", "time (µs)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"}, {}};
+    for (const auto& x : r.rows)
+      t.rows.push_back({x.collective, std::to_string(x.bytes), fmt::format("{:.1f}", x.time_us),
+                        fmt::format("{:.2f}", x.algbw_gbs), fmt::format("{:.2f}", x.busbw_gbs),
+                        std::to_string(x.wrong)});
+    std::cout << fmt::format("# NCCL {} on {} rank(s)\n\n{}", r.version, r.ranks, t.markdown());
+    for (const auto& n : r.notes) std::cout << "\nnote: " << n;
+    std::cout << '\n';
   }
+  return wrong > 0 ? static_cast<int>(ExitCode::findings) : 0;
+}
+
+topo::NcclOptions nccl_options(const MultiGpuOptions& m) {
   topo::NcclOptions o;
   o.max_bytes = m.max_bytes;
   if (!m.ops.empty()) {
@@ -63,21 +83,135 @@ int run_nccl(const MultiGpuOptions& m, bool json) {
     std::stringstream in(m.ops);
     for (std::string c; std::getline(in, c, ',');) o.collectives.push_back(c);
   }
-  const auto r = topo::probe_nccl(lib, o);
-  if (json) {
-    std::cout << topo::to_json(r).dump(2) << '\n';
+  return o;
+}
+
+// A launcher's rank, size and local rank (mpirun, srun, torchrun), or nothing.
+std::optional<std::array<int, 3>> launcher_rank() {
+  static const std::array<std::array<const char*, 3>, 4> kNames{{
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+      {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+      {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+      {"RANK", "WORLD_SIZE", "LOCAL_RANK"},
+  }};
+  for (const auto& n : kNames) {
+    const char *r = std::getenv(n[0]), *s = std::getenv(n[1]), *l = std::getenv(n[2]);
+    if (r && s && *r && *s)
+      return std::array<int, 3>{std::atoi(r), std::atoi(s), l && *l ? std::atoi(l) : std::atoi(r)};
+  }
+  return std::nullopt;
+}
+
+// Rank 0 writes the unique id to a file every rank can read (a shared file system across nodes); the others wait
+// for it, up to two minutes.
+std::string exchange_id(const topo::NcclLibrary& lib, const std::string& file, int rank) {
+  namespace fs = std::filesystem;
+  if (rank == 0) {
+    const std::string id = topo::nccl_unique_id(lib);
+    const std::string tmp = file + ".tmp";
+    std::ofstream(tmp) << id << '\n';
+    std::error_code ec;
+    fs::rename(tmp, file, ec);
+    if (ec) throw_bad_input(fmt::format("--nccl-id-file {}: cannot write it: {}", file, ec.message()));
+    return id;
+  }
+  for (int waited = 0; waited < 1200; ++waited) {
+    std::ifstream in(file);
+    std::string id;
+    if (in >> id && id.size() == 256) return id;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw_bad_input(
+      fmt::format("--nccl-id-file {}: rank 0 wrote no id in 120 s (is the file on a file system every "
+                  "rank sees?)",
+                  file));
+}
+
+// --procs N: this machine's GPUs as N processes, each a `probe nccl --rank` child holding one GPU.
+int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool json) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error(ExitCode::internal, "--procs: cannot find this program (/proc/self/exe)");
+  const std::string id = topo::nccl_unique_id(lib);
+  note(fmt::format("probe nccl: {} processes, one GPU each, bootstrap id from ncclGetUniqueId…", m.procs));
+  std::vector<ProcessOutput> out(static_cast<size_t>(m.procs));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < m.procs; ++r)
+    threads.emplace_back([&, r] {
+      std::vector<std::string> argv{exe.string(),
+                                    "probe",
+                                    "nccl",
+                                    "--format",
+                                    "json",
+                                    "--rank",
+                                    std::to_string(r),
+                                    "--nranks",
+                                    std::to_string(m.procs),
+                                    "--nccl-id",
+                                    id,
+                                    "--rank-device",
+                                    std::to_string(r),
+                                    "--max-bytes",
+                                    std::to_string(m.max_bytes)};
+      if (!m.ops.empty()) argv.insert(argv.end(), {"--ops", m.ops});
+      out[static_cast<size_t>(r)] = run_process(argv);
+    });
+  for (auto& t : threads) t.join();
+  std::string failed;
+  for (int r = 0; r < m.procs; ++r) {
+    const auto& o = out[static_cast<size_t>(r)];
+    if (o.exit_code == 0 || o.exit_code == static_cast<int>(ExitCode::findings)) continue;
+    std::string last = o.err;
+    while (!last.empty() && last.back() == '\n') last.pop_back();
+    last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+    failed += fmt::format("\n  rank {}: exit {}: {}", r, o.exit_code, last);
+  }
+  if (!failed.empty())
+    throw Error(out[0].exit_code == static_cast<int>(ExitCode::no_gpu) ? ExitCode::no_gpu : ExitCode::internal,
+                fmt::format("probe nccl --procs {}: ranks failed:{}", m.procs, failed));
+  try {
+    const auto j = nlohmann::json::parse(out[0].out);
+    topo::NcclRun run;
+    run.library = j.value("library", "");
+    run.version = j.value("version", "");
+    run.ranks = j.value("ranks", m.procs);
+    for (const auto& x : j.at("rows"))
+      run.rows.push_back(
+          {x.at("collective"), x.at("bytes"), x.at("time_us"), x.at("algbw_gbs"), x.at("busbw_gbs"), x.at("wrong")});
+    run.notes = j.value("notes", std::vector<std::string>{});
+    return print_nccl(run, json);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ExitCode::internal, fmt::format("probe nccl --procs: rank 0's output did not read: {}", e.what()));
+  }
+}
+
+}  // namespace
+
+int run_nccl(const MultiGpuOptions& m, bool json) {
+  const auto lib = topo::open_nccl();  // exit 3 with every place looked in
+  note(fmt::format("NCCL {} from {} ({})", lib.version_text(), lib.path, lib.origin));
+  if (m.library_only) {
+    std::cout << fmt::format("NCCL {}\n{}\nfound through {}\n", lib.version_text(), lib.path, lib.origin);
     return 0;
   }
-  Table t{{"collective", "size (B)", "time (µs)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"}, {}};
-  for (const auto& x : r.rows)
-    t.rows.push_back({x.collective, std::to_string(x.bytes), fmt::format("{:.1f}", x.time_us),
-                      fmt::format("{:.2f}", x.algbw_gbs), fmt::format("{:.2f}", x.busbw_gbs), std::to_string(x.wrong)});
-  std::cout << fmt::format("# NCCL {} on {} rank(s)\n\n{}", r.version, r.ranks, t.markdown());
-  for (const auto& n : r.notes) std::cout << "\nnote: " << n;
-  std::cout << '\n';
-  int64_t wrong = 0;
-  for (const auto& x : r.rows) wrong += x.wrong;
-  return wrong > 0 ? static_cast<int>(ExitCode::findings) : 0;
+  if (m.procs > 0) return run_nccl_procs(lib, m, json);
+  std::optional<topo::NcclRank> rank;
+  if (!m.nccl_id.empty()) {  // a child of --procs, or started by hand with the id
+    rank = topo::NcclRank{m.rank, m.nranks, m.device < 0 ? m.rank : m.device, m.nccl_id};
+  } else if (!m.id_file.empty()) {  // under a launcher
+    const auto l = launcher_rank();
+    if (!l)
+      throw_bad_input(
+          "--nccl-id-file: no launcher rank in the environment (OMPI_COMM_WORLD_*, SLURM_PROCID, "
+          "PMI_RANK or torchrun's RANK/WORLD_SIZE)");
+    rank = topo::NcclRank{(*l)[0], (*l)[1], m.device < 0 ? (*l)[2] : m.device, exchange_id(lib, m.id_file, (*l)[0])};
+  }
+  const auto r = topo::probe_nccl(lib, nccl_options(m), rank);
+  if (rank && rank->rank != 0 && m.nccl_id.empty()) {  // under a launcher only rank 0 prints the table
+    note(fmt::format("rank {} of {} done", rank->rank, rank->nranks));
+    return 0;
+  }
+  return print_nccl(r, json);
 }
 
 int run_nccl_sweep(const MultiGpuOptions& m, bool json) {

@@ -15,6 +15,10 @@ struct MultiGpuOptions {
   bool sweep_env = false;
   std::vector<std::string> env_sets;  // --env NAME=VALUE[,NAME=VALUE]
   int trials = 3;
+  int procs = 0;  // --procs N: N processes, one GPU each
+  int rank = 0, nranks = 1, device = -1;
+  std::string nccl_id;  // --nccl-id HEX: this process is rank --rank of --nranks
+  std::string id_file;  // --nccl-id-file: rank and size from the launcher, the id through this file
 };
 
 int run_p2p(const MultiGpuOptions& m, bool json);

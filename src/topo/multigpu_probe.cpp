@@ -68,6 +68,7 @@ Fn sym(const NcclLibrary& lib, const char* name) {
 
 struct Nccl {
   decltype(&ncclCommInitAll) init_all;
+  decltype(&ncclCommInitRank) init_rank;
   decltype(&ncclCommDestroy) destroy;
   decltype(&ncclGetErrorString) error;
   decltype(&ncclGroupStart) group_start;
@@ -86,6 +87,7 @@ struct Nccl {
 
 Nccl bind(const NcclLibrary& lib) {
   return {sym<decltype(&ncclCommInitAll)>(lib, "ncclCommInitAll"),
+          sym<decltype(&ncclCommInitRank)>(lib, "ncclCommInitRank"),
           sym<decltype(&ncclCommDestroy)>(lib, "ncclCommDestroy"),
           sym<decltype(&ncclGetErrorString)>(lib, "ncclGetErrorString"),
           sym<decltype(&ncclGroupStart)>(lib, "ncclGroupStart"),
@@ -166,21 +168,65 @@ nlohmann::json to_json(const P2pResult& r) {
           {"latency_us", r.latency_us},   {"notes", r.notes}};
 }
 
-NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o) {
+std::string nccl_unique_id(const NcclLibrary& lib) {
+  const auto get = sym<decltype(&ncclGetUniqueId)>(lib, "ncclGetUniqueId");
+  ncclUniqueId id{};
+  if (const auto rc = get(&id); rc != ncclSuccess)
+    throw Error(ExitCode::no_gpu, fmt::format("ncclGetUniqueId failed: {}",
+                                              sym<decltype(&ncclGetErrorString)>(lib, "ncclGetErrorString")(rc)));
+  std::string hex;
+  for (char c : id.internal) hex += fmt::format("{:02x}", static_cast<unsigned char>(c));
+  return hex;
+}
+
+namespace {
+
+ncclUniqueId unique_id_of(const std::string& hex) {
+  ncclUniqueId id{};
+  if (hex.size() != 2 * sizeof id.internal || hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw_bad_input(fmt::format("--nccl-id: expected {} hex digits (ncclGetUniqueId), got {} characters",
+                                2 * sizeof id.internal, hex.size()));
+  for (size_t i = 0; i < sizeof id.internal; ++i)
+    id.internal[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  return id;
+}
+
+}  // namespace
+
+NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o, const std::optional<NcclRank>& rank) {
   const Nccl nc = bind(lib);
   NcclRun run;
   run.library = lib.path + " (" + lib.origin + ")";
   run.version = lib.version_text();
-  const int n = device_count();
+  // This process's ranks: every GPU here (one process), or its own (one of several processes).
+  std::vector<int> devs;
+  int n = 0, base = 0;
+  std::vector<ncclComm_t> comms;
+  if (rank) {
+    if (rank->nranks < 1 || rank->rank < 0 || rank->rank >= rank->nranks)
+      throw_bad_input(fmt::format("probe nccl: rank {} of {}", rank->rank, rank->nranks));
+    const ncclUniqueId id = unique_id_of(rank->unique_id);
+    if (rank->device < 0 || rank->device >= device_count())
+      throw_bad_input(
+          fmt::format("probe nccl: --rank-device {}: this machine has {} GPU(s)", rank->device, device_count()));
+    devs = {rank->device};
+    n = rank->nranks;
+    base = rank->rank;
+    comms.resize(1);
+    GSQ_CUDA_CHECK(cudaSetDevice(rank->device));
+    nc.check(nc.init_rank(&comms[0], n, id, rank->rank), "ncclCommInitRank");
+  } else {
+    n = device_count();
+    for (int d = 0; d < n; ++d) devs.push_back(d);
+    comms.resize(static_cast<size_t>(n));
+    nc.check(nc.init_all(comms.data(), n, devs.data()), "ncclCommInitAll");
+  }
+  const int local = static_cast<int>(devs.size());
   run.ranks = n;
-  std::vector<ncclComm_t> comms(n);
-  std::vector<int> devs(n);
-  for (int d = 0; d < n; ++d) devs[d] = d;
-  nc.check(nc.init_all(comms.data(), n, devs.data()), "ncclCommInitAll");
   std::vector<cuda::Stream> streams;
   std::vector<cuda::DeviceBuffer> send, recv;
   const uint64_t cap = std::max<uint64_t>(o.max_bytes, 8);
-  for (int d = 0; d < n; ++d) {
+  for (int d : devs) {
     GSQ_CUDA_CHECK(cudaSetDevice(d));
     streams.push_back(cuda::Stream::create());
     send.push_back(cuda::DeviceBuffer::create(cap));
@@ -190,7 +236,8 @@ NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o) {
   auto launch = [&](const std::string& coll, uint64_t bytes) {
     const size_t per = bytes / static_cast<uint64_t>(n);
     nc.check(nc.group_start(), "ncclGroupStart");
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < local; ++r) {
+      const int g = base + r;  // the global rank
       void* s = send[r].get();
       void* d = recv[r].get();
       cudaStream_t st = streams[r].get();
@@ -211,8 +258,8 @@ NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o) {
           if (rc == ncclSuccess) rc = nc.recv(static_cast<char*>(d) + p * per, per, ncclUint8, p, comms[r], st);
         }
       } else if (coll == "sendrecv") {
-        rc = nc.send(s, bytes, ncclUint8, (r + 1) % n, comms[r], st);
-        if (rc == ncclSuccess) rc = nc.recv(d, bytes, ncclUint8, (r + n - 1) % n, comms[r], st);
+        rc = nc.send(s, bytes, ncclUint8, (g + 1) % n, comms[r], st);
+        if (rc == ncclSuccess) rc = nc.recv(d, bytes, ncclUint8, (g + n - 1) % n, comms[r], st);
       }
       nc.check(rc, coll.c_str());
     }
@@ -225,40 +272,40 @@ NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o) {
                       "broadcast, reduce, alltoall, sendrecv)",
                       coll));
     for (uint64_t bytes = std::max<uint64_t>(o.min_bytes, static_cast<uint64_t>(n)); bytes <= o.max_bytes; bytes *= 2) {
-      for (int d = 0; d < n; ++d) {  // rank r sends bytes of value r + 1; the results are checked below
-        GSQ_CUDA_CHECK(cudaSetDevice(d));
-        GSQ_CUDA_CHECK(cudaMemsetAsync(send[d].get(), d + 1, bytes, streams[d].get()));
-        GSQ_CUDA_CHECK(cudaMemsetAsync(recv[d].get(), 0, bytes, streams[d].get()));
+      for (int r = 0; r < local; ++r) {  // rank g sends bytes of value g + 1; the results are checked below
+        GSQ_CUDA_CHECK(cudaSetDevice(devs[r]));
+        GSQ_CUDA_CHECK(cudaMemsetAsync(send[r].get(), base + r + 1, bytes, streams[r].get()));
+        GSQ_CUDA_CHECK(cudaMemsetAsync(recv[r].get(), 0, bytes, streams[r].get()));
       }
       launch(coll, bytes);
       int64_t wrong = 0;
       if (coll == "all_reduce") {  // every byte: the sum of 1..n, mod 256
         unsigned char got[64] = {};
         const auto expect = static_cast<unsigned char>(n * (n + 1) / 2);
-        for (int d = 0; d < n; ++d) {
-          GSQ_CUDA_CHECK(cudaSetDevice(d));
-          GSQ_CUDA_CHECK(cudaStreamSynchronize(streams[d].get()));
+        for (int r = 0; r < local; ++r) {
+          GSQ_CUDA_CHECK(cudaSetDevice(devs[r]));
+          GSQ_CUDA_CHECK(cudaStreamSynchronize(streams[r].get()));
           const size_t k = std::min<uint64_t>(sizeof got, bytes);
-          GSQ_CUDA_CHECK(cudaMemcpy(got, recv[d].as<char>() + (bytes - k), k, cudaMemcpyDeviceToHost));
+          GSQ_CUDA_CHECK(cudaMemcpy(got, recv[r].as<char>() + (bytes - k), k, cudaMemcpyDeviceToHost));
           for (size_t i = 0; i < k; ++i) wrong += got[i] != expect;
         }
       }
       for (int w = 0; w < o.warmup; ++w) launch(coll, bytes);
-      GSQ_CUDA_CHECK(cudaSetDevice(0));
+      GSQ_CUDA_CHECK(cudaSetDevice(devs[0]));
       auto start = cuda::Event::create(), stop = cuda::Event::create();
-      for (int d = 0; d < n; ++d) {
-        GSQ_CUDA_CHECK(cudaSetDevice(d));
-        GSQ_CUDA_CHECK(cudaStreamSynchronize(streams[d].get()));
-      }
-      GSQ_CUDA_CHECK(cudaSetDevice(0));
+      auto sync_all = [&] {
+        for (int r = 0; r < local; ++r) {
+          GSQ_CUDA_CHECK(cudaSetDevice(devs[r]));
+          GSQ_CUDA_CHECK(cudaStreamSynchronize(streams[r].get()));
+        }
+        GSQ_CUDA_CHECK(cudaSetDevice(devs[0]));
+      };
+      sync_all();
       GSQ_CUDA_CHECK(cudaEventRecord(start.get(), streams[0].get()));
       for (int i = 0; i < o.iters; ++i) launch(coll, bytes);
-      GSQ_CUDA_CHECK(cudaSetDevice(0));
+      GSQ_CUDA_CHECK(cudaSetDevice(devs[0]));
       GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), streams[0].get()));
-      for (int d = 0; d < n; ++d) {
-        GSQ_CUDA_CHECK(cudaSetDevice(d));
-        GSQ_CUDA_CHECK(cudaStreamSynchronize(streams[d].get()));
-      }
+      sync_all();
       float ms = 0;
       GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
       const double t = static_cast<double>(ms) / 1e3 / o.iters;
@@ -268,10 +315,14 @@ NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o) {
   }
   for (auto c : comms) (void)nc.destroy(c);
   run.notes.push_back(
-      fmt::format("one process driving {} GPU(s) (like nccl-tests -g {}), uint8 sum, {} warm-up and {} "
-                  "timed iterations; busbw is nccl-tests' flat-algorithm equivalent (NVLS, Tree and "
-                  "CollNet can exceed the link rate)",
-                  n, n, o.warmup, o.iters));
+      rank ? fmt::format(
+                 "rank {} of {} processes (one GPU each, like nccl-tests under mpirun), on GPU {}; uint8 sum, {} "
+                 "warm-up and {} timed iterations; busbw is nccl-tests' flat-algorithm equivalent",
+                 rank->rank, n, rank->device, o.warmup, o.iters)
+           : fmt::format("one process driving {} GPU(s) (like nccl-tests -g {}), uint8 sum, {} warm-up and {} "
+                         "timed iterations; busbw is nccl-tests' flat-algorithm equivalent (NVLS, Tree and "
+                         "CollNet can exceed the link rate)",
+                         n, n, o.warmup, o.iters));
   if (n == 1)
     run.notes.push_back(
         "one GPU: every collective is a local copy and busbw is 0 by its definition (2(n-1)/n); bus "

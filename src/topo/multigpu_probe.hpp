@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,18 @@ struct NcclRun {
   std::vector<NcclRow> rows;
   std::vector<std::string> notes;
 };
-[[nodiscard]] NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o);
+// One rank of a job of several processes (one per GPU, on one node or many), the way nccl-tests runs under mpirun:
+// every rank passes the same unique id (ncclGetUniqueId on rank 0, handed over by the launcher) to ncclCommInitRank.
+struct NcclRank {
+  int rank = 0, nranks = 1, device = 0;
+  std::string unique_id;  // hex of the 128-byte ncclUniqueId
+};
+// A new unique id, as hex (NCCL's bootstrap: it needs the library and a network interface, not a GPU).
+[[nodiscard]] std::string nccl_unique_id(const NcclLibrary& lib);
+// Without `rank`: one process driving every GPU of this machine (ncclCommInitAll). With it: this process is that rank
+// on its device; the rows are its own timings (rank 0's are the job's figures, as in nccl-tests).
+[[nodiscard]] NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o,
+                                 const std::optional<NcclRank>& rank = {});
 [[nodiscard]] nlohmann::json to_json(const NcclRun& r);
 
 }  // namespace gsq::topo

@@ -264,6 +264,29 @@ TEST(CliProbe, MultiGpuProbesFindNcclAndSayWhatTheyNeed) {
   EXPECT_EQ(sweep.err.find("trial 1 of 2…\ngpusqueeze: probe nccl --sweep-env: all_reduce NCCL_ALGO"),
             std::string::npos);  // nothing after the baseline failed
   EXPECT_EQ(run("probe nccl --sweep-env --env NCCL_SOCKET_TIMEOUT=5").rc, 2);
+  if (lib.rc == 0) {
+    // One process per GPU: the parent's ncclGetUniqueId needs no GPU; each child gets the id and fails at the device.
+    const auto procs = run("probe nccl --procs 2");
+    EXPECT_EQ(procs.rc, 3);
+    EXPECT_NE(procs.err.find("rank 0: exit 3"), std::string::npos) << procs.err;
+    EXPECT_NE(procs.err.find("rank 1: exit 3"), std::string::npos) << procs.err;
+    const auto bad_id = run("probe nccl --rank 0 --nranks 2 --nccl-id 00ff");
+    EXPECT_EQ(bad_id.rc, 2);
+    EXPECT_NE(bad_id.err.find("expected 256 hex digits"), std::string::npos) << bad_id.err;
+    // Under a launcher: rank 0 writes the id where every rank reads it.
+    const auto file = std::filesystem::temp_directory_path() / ("gsq-nccl-id-" + std::to_string(::getpid()));
+    const auto rank0 = run("probe nccl --nccl-id-file " + file.string(), "RANK=0 WORLD_SIZE=2");
+    EXPECT_EQ(rank0.rc, 3);
+    std::string id;
+    std::ifstream(file) >> id;
+    EXPECT_EQ(id.size(), 256u);
+    std::filesystem::remove(file);
+    const auto no_launcher = run("probe nccl --nccl-id-file " + file.string(),
+                                 "env -u RANK -u WORLD_SIZE -u SLURM_PROCID -u PMI_RANK -u OMPI_COMM_WORLD_RANK");
+    EXPECT_EQ(no_launcher.rc, 2);
+    EXPECT_NE(no_launcher.err.find("no launcher rank"), std::string::npos) << no_launcher.err;
+    EXPECT_FALSE(std::filesystem::exists(file));
+  }
   EXPECT_EQ(run("probe nccl --sweep-env --ops all_reduce,all_gather").rc, 2);
 }
 
