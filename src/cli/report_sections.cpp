@@ -289,6 +289,17 @@ report::Section nccl_section_of(const topo::NcclLog& log, const std::string& ori
   sec.more = "gpusqueeze nccl analyze " + origin;
   sec.findings = topo::nccl_findings(log);
   sec.data = topo::to_json(log, sec.findings);
+  if (log.rows.size() >= 2) {  // nccl-tests' table: bus bandwidth over the sweep, out-of-place and in-place
+    std::vector<double> bytes, out, in;
+    for (const auto& r : log.rows) {
+      bytes.push_back(static_cast<double>(r.bytes));
+      out.push_back(r.busbw[0]);
+      in.push_back(r.busbw[1]);
+    }
+    sec.figures_svg.push_back(
+        report::sweep_svg(fmt::format("{} busbw over the sweep", log.test.empty() ? "nccl-tests" : log.test), bytes,
+                          {{"out-of-place", out}, {"in-place", in}}, "GB/s (nccl-tests' bus bandwidth)"));
+  }
   sec.headline = fmt::format("NCCL log: {} finding(s) to read",
                              std::count_if(sec.findings.begin(), sec.findings.end(),
                                            [](const Finding& f) { return f.severity >= Severity::warn; }));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 namespace gsq::report {
@@ -147,6 +148,54 @@ std::string grouped_bars_svg(const std::string& title, const std::vector<std::st
     }
   }
   svg += fmt::format(R"(<text x="{}" y="{:.0f}" font-size="10">{}</text>)", kLabel, h - 4, html_escape(unit));
+  return svg + "</svg>";
+}
+
+std::string sweep_svg(const std::string& title, const std::vector<double>& bytes,
+                      const std::vector<std::pair<std::string, std::vector<double>>>& series, const std::string& unit) {
+  if (bytes.size() < 2 || series.empty()) return "";
+  static constexpr const char* kColors[] = {"#76b900", "#0969da", "#cf222e", "#bf8700"};
+  constexpr double kW = 420, kH = 200, kL = 46, kR = 12, kT = 34, kB = 30;
+  const auto [bmin, bmax] = std::minmax_element(bytes.begin(), bytes.end());
+  if (*bmin <= 0) return "";
+  const double x0 = std::log2(*bmin), x1 = std::max(std::log2(*bmax), x0 + 1);
+  double top = 0;
+  for (const auto& [name, ys] : series) {
+    if (ys.size() != bytes.size()) return "";
+    for (double y : ys) top = std::max(top, y);
+  }
+  if (top <= 0) top = 1;
+  auto x = [&](double b) { return kL + (std::log2(b) - x0) / (x1 - x0) * (kW - kL - kR); };
+  auto y = [&](double v) { return kH - kB - v / top * (kH - kT - kB); };
+  std::string svg = svg_open(kW, kH, title);
+  svg += fmt::format(
+      R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#888"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="#888"/>)",
+      kL, kT, kH - kB, kW - kR);
+  svg +=
+      fmt::format(R"(<text x="{}" y="{:.1f}" font-size="10" text-anchor="end">{:.3g}</text>)", kL - 4, y(top) + 3, top);
+  svg += fmt::format(R"(<text x="{}" y="{:.1f}" font-size="10" text-anchor="end">0</text>)", kL - 4, y(0) + 3);
+  auto size_label = [](double b) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4) b /= 1024, ++u;
+    return fmt::format("{:.0f} {}", b, units[u]);
+  };
+  svg += fmt::format(R"(<text x="{}" y="{}" font-size="10">{}</text>)", kL, kH - kB + 14, size_label(*bmin));
+  svg += fmt::format(R"(<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>)", kW - kR, kH - kB + 14,
+                     size_label(*bmax));
+  svg +=
+      fmt::format(R"(<text x="{:.0f}" y="{}" font-size="10" text-anchor="middle">message size (log scale); {}</text>)",
+                  (kL + kW - kR) / 2, kH - 4, html_escape(unit));
+  for (size_t k = 0; k < series.size(); ++k) {
+    std::string pts;
+    for (size_t i = 0; i < bytes.size(); ++i) pts += fmt::format("{:.1f},{:.1f} ", x(bytes[i]), y(series[k].second[i]));
+    const char* color = kColors[k % std::size(kColors)];
+    svg += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>)", color, pts);
+    svg += fmt::format(R"(<rect x="{:.0f}" y="20" width="10" height="3" fill="{}"/><text x="{:.0f}" y="25" )"
+                       R"(font-size="10">{}</text>)",
+                       kL + 130 * static_cast<double>(k), color, kL + 14 + 130 * static_cast<double>(k),
+                       html_escape(series[k].first));
+  }
   return svg + "</svg>";
 }
 

@@ -59,6 +59,12 @@ struct Bar {
                                            const std::vector<std::pair<std::string, std::vector<double>>>& groups,
                                            const std::string& unit);
 
+// Figures over a size sweep (nccl-tests' busbw against message size): x log2 of `bytes`, one line per series with a
+// legend, y from 0 to the largest value in `unit`.
+[[nodiscard]] std::string sweep_svg(const std::string& title, const std::vector<double>& bytes,
+                                    const std::vector<std::pair<std::string, std::vector<double>>>& series,
+                                    const std::string& unit);
+
 // One horizontal bar split into labelled parts (a critical path's classes), each with its share, and a legend.
 [[nodiscard]] std::string stacked_svg(const std::string& title,
                                       const std::vector<std::pair<std::string, double>>& parts);

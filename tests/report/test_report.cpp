@@ -147,6 +147,25 @@ TEST(Report, GroupedBarsShowEverySeriesWithItsValueAndALegend) {
   EXPECT_EQ(grouped_bars_svg("none", {"a"}, {}, ""), "");
 }
 
+// A SYNTHETIC sweep (made up to pin the axes): 8 B to 1 GiB, one series doubling per size.
+TEST(Report, SweepChartHasALogSizeAxisTheSeriesAndTheirLegend) {
+  std::vector<double> bytes, busbw;
+  for (double b = 8; b <= static_cast<double>(1 << 30); b *= 2) {
+    bytes.push_back(b);
+    busbw.push_back(b / static_cast<double>(1 << 30) * 370);
+  }
+  const std::string svg =
+      sweep_svg("all_reduce_perf busbw", bytes, {{"out-of-place", busbw}, {"in-place", busbw}}, "GB/s");
+  for (const char* text :
+       {">8 B<", ">1 GiB<", ">370<", ">out-of-place<", ">in-place<", "message size (log scale); GB/s"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+  const auto points =
+      svg.substr(svg.find("points=\""), svg.find("\"/>", svg.find("points=\"")) - svg.find("points=\""));
+  EXPECT_EQ(static_cast<size_t>(std::count(points.begin(), points.end(), ',')), bytes.size());  // a point per size
+  EXPECT_EQ(sweep_svg("one size", {8}, {{"x", {1}}}, ""), "");
+  EXPECT_EQ(sweep_svg("ragged", {8, 16}, {{"x", {1}}}, ""), "");
+}
+
 TEST(Report, SpeedOfLightChartHasBothAxesTheRoofLinesAndThePoints) {
   // The H200 GEMM of tests/fixtures/h200-hw-matmul.gsqt (analyze --roofline: DRAM 17%, tensor pipe 91%).
   const std::string svg = sol_svg("roofs", {{"nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT", 0.17, 0.91, 1.0}});
