@@ -57,6 +57,13 @@ int run_p2p(const MultiGpuOptions& m, bool json) {
 
 namespace {
 
+// A child's last stderr line: its own message, what says why it failed.
+std::string last_line(std::string err) {
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  const auto nl = err.rfind('\n');
+  return nl == std::string::npos ? err : err.substr(nl + 1);
+}
+
 int print_nccl(const topo::NcclRun& r, bool json) {
   int64_t wrong = 0;
   for (const auto& x : r.rows) wrong += x.wrong;
@@ -161,10 +168,7 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
   for (int r = 0; r < m.procs; ++r) {
     const auto& o = out[static_cast<size_t>(r)];
     if (o.exit_code == 0 || o.exit_code == static_cast<int>(ExitCode::findings)) continue;
-    std::string last = o.err;
-    while (!last.empty() && last.back() == '\n') last.pop_back();
-    last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
-    failed += fmt::format("\n  rank {}: exit {}: {}", r, o.exit_code, last);
+    failed += fmt::format("\n  rank {}: exit {}: {}", r, o.exit_code, last_line(o.err));
   }
   if (!failed.empty())
     throw Error(out[0].exit_code == static_cast<int>(ExitCode::no_gpu) ? ExitCode::no_gpu : ExitCode::internal,
@@ -238,10 +242,7 @@ int run_nccl_sweep(const MultiGpuOptions& m, bool json) {
       const auto out = run_process(argv);
       try {
         if (out.exit_code != 0) {
-          std::string last = out.err;
-          while (!last.empty() && last.back() == '\n') last.pop_back();
-          last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
-          throw_bad_input(fmt::format("exit {}: {}", out.exit_code, last));
+          throw_bad_input(fmt::format("exit {}: {}", out.exit_code, last_line(out.err)));
         }
         rows[i].busbw.push_back(topo::large_size_busbw(nlohmann::json::parse(out.out), op));
       } catch (const nlohmann::json::exception& e) {
