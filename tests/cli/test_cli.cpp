@@ -148,8 +148,23 @@ TEST(Cli, ReportWithoutGpuSaysSoAndShowsTheBundledH200) {
   for (const int step : {0, 1, 2, 3, 4, 8}) EXPECT_NE(j["steps"][step]["status"], "not measured") << step;
   EXPECT_TRUE(j["sections"].contains("bench-mem"));
   EXPECT_TRUE(j["sections"].contains("bench-kernels"));
+  EXPECT_TRUE(j["sections"].contains("torch"));  // ours against PyTorch, recorded on the H200
   EXPECT_EQ(j["steps"][5]["status"], "not measured");
   EXPECT_NE(j["steps"][5]["hint"].get<std::string>().find("--topo"), std::string::npos);
+  // Every chart on the page has a title and labels (axes' values, a legend or the values themselves).
+  const std::string html = slurp(dir / "index.html");
+  size_t charts = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) {
+    const std::string svg = html.substr(at, html.find("</svg>", at) - at);
+    size_t texts = 0;
+    for (size_t t = svg.find("<text"); t != std::string::npos; t = svg.find("<text", t + 1)) ++texts;
+    EXPECT_GE(texts, 3u) << svg.substr(0, 200);  // a title and at least two labels
+    ++charts;
+  }
+  EXPECT_GE(charts, 30u);
+  for (const char* title : {"Critical path of the launching thread", "Top kernels against the roofs",
+                            "Ours against PyTorch", "Measured ceilings against the theoretical ones"})
+    EXPECT_NE(html.find(title), std::string::npos) << title;
   fs::remove_all(dir);
 }
 
