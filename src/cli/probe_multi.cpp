@@ -170,9 +170,15 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
     if (o.exit_code == 0 || o.exit_code == static_cast<int>(ExitCode::findings)) continue;
     failed += fmt::format("\n  rank {}: exit {}: {}", r, o.exit_code, last_line(o.err));
   }
-  if (!failed.empty())
-    throw Error(out[0].exit_code == static_cast<int>(ExitCode::no_gpu) ? ExitCode::no_gpu : ExitCode::internal,
-                fmt::format("probe nccl --procs {}: ranks failed:{}", m.procs, failed));
+  if (!failed.empty()) {  // the first failing rank's code where it is one of ours (2 bad input, 3 no GPU), else 70
+    ExitCode code = ExitCode::internal;
+    for (const auto& o : out)
+      if (o.exit_code == static_cast<int>(ExitCode::bad_input) || o.exit_code == static_cast<int>(ExitCode::no_gpu)) {
+        code = static_cast<ExitCode>(o.exit_code);
+        break;
+      }
+    throw Error(code, fmt::format("probe nccl --procs {}: ranks failed:{}", m.procs, failed));
+  }
   try {
     const auto j = nlohmann::json::parse(out[0].out);
     topo::NcclRun run;
