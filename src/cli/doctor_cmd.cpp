@@ -2,6 +2,7 @@
 #include "cli/common.hpp"
 #include "cli/tune_view.hpp"
 #include "core/error.hpp"
+#include "topo/sysfs.hpp"
 
 #include "core/json_io.hpp"
 #include "doctor/checks.hpp"
@@ -28,7 +29,8 @@ Action register_doctor(CLI::App& app) {
       "doctor", "Check the machine: PCIe link, throttling, ECC, persistence, ASPM, BAR1, profiling permission, ...");
   cmd->footer(
       "Runs a short FMA load on each GPU (2 s by default) while sampling NVML, so throttle reasons and the PCIe link\n"
-      "generation are judged busy, not idle. Writes nothing to the GPU's settings.\n"
+      "generation are judged busy, not idle. With several GPUs it adds `topo`'s checks (links, NICs, ACS, IOMMU).\n"
+      "Writes nothing to the GPU's settings.\n"
       "Exit codes: 0 no fail-level finding, 1 at least one fail, 2 bad input, 3 no NVIDIA driver/GPU.\n"
       "Examples:\n"
       "  gpusqueeze doctor\n"
@@ -59,6 +61,14 @@ Action register_doctor(CLI::App& app) {
       }
       if (tv)
         for (auto& f : tune_findings(*tv)) findings.push_back(std::move(f));
+      if (s.gpus.size() > 1) {  // step 5's checks: the GPUs' links, NICs, ACS, IOMMU (as `gpusqueeze topo`)
+        try {
+          const auto nvml = gpu::Nvml::open();
+          for (auto& f : topo::read_machine_topology(nvml.api()).findings) findings.push_back(std::move(f));
+        } catch (const Error& e) {
+          note(std::string("topology not checked: ") + e.what());
+        }
+      }
     }
     const Severity w = worst(findings);
     if (o->json) {

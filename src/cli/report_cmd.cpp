@@ -203,14 +203,11 @@ Action register_report(CLI::App& app) {
     if (r.this_machine && s.gpus.size() > 1 && o->topo_files.empty()) {
       try {
         const auto nvml = gpu::Nvml::open();
-        auto live = topo::read_live_topology(nvml.api());
-        auto sysfs = topo::add_sysfs_topology("/", live.bus_ids, topo::in_virtual_machine("/"), live.links);
-        auto sec = topo_section_of(live.links, "(NVML and sysfs)");
+        auto machine = topo::read_machine_topology(nvml.api());
+        auto sec = topo_section_of(machine.links, "(NVML and sysfs)");
         sec.more = "gpusqueeze topo";
-        for (auto& f : topo::topo_findings(live.p2p)) sec.findings.push_back(std::move(f));
-        for (auto& f : sysfs.findings) sec.findings.push_back(std::move(f));
-        for (const auto& n : live.notes) sec.notes.push_back(n);
-        for (const auto& n : sysfs.notes) sec.notes.push_back(n);
+        sec.findings = std::move(machine.findings);  // the matrices' checks, ACS and IOMMU
+        for (const auto& n : machine.notes) sec.notes.push_back(n);
         r.add(std::move(sec));
       } catch (const Error& e) {
         note(std::string("topology not read: ") + e.what());

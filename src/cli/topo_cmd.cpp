@@ -42,24 +42,20 @@ Table matrix_table(const topo::TopoMatrix& m) {
 int run_topo(const TopoCliOptions& o) {
   std::vector<topo::TopoMatrix> matrices;
   std::vector<std::string> notes;
-  std::vector<Finding> sysfs_findings;
+  std::vector<Finding> findings;
   std::string origin;
   if (o.from.empty()) {
     const auto nvml = gpu::Nvml::open();  // no driver: exit 3 with the reason
-    auto live = topo::read_live_topology(nvml.api());
-    auto sysfs = topo::add_sysfs_topology(o.root, live.bus_ids, topo::in_virtual_machine(o.root), live.links);
-    matrices = {std::move(live.links), std::move(live.p2p)};
-    notes = std::move(live.notes);
-    notes.insert(notes.end(), sysfs.notes.begin(), sysfs.notes.end());
-    sysfs_findings = std::move(sysfs.findings);
+    auto machine = topo::read_machine_topology(nvml.api(), o.root);
+    matrices = {std::move(machine.links), std::move(machine.p2p)};
+    notes = std::move(machine.notes);
+    findings = std::move(machine.findings);
     origin = "this machine (NVML and sysfs)";
   } else {
     matrices.push_back(topo::parse_topo_matrix(read_text_file(o.from), o.from));
     origin = o.from;
+    findings = topo::topo_findings(matrices[0]);
   }
-  std::vector<Finding> findings = std::move(sysfs_findings);
-  for (const auto& m : matrices)
-    for (auto& f : topo::topo_findings(m)) findings.push_back(std::move(f));
   if (o.json) {
     auto j = topo::to_json(matrices[0], findings);
     if (matrices.size() > 1) j["p2p_read"] = topo::to_json(matrices[1], {})["links"];

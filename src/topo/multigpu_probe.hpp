@@ -19,7 +19,7 @@ struct NcclLibrary {
   std::string path, origin;  // where it was found, and how ("GSQ_NCCL_LIBRARY", "loader path", "CUDA toolkit", "PyPI")
   int version = 0;           // ncclGetVersion: 22703 = 2.27.3
   [[nodiscard]] std::string version_text() const;
-  std::shared_ptr<void> handle;  // dlclose on last copy
+  std::shared_ptr<void> handle;  // the dlopen handle; never closed (NCCL's own threads outlive any use)
 };
 // Throws Error(no_gpu) naming every place looked in when NCCL cannot be loaded or lacks a symbol.
 [[nodiscard]] NcclLibrary open_nccl();

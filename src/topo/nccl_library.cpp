@@ -58,7 +58,9 @@ NcclLibrary open_nccl() {
                  : path.find("site-packages") != std::string::npos ? "PyPI (nvidia-nccl) in the virtualenv"
                                                                    : "the CUDA toolkit";
     (void)get_version(&lib.version);
-    lib.handle = std::shared_ptr<void>(h, [](void* p) { ::dlclose(p); });
+    // Never unloaded: NCCL keeps threads of its own (the bootstrap root ncclGetUniqueId starts, the proxy threads)
+    // that would run in unmapped code after a dlclose — a crash at exit.
+    lib.handle = std::shared_ptr<void>(h, [](void*) {});
     return lib;
   }
   throw_no_gpu("NCCL (libnccl.so.2) could not be loaded; looked in:" + tried +

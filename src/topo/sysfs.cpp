@@ -2,6 +2,7 @@
 #include "topo/sysfs.hpp"
 
 #include "core/error.hpp"
+#include "topo/live.hpp"
 
 #include <fmt/format.h>
 
@@ -241,6 +242,16 @@ SysfsTopology add_sysfs_topology(const fs::path& root, const std::vector<std::st
                gpus[i]));
   }
   return out;
+}
+
+MachineTopology read_machine_topology(const gpu::NvmlApi& api, const fs::path& root) {
+  auto live = read_live_topology(api);
+  auto sysfs = add_sysfs_topology(root, live.bus_ids, in_virtual_machine(root), live.links);
+  MachineTopology m{std::move(live.links), std::move(live.p2p), std::move(sysfs.findings), std::move(live.notes)};
+  m.notes.insert(m.notes.end(), sysfs.notes.begin(), sysfs.notes.end());
+  for (const auto* matrix : {&m.links, &m.p2p})
+    for (auto& f : topo_findings(*matrix)) m.findings.push_back(std::move(f));
+  return m;
 }
 
 }  // namespace gsq::topo

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/finding.hpp"
+#include "gpu/nvml.hpp"
 #include "topo/topo_matrix.hpp"
 
 #include <filesystem>
@@ -66,5 +67,14 @@ struct SysfsTopology {
 [[nodiscard]] SysfsTopology add_sysfs_topology(const std::filesystem::path& root,
                                                const std::vector<std::string>& gpu_bus_ids, bool virtualized,
                                                TopoMatrix& links);
+
+// This machine as `topo` shows it: NVML's GPU matrices with sysfs's NICs added, every check of both (the matrices'
+// checks, ACS, IOMMU), and the notes of what could not be read. `api`: an open NVML session's table.
+struct MachineTopology {
+  TopoMatrix links, p2p;
+  std::vector<Finding> findings;
+  std::vector<std::string> notes;
+};
+[[nodiscard]] MachineTopology read_machine_topology(const gpu::NvmlApi& api, const std::filesystem::path& root = "/");
 
 }  // namespace gsq::topo
