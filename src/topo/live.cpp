@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 namespace gsq::topo {
 
@@ -63,7 +65,23 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-LiveTopology read_live_topology(const gpu::NvmlApi& api) {
+// The NVLink error counters of every active link, summed (0 where NVML has no counter for it).
+uint64_t nvlink_errors(const gpu::NvmlApi& api, nvmlDevice_t dev) {
+  if (!api.nvmlDeviceGetNvLinkErrorCounter || !api.nvmlDeviceGetNvLinkState) return 0;
+  uint64_t sum = 0;
+  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+    nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+    if (api.nvmlDeviceGetNvLinkState(dev, link, &active) != NVML_SUCCESS || active != NVML_FEATURE_ENABLED) continue;
+    for (auto c : {NVML_NVLINK_ERROR_DL_REPLAY, NVML_NVLINK_ERROR_DL_RECOVERY, NVML_NVLINK_ERROR_DL_CRC_FLIT,
+                   NVML_NVLINK_ERROR_DL_CRC_DATA}) {
+      unsigned long long v = 0;
+      if (api.nvmlDeviceGetNvLinkErrorCounter(dev, link, c, &v) == NVML_SUCCESS) sum += v;
+    }
+  }
+  return sum;
+}
+
+LiveTopology read_live_topology(const gpu::NvmlApi& api, double error_interval_s) {
   if (!api.nvmlDeviceGetCount_v2 || !api.nvmlDeviceGetHandleByIndex_v2 || !api.nvmlDeviceGetPciInfo_v3)
     throw_no_gpu("topo: this driver's NVML lacks the device count, handle or PCI calls");
   LiveTopology out;
@@ -104,6 +122,16 @@ LiveTopology read_live_topology(const gpu::NvmlApi& api) {
     out.notes.push_back("PCIe levels not read: this driver's NVML lacks nvmlDeviceGetTopologyCommonAncestor");
   if (!api.nvmlDeviceGetP2PStatus)
     out.notes.push_back("peer access not read: this driver's NVML lacks nvmlDeviceGetP2PStatus");
+  // The error counters twice, `error_interval_s` apart, on GPUs with active links.
+  std::vector<uint64_t> before;
+  for (const auto& g : gpus) before.push_back(nvlink_errors(api, g.dev));
+  if (error_interval_s > 0 &&
+      std::any_of(gpus.begin(), gpus.end(), [](const Gpu& g) { return !g.links_to.empty() || g.links_to_switch > 0; }))
+    std::this_thread::sleep_for(std::chrono::duration<double>(error_interval_s));
+  out.error_interval_s = error_interval_s;
+  for (size_t i = 0; i < gpus.size(); ++i)
+    if (const uint64_t now = nvlink_errors(api, gpus[i].dev); now > before[i])
+      out.nvlink_errors_moving[gpus[i].name] = now - before[i];
   for (auto* m : {&out.links, &out.p2p})
     for (const auto& g : gpus) m->devices.push_back(g.name);
   for (const auto& g : gpus) out.bus_ids.push_back(g.bus_id);
@@ -133,6 +161,19 @@ LiveTopology read_live_topology(const gpu::NvmlApi& api) {
         out.p2p.link[key] = rc == NVML_SUCCESS ? p2p_code(s) : "U";
       }
     }
+  return out;
+}
+
+std::vector<Finding> nvlink_findings(const LiveTopology& t) {
+  std::vector<Finding> out;
+  for (const auto& [gpu, n] : t.nvlink_errors_moving)
+    out.push_back(make_finding(
+        "nvlink-errors-moving", Severity::warn,
+        fmt::format("{}'s NVLink error counters rose by {} in {:.1f} s", gpu, n, t.error_interval_s),
+        {{"new_errors", std::to_string(n)}, {"interval_s", fmt::format("{:.1f}", t.error_interval_s)}},
+        "A link is retrying or recovering now: `nvidia-smi nvlink -e` per link, DCGM diag, and the fabric manager's "
+        "log; replays cost bandwidth before a link goes down",
+        "NVML NVLink error counters (replay, recovery, CRC); DCGM's NVLink health watch", 5, gpu));
   return out;
 }
 

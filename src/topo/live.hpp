@@ -3,8 +3,13 @@
 // or an NVSwitch both reach), and the peer-read status of each pair (nvmlDeviceGetP2PStatus) as a -p2p r matrix.
 #pragma once
 
+#include "core/finding.hpp"
 #include "gpu/nvml.hpp"
 #include "topo/topo_matrix.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
 
 namespace gsq::topo {
 
@@ -13,10 +18,18 @@ struct LiveTopology {
   TopoMatrix p2p;                    // `topo -p2p r` style: OK, CNS, GNS, TNS, DR, NS, U
   std::vector<std::string> notes;    // what NVML could not say (a symbol missing in this driver, a call refused)
   std::vector<std::string> bus_ids;  // each GPU's PCI bus id, in order ("" where NVML did not give it)
+  // NVLink errors (replay, recovery, CRC flit and data, summed over a GPU's active links) counted while the reading
+  // waited `error_interval`: GPU name → new errors. Counters that move now mean a link is failing now (the totals
+  // since boot, which `doctor` reports, may be old).
+  std::map<std::string, uint64_t> nvlink_errors_moving;
+  double error_interval_s = 0;
 };
 
 // `api` is an open session's table (gpu::Nvml::api()); tests pass a table of fakes. NICs are not read (NVML does not
 // know them): topo/sysfs.hpp adds them from the bus ids.
-[[nodiscard]] LiveTopology read_live_topology(const gpu::NvmlApi& api);
+[[nodiscard]] LiveTopology read_live_topology(const gpu::NvmlApi& api, double error_interval_s = 1.0);
+
+// `nvlink-errors-moving` (warn) for each GPU whose NVLink error counters moved during the reading.
+[[nodiscard]] std::vector<Finding> nvlink_findings(const LiveTopology& t);
 
 }  // namespace gsq::topo

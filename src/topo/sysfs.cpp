@@ -251,6 +251,7 @@ MachineTopology read_machine_topology(const gpu::NvmlApi& api, const fs::path& r
   m.notes.insert(m.notes.end(), sysfs.notes.begin(), sysfs.notes.end());
   for (const auto* matrix : {&m.links, &m.p2p})
     for (auto& f : topo_findings(*matrix)) m.findings.push_back(std::move(f));
+  for (auto& f : nvlink_findings(live)) m.findings.push_back(std::move(f));
   return m;
 }
 

@@ -22,6 +22,8 @@ struct FakeMachine {
   bool to_switch = false;                     // every active link ends at an NVSwitch
   std::map<std::pair<unsigned, unsigned>, nvmlGpuTopologyLevel_t> level;
   std::map<std::pair<unsigned, unsigned>, nvmlGpuP2PStatus_t> p2p;
+  std::map<unsigned, unsigned long long> replays_per_read;  // GPU → replay errors each counter read adds
+  std::map<unsigned, unsigned long long> replays;           // the counter's value now
 };
 FakeMachine g_fake;
 
@@ -71,6 +73,15 @@ nvmlReturn_t fake_p2p(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuP2PCapsIndex_t caps
   return NVML_SUCCESS;
 }
 
+nvmlReturn_t fake_errors(nvmlDevice_t d, unsigned, nvmlNvLinkErrorCounter_t c, unsigned long long* v) {
+  if (c != NVML_NVLINK_ERROR_DL_REPLAY) {
+    *v = 7;  // an old CRC count that never moves
+    return NVML_SUCCESS;
+  }
+  *v = g_fake.replays[index_of(d)] += g_fake.replays_per_read[index_of(d)];
+  return NVML_SUCCESS;
+}
+
 gpu::NvmlApi fake_api() {
   gpu::NvmlApi api;
   api.nvmlDeviceGetCount_v2 = fake_count;
@@ -81,6 +92,7 @@ gpu::NvmlApi fake_api() {
   api.nvmlDeviceGetNvLinkRemoteDeviceType = fake_remote_type;
   api.nvmlDeviceGetTopologyCommonAncestor = fake_ancestor;
   api.nvmlDeviceGetP2PStatus = fake_p2p;
+  api.nvmlDeviceGetNvLinkErrorCounter = fake_errors;
   return api;
 }
 
@@ -103,7 +115,7 @@ TEST(LiveTopology, PcieLevelsNvlinkPairsAndPeerStatusBecomeTheNvidiaSmiMatrices)
                                           : NVML_TOPOLOGY_SINGLE;
       g_fake.p2p[{a, b}] = same_socket ? NVML_P2P_STATUS_OK : NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED;
     }
-  const auto t = read_live_topology(fake_api());
+  const auto t = read_live_topology(fake_api(), 0);
   EXPECT_EQ(at(t.links, "GPU0", "GPU0"), "X");
   EXPECT_EQ(at(t.links, "GPU0", "GPU1"), "NV4");  // NVLink shown over the PCIe level, as nvidia-smi does
   EXPECT_EQ(at(t.links, "GPU1", "GPU0"), "NV4");
@@ -128,15 +140,34 @@ TEST(LiveTopology, GpusOnAnNvswitchShowTheirLinkCountAndMissingSymbolsBecomeNote
   g_fake.level[{0, 1}] = NVML_TOPOLOGY_SYSTEM;
   g_fake.p2p[{0, 1}] = NVML_P2P_STATUS_OK;
   auto api = fake_api();
-  EXPECT_EQ(at(read_live_topology(api).links, "GPU0", "GPU1"), "NV18");
+  EXPECT_EQ(at(read_live_topology(api, 0).links, "GPU0", "GPU1"), "NV18");
   api.nvmlDeviceGetNvLinkState = nullptr;  // an old driver
   api.nvmlDeviceGetP2PStatus = nullptr;
-  const auto t = read_live_topology(api);
+  const auto t = read_live_topology(api, 0);
   EXPECT_EQ(at(t.links, "GPU0", "GPU1"), "SYS");
   EXPECT_EQ(t.p2p.link.count({"GPU0", "GPU1"}), 0U);
   EXPECT_EQ(t.notes.size(), 2U);
   api.nvmlDeviceGetCount_v2 = nullptr;
-  EXPECT_THROW((void)read_live_topology(api), Error);
+  EXPECT_THROW((void)read_live_topology(api, 0), Error);
+}
+
+TEST(LiveTopology, NvlinkErrorCountersThatMoveDuringTheReadingAreAFinding) {
+  g_fake = {};
+  g_fake.gpus = 2;
+  g_fake.links = {{0, 4}, {1, 4}};
+  g_fake.direct_links = {{0, 1}, {1, 0}};
+  g_fake.level[{0, 1}] = NVML_TOPOLOGY_SINGLE;
+  g_fake.p2p[{0, 1}] = NVML_P2P_STATUS_OK;
+  g_fake.replays_per_read = {{1, 5}};  // GPU1's replay counter rises by 5 at every read of it
+  const auto t = read_live_topology(fake_api(), 0);
+  ASSERT_EQ(t.nvlink_errors_moving.size(), 1U);  // GPU0's counters hold still (old CRC counts do not count)
+  // Four links read twice: the second pass reads 25, 30, 35, 40 against the first one's 5, 10, 15, 20 — 4 × 20.
+  EXPECT_EQ(t.nvlink_errors_moving.at("GPU1"), 80U);
+  const auto f = nvlink_findings(t);
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].id, "nvlink-errors-moving");
+  EXPECT_EQ(f[0].subject, "GPU1");
+  EXPECT_EQ(f[0].severity, Severity::warn);
 }
 
 }  // namespace
