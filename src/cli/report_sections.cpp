@@ -198,7 +198,20 @@ std::string topo_heatmap(const topo::TopoMatrix& m) {
 
 // `kernels --torch` output (gpusqueeze.torch_compare/1): ours against PyTorch eager and torch.compile, with
 // cudaMemcpy as the ceiling, per operator and width.
+namespace {
+report::Section torch_section(const nlohmann::json& j, const std::string& origin);
+}  // namespace
+
 report::Section torch_section_of(const nlohmann::json& j, const std::string& origin) {
+  try {
+    return torch_section(j, origin);
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+    throw_bad_input(fmt::format("{}: not a gpusqueeze.torch_compare/1 document: {}", origin, e.what()));
+  }
+}
+
+namespace {
+report::Section torch_section(const nlohmann::json& j, const std::string& origin) {
   report::Section sec;
   sec.id = "torch";
   sec.title = "Step 4 — compute: our kernels against PyTorch (" + origin + ")";
@@ -238,6 +251,7 @@ report::Section torch_section_of(const nlohmann::json& j, const std::string& ori
   for (auto& r : sec.data["rows"]) r.erase("library");  // a path of the machine that measured
   return sec;
 }
+}  // namespace
 
 report::Section p2p_section_of(const topo::P2pResult& p) {
   report::Section sec;

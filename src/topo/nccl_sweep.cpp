@@ -50,14 +50,19 @@ std::vector<SweepSetting> parse_sweep(const std::vector<std::string>& specs) {
 
 double large_size_busbw(const nlohmann::json& j, const std::string& collective) {
   if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array()) throw_bad_input("probe nccl --json: no rows");
-  uint64_t largest = 0;
+  // Rows of this collective with a numeric size and busbw; anything else in the document is not read.
+  std::vector<std::pair<uint64_t, double>> rows;
   for (const auto& r : j["rows"])
-    if (r.value("collective", "") == collective) largest = std::max(largest, r.value("bytes", uint64_t{0}));
+    if (r.is_object() && r.contains("collective") && r["collective"] == collective && r.contains("bytes") &&
+        r["bytes"].is_number_integer() && r["bytes"] >= 0 && r.contains("busbw_gbs") && r["busbw_gbs"].is_number())
+      rows.emplace_back(r["bytes"].get<uint64_t>(), r["busbw_gbs"].get<double>());
+  uint64_t largest = 0;
+  for (const auto& [bytes, bw] : rows) largest = std::max(largest, bytes);
   double sum = 0;
   int n = 0;
-  for (const auto& r : j["rows"])
-    if (r.value("collective", "") == collective && r.value("bytes", uint64_t{0}) * 4 >= largest && largest > 0) {
-      sum += r.value("busbw_gbs", 0.0);
+  for (const auto& [bytes, bw] : rows)
+    if (largest > 0 && bytes >= largest / 4) {
+      sum += bw;
       ++n;
     }
   if (n == 0) throw_bad_input(fmt::format("probe nccl --json: no {} rows", collective));

@@ -152,7 +152,7 @@ std::vector<ObservedShapes> shapes_from_trace(const std::string& trace_json, con
   std::vector<Op> ops;
   std::vector<std::pair<double, double>> steps;
   for (const auto& e : *events) {
-    if (!e.is_object() || e.value("ph", "") != "X" || !e.contains("ts") || !e["ts"].is_number()) continue;
+    if (!e.is_object() || !e.contains("ph") || e["ph"] != "X" || !e.contains("ts") || !e["ts"].is_number()) continue;
     const std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "";
     const double ts = e["ts"].get<double>();
     if (name.starts_with("ProfilerStep#") && e.contains("dur") && e["dur"].is_number())

@@ -134,6 +134,16 @@ TEST(Cli, ReportFromSnapshotWritesTheFolder) {
   fs::remove_all(dir);
 }
 
+TEST(Cli, ReportRefusesATorchComparisonWithFieldsOfTheWrongType) {
+  const auto bad = temp_file("gsq-bad-torch.json",
+                             R"({"schema": "gpusqueeze.torch_compare/1", "rows": [{"op": 3, "ours_gbps": "fast"}]})");
+  const auto r =
+      run("report -o " + (fs::temp_directory_path() / "gsq-bad-torch-report").string() + " --budget 0 --torch " + bad);
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("not a gpusqueeze.torch_compare/1 document"), std::string::npos) << r.err;
+  fs::remove_all(fs::temp_directory_path() / "gsq-bad-torch-report");
+}
+
 TEST(Cli, ReportWithoutGpuSaysSoAndShowsTheBundledH200) {
   if (has_nvidia_driver()) GTEST_SKIP() << "an NVIDIA driver is loaded here; this checks the no-GPU fallback";
   const fs::path dir = fs::temp_directory_path() / "gsq-cli-report-fallback";
