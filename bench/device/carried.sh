@@ -8,3 +8,11 @@ export BUILD=.carry/build OUT=/tmp/gsq-$NAME
 rm -rf "$OUT" && mkdir -p "$OUT" "$FINAL"
 LOG=$NAME.log source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+# The live report with its own measurements within BUDGET seconds, timed, packed into $FINAL/report.tgz.
+live_report() {
+  local start
+  start=$(date +%s%N)
+  run timeout $(( $1 + 190 )) $B report -o "$OUT/report" --budget "$1"
+  echo "report wall (with its own measurements): $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
+  tar czf "$FINAL/report.tgz" -C "$OUT" report
+}

@@ -13,9 +13,6 @@ done
 run timeout 90 $B jitter -o "$OUT/gemm.gsqt" -- python3 bench/triage/gemm_loop.py --seconds 20
 $B jitter --json "$OUT/gemm.gsqt" >"$FINAL/jitter.json" 2>>"$log"
 run $B jitter "$OUT/gemm.gsqt"
-start=$(date +%s%N)
-run timeout 240 $B report -o "$OUT/report" --budget 60
-echo "report wall (with its own measurements): $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
-tar czf "$FINAL/report.tgz" -C "$OUT" report
+live_report 60
 cp "$log" "$FINAL/"
 grep -E '^(launch|pinned|sync):|\| (graphs|pinned|sync) |report wall|\[exit' "$log"

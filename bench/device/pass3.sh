@@ -10,9 +10,6 @@ OUT=$FINAL bash bench/device/ops.sh >/dev/null 2>&1; grep -E 'backend|us/call|bi
 run timeout 240 python3 bench/device/record_pairs.py "$FINAL" layout copystream
 run $B analyze --what-if layout "$FINAL/pair-layout-before.json.gz"
 run $B analyze --what-if pinned,sync "$FINAL/pair-copystream-before.json.gz"
-start=$(date +%s%N)
-run timeout 280 $B report -o "$OUT/report" --budget 90
-echo "report wall (with its own measurements): $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
-tar czf "$FINAL/report.tgz" -C "$OUT" report
+live_report 90
 cp "$log" "$FINAL/"
 grep -E '^(layout|copystream):|\| (as recorded|layout|pinned|sync|pinned,sync) |report wall|\[exit' "$log"
