@@ -246,6 +246,14 @@ void read_into(const std::string& text, const std::string& origin, const fs::pat
   if (stack.size() > 16) throw_bad_input(fmt::format("{}: includes nest deeper than 16 files", origin));
   toml::table root;
   try {
+    // The scanner above is a heuristic; the sure test is the parser's: the text with every non-ASCII byte made '!' (a
+    // character TOML allows only inside strings and comments, where any byte is safe for toml++) must parse first.
+    if (std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+      std::string ascii = text;
+      for (char& c : ascii)
+        if (static_cast<unsigned char>(c) >= 0x80) c = '!';
+      (void)toml::parse(ascii, origin);
+    }
     root = toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
     fail_at(e.source(), std::string(e.description()));
