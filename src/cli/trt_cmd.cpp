@@ -93,7 +93,8 @@ int run_trt_audit(const TrtCliOptions& o) {
                                model->opset)
                 << m.markdown()
                 << (builds.empty() ? std::string("\nNo build in the logs is of this model (by file name or inputs).\n")
-                                   : fmt::format("\nJudged against the build runs {}.\n", runs_judged));
+                                   : fmt::format("\nBuilds of this model in the logs: trtexec run{} {}.\n",
+                                                 builds.size() > 1 ? "s" : "", runs_judged));
     }
     if (!o.shapes_trace.empty()) {
       Table m{{"input", "shape seen", "steps", "read from op"}, {}};
