@@ -151,6 +151,24 @@ TEST(LiveTopology, GpusOnAnNvswitchShowTheirLinkCountAndMissingSymbolsBecomeNote
   EXPECT_THROW((void)read_live_topology(api, 0), Error);
 }
 
+TEST(LiveTopology, EightGpusOnNvswitchesWithOneLinkDownShowTheShortPairAndAreUneven) {
+  g_fake = {};
+  g_fake.gpus = 8;
+  for (unsigned g = 0; g < 8; ++g) g_fake.links[g] = g == 5 ? 17 : 18;  // one of GPU5's links is down
+  g_fake.to_switch = true;
+  for (unsigned a = 0; a < 8; ++a)
+    for (unsigned b = a + 1; b < 8; ++b) {
+      g_fake.level[{a, b}] = a / 4 == b / 4 ? NVML_TOPOLOGY_NODE : NVML_TOPOLOGY_SYSTEM;
+      g_fake.p2p[{a, b}] = NVML_P2P_STATUS_OK;
+    }
+  const auto t = read_live_topology(fake_api(), 0);
+  EXPECT_EQ(at(t.links, "GPU0", "GPU7"), "NV18");
+  EXPECT_EQ(at(t.links, "GPU5", "GPU2"), "NV17");
+  std::vector<std::string> ids;
+  for (const auto& f : topo_findings(t.links)) ids.push_back(f.id);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "topo-nvlink-uneven"), ids.end());
+}
+
 TEST(LiveTopology, NvlinkErrorCountersThatMoveDuringTheReadingAreAFinding) {
   g_fake = {};
   g_fake.gpus = 2;
