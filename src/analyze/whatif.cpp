@@ -115,8 +115,11 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   if (steps.empty()) return r;
   r.ok = true;
   r.launched_gpu_share = graph_in.launched_gpu_share;
+  const std::string who = graph_in.threads > 1
+                              ? fmt::format("{} launching threads merged (main thread {})", graph_in.threads, thread)
+                              : fmt::format("thread {}", thread);
   r.model =
-      fmt::format("replay of thread {} ({} step{}{}{})", thread, steps.size(), steps.size() == 1 ? "" : "s",
+      fmt::format("replay of {} ({} step{}{}{})", who, steps.size(), steps.size() == 1 ? "" : "s",
                   steps.size() > 1 || t.events.empty() ? ", ProfilerStep#" : ": no step markers, the whole run",
                   graph_in.waits_for.empty() ? ""
                                              : fmt::format("; {} cross-stream event wait{}", graph_in.waits_for.size(),

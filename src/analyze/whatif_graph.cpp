@@ -19,14 +19,18 @@ namespace gsq::analyze {
 
 namespace {
 
-// The thread with the most launch calls, its top-level items in order, grouped into steps.
-std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why) {
+// The launching threads (each with at least 5% of the launch calls: the main thread, autograd's backward thread),
+// their top-level items merged in time order as one sequence, grouped into steps. An item of one thread that launches
+// nothing while another launching thread's items run inside it is that thread waiting (`loss.backward()` while
+// autograd's thread launches the backward pass): it is left out, so the sequence is the work in the order it ran.
+std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_t& threads) {
   std::map<std::pair<int32_t, int32_t>, size_t> launches;
   std::unordered_map<int64_t, std::vector<size_t>> gpu_by_corr;
+  size_t total = 0;
   for (size_t i = 0; i < t.events.size(); ++i) {
     const auto& e = t.events[i];
     if (e.kind == Kind::runtime && (detail::is_launch_call(t.name(e)) || t.name(e).starts_with("cudaMemcpy")))
-      ++launches[{e.pid, e.tid}];
+      ++launches[{e.pid, e.tid}], ++total;
     if (e.on_gpu() && e.correlation >= 0) gpu_by_corr[e.correlation].push_back(i);
   }
   if (launches.empty()) {
@@ -37,26 +41,36 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why) {
                       return a.second < b.second;
                     })->first;
   thread = main.second;
-  // Steps: ProfilerStep# annotations on that thread, else the whole run as one step.
+  std::map<std::pair<int32_t, int32_t>, bool> launching;
+  for (const auto& [k, n] : launches)
+    if (20 * n >= total) launching[k] = true;
+  threads = launching.size();
+  // Steps: ProfilerStep# annotations on the main thread, else the whole run as one step.
   std::vector<Step> steps;
   for (const auto& e : t.events)
     if (e.kind == Kind::annotation && e.pid == main.first && e.tid == main.second &&
         t.name(e).starts_with("ProfilerStep#"))
       steps.push_back({e.start_ns, e.end_ns(), 0, {}});
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.start < b.start; });
-  // Top-level items: CPU ops and runtime calls on the thread not inside another one.
-  std::vector<Item> items;
-  int64_t open_end = INT64_MIN;
-  std::vector<int64_t> gpu_end_so_far;  // recorded end of the GPU work launched before each call (device-wide)
+  // Top-level items of each launching thread: CPU ops and runtime calls not inside another one on that thread.
+  struct Owned {
+    Item item;
+    std::pair<int32_t, int32_t> thread;
+  };
+  std::vector<Owned> owned;
+  std::map<std::pair<int32_t, int32_t>, std::pair<int64_t, size_t>> open;  // thread → end of its open item, index
   int64_t launched_end = 0;
   for (const auto& e : t.events) {
-    if (e.pid != main.first || e.tid != main.second || (e.kind != Kind::cpu_op && e.kind != Kind::runtime)) continue;
+    const std::pair<int32_t, int32_t> th{e.pid, e.tid};
+    if (!launching.count(th) || (e.kind != Kind::cpu_op && e.kind != Kind::runtime)) continue;
+    auto& [open_end, open_index] = open.try_emplace(th, INT64_MIN, 0).first->second;
     if (e.start_ns >= open_end) {
-      items.push_back({e.start_ns, e.dur_ns, 0, e.name, {}});
+      owned.push_back({{e.start_ns, e.dur_ns, 0, e.name, {}}, th});
       open_end = e.end_ns();
+      open_index = owned.size() - 1;
     }
     if (e.kind != Kind::runtime) continue;
-    auto& item = items.back();
+    auto& item = owned[open_index].item;
     Call c;
     c.off = e.start_ns - item.start;
     c.dur = e.dur_ns;
@@ -80,6 +94,17 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why) {
     for (size_t g : c.gpu) launched_end = std::max(launched_end, t.events[g].end_ns());
     item.calls.push_back(std::move(c));
   }
+  // Waiting: an item without calls on one thread while another launching thread's items start inside it.
+  std::vector<Item> items;
+  for (const auto& o : owned) {
+    const bool waits =
+        threads > 1 && o.item.calls.empty() && std::any_of(owned.begin(), owned.end(), [&](const Owned& x) {
+          return x.thread != o.thread && !x.item.calls.empty() && x.item.start >= o.item.start &&
+                 x.item.start < o.item.start + o.item.dur;
+        });
+    if (!waits) items.push_back(o.item);
+  }
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.start < b.start; });
   if (items.empty()) {
     why = "the launching thread has no CPU ops";
     return {};
@@ -191,7 +216,7 @@ std::unordered_map<size_t, size_t> event_waits(const Trace& t) {
 
 std::shared_ptr<const ReplayGraph> build_graph(const Trace& t) {
   auto g = std::make_shared<ReplayGraph>();
-  g->steps = build(t, g->thread, g->why);
+  g->steps = build(t, g->thread, g->why, g->threads);
   if (g->steps.empty()) return g;
   g->waits_for = event_waits(t);
   // The GPU time the replayed thread launched, against all GPU time from its first step's start to the end of its

@@ -36,7 +36,8 @@ struct Step {
 // The launching thread's steps and what the replay needs besides (see whatif.hpp).
 struct ReplayGraph {
   std::vector<Step> steps;
-  int32_t thread = -1;
+  int32_t thread = -1;  // the main launching thread
+  size_t threads = 1;   // launching threads merged into the replay
   std::string why;
   double launched_gpu_share = 0;
   std::unordered_map<size_t, size_t> waits_for;  // GPU op → the op on another stream it waits for (event waits)
