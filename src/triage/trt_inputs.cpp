@@ -106,7 +106,7 @@ bool onnx_supported() noexcept {
 }
 
 OnnxModel read_onnx(const std::string&, const std::string& origin) {
-  throw Error(ExitCode::unsupported,
+  throw Error(ExitCode::no_gpu,
               fmt::format("{}: this build has no ONNX reader (built without Debian's libonnx-dev; install it and "
                           "rebuild)",
                           origin));

@@ -32,7 +32,7 @@ struct OnnxModel {
 // Is ONNX support compiled in (libonnx-dev found at build time)?
 [[nodiscard]] bool onnx_supported() noexcept;
 // Reads a .onnx file's graph inputs. Throws Error(bad_input) for a file that is not an ONNX model or has no graph,
-// Error(unsupported) when the build has no ONNX reader.
+// Error(no_gpu: exit 3, a library the command needs is missing) when the build has no ONNX reader.
 [[nodiscard]] OnnxModel read_onnx(const std::string& bytes, const std::string& origin);
 
 // An input to look for in a trace: its rank and the dimensions that never change (from the ONNX model, or the profiles'
