@@ -16,6 +16,18 @@
 namespace gsq::cli {
 
 namespace {
+// A section's identity: its id (the page anchor and report.json key), title, step and the command that shows more.
+report::Section section(std::string id, std::string title, int step, std::string more) {
+  report::Section s;
+  s.id = std::move(id);
+  s.title = std::move(title);
+  s.step = step;
+  s.more = std::move(more);
+  return s;
+}
+}  // namespace
+
+namespace {
 // The method's step a bench run belongs to, by its suite: the probes measure step 3's ceilings, the kernels step 4's.
 int step_of_suite(const std::string& suite) {
   if (suite == "mem" || suite == "l2" || suite == "pcie" || suite == "overlap" || suite == "launch" || suite == "alloc")
@@ -90,11 +102,8 @@ std::string mib(uint64_t bytes) {
 }  // namespace
 
 report::Section memory_section_of(const triage::MemoryReport& m) {
-  report::Section sec;
-  sec.id = "memory";
-  sec.title = "Field triage — PyTorch allocator: " + m.origin;
-  sec.step = report::kTriageStep;
-  sec.more = "gpusqueeze memory " + m.origin;
+  auto sec = section("memory", "Field triage — PyTorch allocator: " + m.origin, report::kTriageStep,
+                     "gpusqueeze memory " + m.origin);
   sec.notes.push_back(
       "Cached memory is the cache at work (empty_cache() returns it); fragmented memory is free but "
       "stuck between live blocks. 1 − allocated/reserved counts both.");
@@ -119,11 +128,8 @@ report::Section memory_section_of(const triage::MemoryReport& m) {
 }
 
 report::Section jitter_section_of(const triage::JitterReport& j, const trace::TraceFile& t) {
-  report::Section sec;
-  sec.id = "jitter";
-  sec.title = "Field triage — clock jitter: " + j.origin;
-  sec.step = report::kTriageStep;
-  sec.more = "gpusqueeze jitter " + j.origin;
+  auto sec = section("jitter", "Field triage — clock jitter: " + j.origin, report::kTriageStep,
+                     "gpusqueeze jitter " + j.origin);
   sec.headline = fmt::format("clocks: {} finding(s) over {} GPU(s)", j.findings.size(), j.gpus.size());
   Table table{{"GPU", "seconds", "busy SM clock P5 / P50 MHz", "max temperature °C", "held by (share of time)"}, {}};
   for (const auto& g : j.gpus) {
@@ -152,11 +158,8 @@ report::Section jitter_section_of(const triage::JitterReport& j, const trace::Tr
   return sec;
 }
 report::Section trt_section_of(const triage::TrtAudit& a, const std::string& origin) {
-  report::Section sec;
-  sec.id = "trt";
-  sec.title = "Field triage — TensorRT: " + origin;
-  sec.step = report::kTriageStep;
-  sec.more = "gpusqueeze trt audit " + origin;
+  auto sec =
+      section("trt", "Field triage — TensorRT: " + origin, report::kTriageStep, "gpusqueeze trt audit " + origin);
   sec.headline = fmt::format("TensorRT: {} run(s) audited", a.runs.size());
   Table t{{"run", "TensorRT", "precision", "workspace", "throughput", "GPU compute P50"}, {}};
   for (size_t i = 0; i < a.runs.size(); ++i) {
@@ -212,11 +215,8 @@ report::Section torch_section_of(const nlohmann::json& j, const std::string& ori
 
 namespace {
 report::Section torch_section(const nlohmann::json& j, const std::string& origin) {
-  report::Section sec;
-  sec.id = "torch";
-  sec.title = "Step 4 — compute: our kernels against PyTorch (" + origin + ")";
-  sec.step = 4;
-  sec.more = "gpusqueeze kernels --torch";
+  auto sec = section("torch", "Step 4 — compute: our kernels against PyTorch (" + origin + ")", 4,
+                     "gpusqueeze kernels --torch");
   if (!j.contains("rows") || !j["rows"].is_array())
     throw_bad_input(fmt::format("{}: no rows (not gpusqueeze.torch_compare/1)", origin));
   Table t{{"operator", "width / shape", "ours GB/s", "torch.compile", "eager", "cudaMemcpy", "ours / compile"}, {}};
@@ -254,11 +254,7 @@ report::Section torch_section(const nlohmann::json& j, const std::string& origin
 }  // namespace
 
 report::Section p2p_section_of(const topo::P2pResult& p) {
-  report::Section sec;
-  sec.id = "p2p";
-  sec.title = "Step 5 — multi-GPU: P2P copies measured now";
-  sec.step = 5;
-  sec.more = "gpusqueeze probe p2p";
+  auto sec = section("p2p", "Step 5 — multi-GPU: P2P copies measured now", 5, "gpusqueeze probe p2p");
   sec.notes = p.notes;
   std::vector<std::string> labels;
   for (int i = 0; i < p.gpus; ++i) labels.push_back(fmt::format("GPU{}", i));
@@ -282,11 +278,7 @@ report::Section p2p_section_of(const topo::P2pResult& p) {
 }
 
 report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& origin) {
-  report::Section sec;
-  sec.id = "topo";
-  sec.title = "Step 5 — multi-GPU: topology " + origin;
-  sec.step = 5;
-  sec.more = "gpusqueeze topo --from " + origin;
+  auto sec = section("topo", "Step 5 — multi-GPU: topology " + origin, 5, "gpusqueeze topo --from " + origin);
   sec.findings = topo::topo_findings(m);
   sec.data = topo::to_json(m, sec.findings);
   sec.headline = fmt::format("topology: {} GPU(s), {} NIC(s)", m.gpus().size(), m.nics().size());
@@ -296,11 +288,7 @@ report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& or
 }
 
 report::Section nccl_section_of(const topo::NcclLog& log, const std::string& origin) {
-  report::Section sec;
-  sec.id = "nccl";
-  sec.title = "Step 5 — multi-GPU: NCCL " + origin;
-  sec.step = 5;
-  sec.more = "gpusqueeze nccl analyze " + origin;
+  auto sec = section("nccl", "Step 5 — multi-GPU: NCCL " + origin, 5, "gpusqueeze nccl analyze " + origin);
   sec.findings = topo::nccl_findings(log);
   sec.data = topo::to_json(log, sec.findings);
   if (log.rows.size() >= 2) {  // nccl-tests' table: bus bandwidth over the sweep, out-of-place and in-place
@@ -320,11 +308,7 @@ report::Section nccl_section_of(const topo::NcclLog& log, const std::string& ori
   return sec;
 }
 report::Section tune_section_of(const TuneView& v) {
-  report::Section sec;
-  sec.id = "tune";
-  sec.title = "Step 6 — tuning: " + v.name + " on this machine";
-  sec.step = 6;
-  sec.more = "gpusqueeze tune verify " + v.name;
+  auto sec = section("tune", "Step 6 — tuning: " + v.name + " on this machine", 6, "gpusqueeze tune verify " + v.name);
   sec.notes.push_back(v.note);
   Table t{{"setting", "status", "actual", "expected", "detail"}, {}};
   for (const auto& c : v.checks) t.rows.push_back({c.id, tune::status_name(c.status), c.actual, c.expected, c.detail});
