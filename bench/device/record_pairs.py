@@ -8,16 +8,15 @@ recorded with the PyTorch profiler (ProfilerStep# markers per step), and both ti
   copystream  a pinned 64 MiB copy, then GEMMs, one stream → the next batch's copy on a side stream (prefetch) while
            this one computes (no what-if models a prefetch yet: recorded so one can be checked against it)
 Usage: python3 record_pairs.py OUT_DIR [NAME ...] → OUT_DIR/pair-NAME-before.json.gz and OUT_DIR/pairs.json (P50s)."""
-import gzip
 import json
 import os
-import shutil
 import statistics
 import sys
 import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
+from trace_export import export_gz  # beside this script (bench/device)
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -169,11 +168,7 @@ for name, (before, after, fix) in pairs.items():
             with record_function(f"ProfilerStep#{i}"):
                 before()
         torch.cuda.synchronize()
-    raw = os.path.join(out, f"pair-{name}-before.json")
-    prof.export_chrome_trace(raw)
-    with open(raw, "rb") as src, gzip.open(raw + ".gz", "wb", compresslevel=9) as dst:
-        shutil.copyfileobj(src, dst)
-    os.remove(raw)
+    export_gz(prof, os.path.join(out, f"pair-{name}-before.json"))
     result["pairs"][name] = {"fix": fix, "before_p50_ms": statistics.median(b), "after_p50_ms": statistics.median(a),
                              "before_ms": b, "after_ms": a}
     print(f"{name}: before {statistics.median(b):.3f} ms, after {statistics.median(a):.3f} ms ({fix})", flush=True)

@@ -7,14 +7,13 @@
   tiny        a loop of tiny elementwise kernels (launch-bound);
   overlap     copies on a side stream overlapping matmuls on the default stream.
 Usage: python3 record_traces.py OUT_DIR  → OUT_DIR/torch-NAME.json.gz"""
-import gzip
 import os
-import shutil
 import sys
 import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+from trace_export import export_gz  # beside this script (bench/device)
 
 out_dir = sys.argv[1]
 torch.manual_seed(0)
@@ -70,12 +69,8 @@ def record(name, fn):
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
-    raw = os.path.join(out_dir, f"torch-{name}.json")
-    prof.export_chrome_trace(raw)
-    with open(raw, "rb") as src, gzip.open(raw + ".gz", "wb", compresslevel=9) as dst:
-        shutil.copyfileobj(src, dst)
-    os.remove(raw)
-    print(name, os.path.getsize(raw + ".gz"), "bytes gz")
+    gz = export_gz(prof, os.path.join(out_dir, f"torch-{name}.json"))
+    print(name, os.path.getsize(gz), "bytes gz")
 
 
 def matmul_chain():
