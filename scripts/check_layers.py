@@ -22,7 +22,7 @@ ALLOWED = {
     "analyze": {"core", "trace"},
     "monitor": {"core", "gpu", "trace", "analyze", "tune"},
     "triage": {"core", "trace", "gpu"},
-    "topo": {"core", "gpu", "cuda"},
+    "topo": {"core", "host", "gpu", "cuda"},
     "tune": {"core", "host", "gpu"},
     "report": {"core", "gpu"},
     "cli": None,  # the top: may include any library

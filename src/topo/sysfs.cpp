@@ -2,6 +2,7 @@
 #include "topo/sysfs.hpp"
 
 #include "core/error.hpp"
+#include "host/facts.hpp"
 #include "topo/live.hpp"
 
 #include <fmt/format.h>
@@ -17,11 +18,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A sysfs value: the file's first line without trailing spaces, "" when unreadable.
 std::string read_line(const fs::path& p) {
-  std::ifstream in(p);
-  std::string s;
-  std::getline(in, s);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  const auto f = host::read_first_line(p);
+  std::string s = f.ok() ? *f : "";
+  while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
 
