@@ -11,7 +11,6 @@
 #include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "gpu/counters.hpp"
-#include "gpu/nvml.hpp"
 #include "kernels/suite_support.hpp"
 #include "triage/jitter.hpp"
 
@@ -59,11 +58,9 @@ std::vector<Part> parts() {
 LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file) {
   LiveMeasurements out;
   std::vector<std::unique_ptr<gpu::CounterSampler>> samplers;
-  try {
-    const auto nvml = gpu::Nvml::open();
-    unsigned int count = 0;
-    if (nvml.api().nvmlDeviceGetCount_v2(&count) == NVML_SUCCESS)
-      for (uint32_t i = 0; i < count; ++i) samplers.push_back(std::make_unique<gpu::CounterSampler>(i, 100));
+  try {  // the GPUs the caller's snapshot counted; each sampler opens NVML itself
+    for (size_t i = 0; i < gpus; ++i)
+      samplers.push_back(std::make_unique<gpu::CounterSampler>(static_cast<uint32_t>(i), 100));
   } catch (const Error& e) {
     out.notes.push_back(fmt::format("clocks not sampled over the run: {}", e.what()));
   }

@@ -18,8 +18,8 @@ struct LiveMeasurements {
   std::optional<topo::P2pResult> p2p;           // several GPUs: copy bandwidth between every pair (short)
 };
 
-// Short runs of the method's measurements within `budget_s` seconds, in order of what the page needs most, with every
-// GPU's counters sampled throughout into `clocks_file` (what `jitter` reads).
+// Short runs of the method's measurements within `budget_s` seconds, in order of what the page needs most, with each of
+// the `gpus` GPUs (the snapshot's count) sampled throughout into `clocks_file` (what `jitter` reads).
 [[nodiscard]] LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file);
 
 }  // namespace gsq::cli
