@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -41,9 +42,9 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
                       return a.second < b.second;
                     })->first;
   thread = main.second;
-  std::map<std::pair<int32_t, int32_t>, bool> launching;
+  std::set<std::pair<int32_t, int32_t>> launching;
   for (const auto& [k, n] : launches)
-    if (20 * n >= total) launching[k] = true;
+    if (20 * n >= total) launching.insert(k);
   threads = launching.size();
   // Steps: ProfilerStep# annotations on the main thread, else the whole run as one step.
   std::vector<Step> steps;

@@ -25,9 +25,7 @@ report::Section section(std::string id, std::string title, int step, std::string
   s.more = std::move(more);
   return s;
 }
-}  // namespace
 
-namespace {
 // The method's step a bench run belongs to, by its suite: the probes measure step 3's ceilings, the kernels step 4's.
 int step_of_suite(const std::string& suite) {
   if (suite == "mem" || suite == "l2" || suite == "pcie" || suite == "overlap" || suite == "launch" || suite == "alloc")
@@ -197,23 +195,9 @@ std::string topo_heatmap(const topo::TopoMatrix& m) {
                              "NV# = NVLink (# links); PIX, PXB = through PCIe switches; PHB = the host bridge; "
                              "NODE, SYS = through the CPU (one NUMA node, across sockets)");
 }
-}  // namespace
 
 // `kernels --torch` output (gpusqueeze.torch_compare/1): ours against PyTorch eager and torch.compile, with
-// cudaMemcpy as the ceiling, per operator and width.
-namespace {
-report::Section torch_section(const nlohmann::json& j, const std::string& origin);
-}  // namespace
-
-report::Section torch_section_of(const nlohmann::json& j, const std::string& origin) {
-  try {
-    return torch_section(j, origin);
-  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
-    throw_bad_input(fmt::format("{}: not a gpusqueeze.torch_compare/1 document: {}", origin, e.what()));
-  }
-}
-
-namespace {
+// cudaMemcpy as the ceiling, per operator and width. Fields of the wrong type throw nlohmann's exceptions.
 report::Section torch_section(const nlohmann::json& j, const std::string& origin) {
   auto sec = section("torch", "Step 4 — compute: our kernels against PyTorch (" + origin + ")", 4,
                      "gpusqueeze kernels --torch");
@@ -252,6 +236,14 @@ report::Section torch_section(const nlohmann::json& j, const std::string& origin
   return sec;
 }
 }  // namespace
+
+report::Section torch_section_of(const nlohmann::json& j, const std::string& origin) {
+  try {
+    return torch_section(j, origin);
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+    throw_bad_input(fmt::format("{}: not a gpusqueeze.torch_compare/1 document: {}", origin, e.what()));
+  }
+}
 
 report::Section p2p_section_of(const topo::P2pResult& p) {
   auto sec = section("p2p", "Step 5 — multi-GPU: P2P copies measured now", 5, "gpusqueeze probe p2p");
