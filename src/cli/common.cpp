@@ -44,13 +44,19 @@ gpu::Snapshot acquire_snapshot(const SnapshotOptions& o, bool with_load) {
   return s;
 }
 
+std::optional<std::filesystem::path> this_program() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  return exe;
+}
+
 namespace {
 // The binary's folder and its parent: a build tree keeps data beside the binary, an installation one level up.
 std::vector<std::filesystem::path> install_roots() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  return {exe.parent_path(), exe.parent_path().parent_path()};
+  const auto exe = this_program();
+  if (!exe) return {};
+  return {exe->parent_path(), exe->parent_path().parent_path()};
 }
 }  // namespace
 

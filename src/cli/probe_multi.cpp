@@ -57,6 +57,13 @@ int run_p2p(const MultiGpuOptions& m, bool json) {
 
 namespace {
 
+// This program, to run again as a child; an internal error when /proc/self/exe does not say where it is.
+std::filesystem::path program_for(const char* what) {
+  const auto exe = this_program();
+  if (!exe) throw Error(ExitCode::internal, fmt::format("{}: cannot find this program (/proc/self/exe)", what));
+  return *exe;
+}
+
 // A child's last stderr line: its own message, what says why it failed.
 std::string last_line(std::string err) {
   while (!err.empty() && err.back() == '\n') err.pop_back();
@@ -136,9 +143,7 @@ std::string exchange_id(const topo::NcclLibrary& lib, const std::string& file, i
 
 // --procs N: this machine's GPUs as N processes, each a `probe nccl --rank` child holding one GPU.
 int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool json) {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw Error(ExitCode::internal, "--procs: cannot find this program (/proc/self/exe)");
+  const auto exe = program_for("--procs");
   const std::string id = topo::nccl_unique_id(lib);
   note(fmt::format("probe nccl: {} processes, one GPU each, bootstrap id from ncclGetUniqueId…", m.procs));
   std::vector<ProcessOutput> out(static_cast<size_t>(m.procs));
@@ -229,9 +234,7 @@ int run_nccl_sweep(const MultiGpuOptions& m, bool json) {
   std::string op = m.ops.empty() ? "all_reduce" : m.ops;
   if (op.find(',') != std::string::npos)
     throw_bad_input(fmt::format("--sweep-env compares one collective; --ops {} names several", op));
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw Error(ExitCode::internal, "--sweep-env: cannot find this program (/proc/self/exe)");
+  const auto exe = program_for("--sweep-env");
   std::vector<topo::SweepRow> rows(settings.size());
   for (size_t i = 0; i < settings.size(); ++i) rows[i].setting = settings[i].name;
   bool no_baseline = false;
