@@ -146,9 +146,12 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       d = static_cast<double>(e.bytes) / rates.pinned_h2d_bytes_per_s * 1e9;
     return static_cast<int64_t>(d);
   };
+  auto host = [&](int64_t ns) { return fx.host_free ? int64_t{0} : ns; };  // the host's own time
   GpuState gpu;
   int64_t now = steps.front().start;
-  int64_t prev_end = now;  // where the previous step ended (its CPU and GPU work done)
+  int64_t prev_end = now;        // where the previous step ended (its CPU and GPU work done)
+  int64_t rec_prev_end = now;    // the same, as recorded
+  int64_t prev_step_start = -1;  // the previous step's CPU start: when a prefetched copy was issued
   for (auto& s : steps) {
     // Fixes that change the graph's shape: dropped items, fused runs.
     std::vector<Item> items;
@@ -189,7 +192,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       const bool graph = fx.graphs && !it.calls.empty() &&
                          std::none_of(it.calls.begin(), it.calls.end(), [](const Call& c) { return c.blocking; }) &&
                          std::any_of(it.calls.begin(), it.calls.end(), [](const Call& c) { return !c.gpu.empty(); });
-      int64_t gap = graph && prev_graph ? 0 : it.gap_before;
+      int64_t gap = graph && prev_graph ? 0 : host(it.gap_before);
       prev_graph = graph;
       if (fx.host) {
         worker += gap;
@@ -202,23 +205,26 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
           fx.pinned && std::any_of(it.calls.begin(), it.calls.end(), [](const Call& c) { return c.pageable_input; });
       int64_t graph_dur = 0;
       for (const auto& c : it.calls) {
-        const int64_t cs = now + c.off + shift;
-        int64_t dur = c.dur;
+        const int64_t cs = now + host(c.off) + shift;
+        int64_t dur = host(c.dur);
         bool blocks = c.blocking;
         if (c.pageable_input && fx.pinned) {  // an async copy from memory allocated pinned (off the launching thread)
-          dur = launch_floor;
+          dur = host(launch_floor);
           blocks = false;
         } else if (c.type == CallType::sync && (fx.sync || dropped_sync_after_copy)) {
-          dur = c.own;
+          dur = host(c.own);
           blocks = false;
         } else if (blocks) {
-          dur = c.own;  // plus the wait, below
+          dur = host(c.own);  // plus the wait, below
         }
         for (size_t g : c.gpu) {
           const auto& op = t.events[g];
-          auto& [free, prev] = gpu.stream_free[{op.device, op.stream}];
+          // prefetch: an asynchronous input copy goes to a side stream, issued while the previous step ran
+          const bool prefetched = fx.prefetch && !blocks && op.kind == Kind::memcpy && op.copy == CopyKind::htod;
+          auto& [free, prev] = gpu.stream_free[{op.device, prefetched ? -2 - op.stream : op.stream}];
           GpuRec rec;
           rec.ready = graph ? now : cs + std::min(dur, c.dur);
+          if (prefetched && prev_step_start >= 0) rec.ready = std::min(rec.ready, prev_step_start);
           rec.start = std::max(rec.ready, free);
           rec.pred = free > rec.ready ? prev : -1;
           if (const auto w = graph_in.waits_for.find(g); w != graph_in.waits_for.end())
@@ -230,6 +236,13 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
           rec.copy = op.kind == Kind::memcpy;
           free = rec.end;
           prev = static_cast<int64_t>(g);
+          if (prefetched) {  // the compute stream waits for the copy (the event the prefetch records)
+            auto& [cfree, cprev] = gpu.stream_free[{op.device, op.stream}];
+            if (rec.end > cfree) {
+              cfree = rec.end;
+              cprev = static_cast<int64_t>(g);
+            }
+          }
           if (rec.end >= gpu.last_end) {
             gpu.last_end = rec.end;
             gpu.last_op = static_cast<int64_t>(g);
@@ -258,18 +271,18 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
           }
           dur += wait;
         }
-        shift += dur - c.dur;
+        shift += dur - host(c.dur);
         graph_dur += static_cast<int64_t>(c.gpu.size()) * rates.graph_per_kernel_ns;
       }
-      const int64_t item_dur = graph ? graph_dur : it.dur + shift;
+      const int64_t item_dur = graph ? host(graph_dur) : host(it.dur) + shift;
       now += item_dur;
       if (now > seg_cursor) segs.push_back({Segment::op, seg_cursor, now, it.name, -1});
     }
     if (fx.host) {
-      worker += s.trailing_gap;
+      worker += host(s.trailing_gap);
     } else {
-      if (s.trailing_gap > 0) segs.push_back({Segment::gap, now, now + s.trailing_gap, 0, -1});
-      now += s.trailing_gap;
+      if (host(s.trailing_gap) > 0) segs.push_back({Segment::gap, now, now + host(s.trailing_gap), 0, -1});
+      now += host(s.trailing_gap);
     }
     if (fx.host && worker > now - step_start) {  // the worker cannot keep up: it sets the pace
       segs.push_back({Segment::gap, now, step_start + worker, 0, -1});
@@ -283,9 +296,17 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       end = step_gpu_end;
     }
     walk_critical_path(segs, gpu, prev_end, end, t, r.path);
+    prev_step_start = step_start;
     r.step_ns.push_back(end - prev_end);
     prev_end = end;
-    r.recorded_step_ns.push_back(s.end - s.start);
+    // The recorded step by the same rule: its CPU span or the end of the GPU work it launched, whichever is later
+    // (a CPU that runs ahead shows short ProfilerStep spans while the GPU sets the pace).
+    int64_t rec_end = std::max(s.end, rec_prev_end);
+    for (const auto& it : s.items)
+      for (const auto& c : it.calls)
+        for (size_t g : c.gpu) rec_end = std::max(rec_end, t.events[g].end_ns());
+    r.recorded_step_ns.push_back(rec_end - rec_prev_end);
+    rec_prev_end = rec_end;
   }
   r.step_p50_ns = median(r.step_ns);
   r.recorded_p50_ns = median(r.recorded_step_ns);
@@ -297,6 +318,10 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
         "layout: top-level aten::contiguous calls dropped and NCHW<->NHWC transpose kernels free; "
         "converting weights and inputs once at load is not counted");
   if (fx.host) r.assumptions.push_back("one worker thread; each step waits for its input from the worker");
+  if (fx.prefetch)
+    r.assumptions.push_back(
+        "prefetch: each asynchronous host-to-device copy issued one step earlier on a side stream (the first step "
+        "has nothing prefetched); the copy engine and the kernels do not slow each other");
   return r;
 }
 

@@ -25,18 +25,27 @@
 namespace gsq::analyze {
 
 struct Fixes {
-  bool sync = false;    // the per-step syncs dropped (an .item()'s whole op; other syncs stop waiting)
-  bool pinned = false;  // pageable input copies (host to device) from memory allocated pinned
-                        // (DataLoader(pin_memory=True) pins in its workers), asynchronous, at the pinned rate
-  bool fuse = false;    // each run of back-to-back elementwise ops becomes one op and one kernel
-  bool graphs = false;  // launch-only ops replayed from a CUDA graph: a per-kernel cost instead of the dispatch
-  bool host = false;    // host gaps moved to a worker thread that prepares the next step meanwhile
-  bool layout = false;  // layout conversions gone (tensors kept in the layout their kernels want, e.g. channels_last
-                        // at load): aten::contiguous items dropped, cuDNN's NCHW<->NHWC transposes cost nothing
+  bool sync = false;      // the per-step syncs dropped (an .item()'s whole op; other syncs stop waiting)
+  bool pinned = false;    // pageable input copies (host to device) from memory allocated pinned
+                          // (DataLoader(pin_memory=True) pins in its workers), asynchronous, at the pinned rate
+  bool fuse = false;      // each run of back-to-back elementwise ops becomes one op and one kernel
+  bool graphs = false;    // launch-only ops replayed from a CUDA graph: a per-kernel cost instead of the dispatch
+  bool host = false;      // host gaps moved to a worker thread that prepares the next step meanwhile
+  bool layout = false;    // layout conversions gone (tensors kept in the layout their kernels want, e.g. channels_last
+                          // at load): aten::contiguous items dropped, cuDNN's NCHW<->NHWC transposes cost nothing
+  bool prefetch = false;  // host-to-device copies from pinned memory issued one step ahead on a side stream (the next
+                          // batch's copy overlaps this step's compute); the first kernel after each copy waits for it
   std::vector<std::pair<std::string, double>> faster;  // kernels whose name contains the text run N× faster
-  [[nodiscard]] bool none() const { return !sync && !pinned && !fuse && !graphs && !host && !layout && faster.empty(); }
+  // Not a fix: the host's own time (CPU ops, gaps, launches) taken as zero, leaving the GPU work, its order and the
+  // waits — the step's floor. A profiler slows the host more than the GPU, so a step the replay finds launch- or
+  // host-bound lies between the replay and this floor.
+  bool host_free = false;
+  [[nodiscard]] bool none() const {
+    return !sync && !pinned && !fuse && !graphs && !host && !layout && !prefetch && faster.empty();
+  }
 };
-// "sync,pinned,fuse,graphs,host,layout,kernel:gemm=2" → Fixes. Throws Error(bad_input) naming the unknown word.
+// "sync,pinned,fuse,graphs,host,layout,prefetch,kernel:gemm=2" → Fixes. Throws Error(bad_input) naming the unknown
+// word.
 [[nodiscard]] Fixes parse_fixes(const std::string& list);
 [[nodiscard]] std::string fixes_name(const Fixes& f);
 
@@ -89,8 +98,9 @@ void judge_by_critical_path(const Trace& t, Analysis& a);
 struct WhatIfRow {
   std::string fixes;
   int64_t step_p50_ns = 0, wall_ns = 0;
-  double saving_ratio = 0;  // of the replayed step P50 as recorded
-  std::string critical;     // the critical path's largest class after the fix
+  double saving_ratio = 0;   // of the replayed step P50 as recorded
+  int64_t floor_p50_ns = 0;  // the same fixes with the host's own time at zero (Fixes::host_free)
+  std::string critical;      // the critical path's largest class after the fix
 };
 struct WhatIf {
   Replay baseline;

@@ -142,6 +142,8 @@ Fixes parse_fixes(const std::string& list) {
       f.host = true;
     else if (w == "layout")
       f.layout = true;
+    else if (w == "prefetch")
+      f.prefetch = true;
     else if (w.rfind("kernel:", 0) == 0 && w.find('=') != std::string::npos) {
       const auto eq = w.find('=');
       double x = 0;
@@ -152,8 +154,8 @@ Fixes parse_fixes(const std::string& list) {
       if (x <= 0) throw_bad_input(fmt::format("--what-if {}: the factor must be a positive number", w));
       f.faster.emplace_back(w.substr(7, eq - 7), x);
     } else if (!w.empty()) {
-      throw_bad_input(
-          fmt::format("--what-if: unknown fix '{}' (sync, pinned, fuse, graphs, host, layout, kernel:NAME=N)", w));
+      throw_bad_input(fmt::format(
+          "--what-if: unknown fix '{}' (sync, pinned, fuse, graphs, host, layout, prefetch, kernel:NAME=N)", w));
     }
   }
   return f;
@@ -168,6 +170,7 @@ std::string fixes_name(const Fixes& f) {
   if (f.graphs) add("graphs");
   if (f.host) add("host");
   if (f.layout) add("layout");
+  if (f.prefetch) add("prefetch");
   for (const auto& [k, x] : f.faster) add(fmt::format("kernel:{}={:g}", k, x));
   return s.empty() ? "as recorded" : s;
 }

@@ -39,6 +39,7 @@ WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const Rep
   if (requested.graphs) single(&Fixes::graphs);
   if (requested.host) single(&Fixes::host);
   if (requested.layout) single(&Fixes::layout);
+  if (requested.prefetch) single(&Fixes::prefetch);
   for (const auto& k : requested.faster) {
     Fixes f;
     f.faster.push_back(k);
@@ -47,8 +48,14 @@ WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const Rep
   if (sets.size() > 1) sets.push_back(requested);
   auto row = [&](const Fixes& f, const Replay& r) {
     const double base = static_cast<double>(w.baseline.step_p50_ns);
-    return WhatIfRow{fixes_name(f), r.step_p50_ns, r.wall_ns,
-                     base > 0 ? 1.0 - static_cast<double>(r.step_p50_ns) / base : 0.0, critical_verdict(r.path)};
+    Fixes floor = f;
+    floor.host_free = true;
+    return WhatIfRow{fixes_name(f),
+                     r.step_p50_ns,
+                     r.wall_ns,
+                     base > 0 ? 1.0 - static_cast<double>(r.step_p50_ns) / base : 0.0,
+                     replay(t, *graph, floor, rates).step_p50_ns,
+                     critical_verdict(r.path)};
   };
   w.rows.push_back(row({}, w.baseline));
   for (const auto& f : sets) {
@@ -69,6 +76,7 @@ nlohmann::json to_json(const WhatIf& w) {
                     {"wall_ns", r.wall_ns},
                     {"saving_ratio", r.saving_ratio},
                     {"saving_kind", "predicted"},
+                    {"floor_step_p50_ns", r.floor_p50_ns},
                     {"critical_path", r.critical}});
   const auto& p = w.baseline.path;
   return {{"model", w.baseline.model},
@@ -107,11 +115,20 @@ std::string render_markdown(const WhatIf& w) {
     ops += fmt::format("{}{} {:.1f}%", ops.empty() ? "" : ", ", o["op"].get<std::string>(),
                        100.0 * o["ns"].get<double>() / total);
   if (!ops.empty()) md += "CPU ops holding the path: " + ops + ".\n\n";
-  Table t{{"fixes", "predicted step P50", "predicted saving", "wall", "critical path after"}, {}};
-  for (const auto& r : w.rows)
-    t.rows.push_back(
-        {r.fixes, ms(r.step_p50_ns), fmt::format("{:.1f}%", 100.0 * r.saving_ratio), ms(r.wall_ns), r.critical});
+  Table t{{"fixes", "predicted step P50", "predicted saving", "GPU floor", "wall", "critical path after"}, {}};
+  bool host_bound_after = false;
+  for (const auto& r : w.rows) {
+    t.rows.push_back({r.fixes, ms(r.step_p50_ns), fmt::format("{:.1f}%", 100.0 * r.saving_ratio), ms(r.floor_p50_ns),
+                      ms(r.wall_ns), r.critical});
+    host_bound_after = host_bound_after || r.critical == "launch-bound" || r.critical == "host-bound";
+  }
   md += t.markdown();
+  md +=
+      "\nGPU floor: the same fixes with the host's own time at zero (the GPU work, its order and its waits). The "
+      "profiler slows the host more than the GPU";
+  md += host_bound_after ? ": where a fix leaves the step launch- or host-bound, the step after it lies between the "
+                           "prediction and the floor, nearer the floor the more the profiler slowed the host.\n"
+                         : ".\n";
   for (const auto& a : w.assumptions) md += "\nassumes: " + a;
   return md + "\n";
 }

@@ -27,7 +27,8 @@ std::optional<NvmlContext> open_nvml_for(int cuda_ordinal, std::string& why) {
   return std::nullopt;
 }
 
-void idle_check(const NvmlContext& ctx, bool allow_busy, const std::function<void(const std::string&)>& progress) {
+void idle_check(const NvmlContext& ctx, bool allow_busy, const std::function<void(const std::string&)>& progress,
+                bool own_utilization) {
   const auto& g = ctx.snapshot.gpus[ctx.index];
   std::vector<std::string> others;
   if (g.processes.ok()) {
@@ -35,7 +36,7 @@ void idle_check(const NvmlContext& ctx, bool allow_busy, const std::function<voi
       if (p.pid != static_cast<uint32_t>(::getpid()))
         others.push_back(fmt::format("pid {} {}", p.pid, p.name.empty() ? "?" : p.name));
   }
-  const bool busy_util = g.utilization_gpu_pct.ok() && *g.utilization_gpu_pct > 10;
+  const bool busy_util = !own_utilization && g.utilization_gpu_pct.ok() && *g.utilization_gpu_pct > 10;
   if (others.empty() && !busy_util) return;
   std::string what;
   for (const auto& o : others) what += (what.empty() ? "" : ", ") + o;

@@ -21,8 +21,10 @@ struct NvmlContext {
 
 // NVML opened for the GPU behind CUDA ordinal `cuda_ordinal`, or nullopt with the reason in `why`.
 [[nodiscard]] std::optional<NvmlContext> open_nvml_for(int cuda_ordinal, std::string& why);
-// Refuses (exit 2) when other compute processes or > 10% utilisation are on the GPU, unless `allow_busy`.
-void idle_check(const NvmlContext& ctx, bool allow_busy, const std::function<void(const std::string&)>& progress);
+// Refuses (exit 2) when other compute processes or > 10% utilisation are on the GPU, unless `allow_busy`;
+// `own_utilization`: the utilisation is this process's own recent work, so only other processes count.
+void idle_check(const NvmlContext& ctx, bool allow_busy, const std::function<void(const std::string&)>& progress,
+                bool own_utilization = false);
 
 // Pins the calling thread to one CPU near the GPU for its lifetime and restores the previous mask afterwards.
 // Not copyable or movable: it restores the mask of the thread that made it, in its destructor.

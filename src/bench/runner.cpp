@@ -91,7 +91,7 @@ Run run_suite(const std::string& suite_name, const Suite& suite, const RunOption
   Peaks peaks;
   if (nvml) {
     const auto& g = nvml->snapshot.gpus[nvml->index];
-    idle_check(*nvml, o.allow_busy, o.progress);
+    idle_check(*nvml, o.allow_busy, o.progress, o.own_utilization);
     run.env_fields = env::locked_fields(nvml->snapshot);
     run.fingerprint = env::fingerprint(run.env_fields);
     run.gpu_uuid = g.uuid.ok() ? *g.uuid : "";

@@ -21,6 +21,9 @@ struct RunOptions {
   std::map<std::string, std::vector<std::string>> overrides;  // -a name=v1,v2
   std::string set = "default";                                // default | stress | boundary | warmup
   bool allow_busy = false;
+  // The GPU's utilisation is this process's own work a moment ago (the report's previous section; NVML's figure lags):
+  // only other processes on the GPU count as busy.
+  bool own_utilization = false;
   int device = 0;  // CUDA ordinal
   std::function<void(const std::string&)> progress;
 };

@@ -82,8 +82,9 @@ Action register_analyze(CLI::App& app) {
                   "Replay the trace with fixes and predict the step time: sync (drop per-step syncs), pinned (pinned "
                   "async copies), fuse (one kernel per elementwise chain), graphs (CUDA graphs for launch-only ops), "
                   "host (input work on a worker thread), layout (no NCHW<->NHWC conversions: channels_last at load), "
-                  "kernel:NAME=N (kernels named NAME N× faster); comma-separated: "
-                  "each alone, then all together");
+                  "prefetch (input copies one step ahead on a side stream), kernel:NAME=N (kernels named NAME N× "
+                  "faster); comma-separated: each alone, then all together, each with its GPU floor (the host's own "
+                  "time at zero)");
   cmd->add_option("--roofline-fill", o->roofline_fill,
                   "Share of a counter interval one kernel must fill for the interval to count as that kernel's")
       ->check(CLI::Range(0.5, 1.0))

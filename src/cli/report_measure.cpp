@@ -80,6 +80,7 @@ LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesyste
     o.settings.max_seconds = 0.4;
     o.settings.min_samples = 10;
     o.progress = [&](const std::string& line) { note("report: " + line); };
+    o.own_utilization = !out.runs.empty();  // after a section of ours, the utilisation NVML reads is ours
     note(fmt::format("report: measuring {} (a short run; `{}` for the full sweep)…", p.name, p.command));
     for (int attempt = 0; attempt < 2; ++attempt) {
       try {
