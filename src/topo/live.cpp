@@ -102,10 +102,18 @@ LiveTopology read_live_topology(const gpu::NvmlApi& api, double error_interval_s
   if (!nvlink) out.notes.push_back("NVLink not read: this driver's NVML lacks the link state or remote PCI calls");
   for (auto& g : gpus) {
     if (!nvlink) break;
+    LiveTopology::Links mine;
     for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
       nvmlEnableState_t active = NVML_FEATURE_DISABLED;
-      if (api.nvmlDeviceGetNvLinkState(g.dev, link, &active) != NVML_SUCCESS || active != NVML_FEATURE_ENABLED)
-        continue;
+      if (api.nvmlDeviceGetNvLinkState(g.dev, link, &active) != NVML_SUCCESS) continue;  // no such link
+      ++mine.present;
+      if (active != NVML_FEATURE_ENABLED) continue;
+      ++mine.active;
+      if (unsigned v = 0;
+          api.nvmlDeviceGetNvLinkVersion && api.nvmlDeviceGetNvLinkVersion(g.dev, link, &v) == NVML_SUCCESS) {
+        mine.min_version = mine.min_version == 0 ? v : std::min(mine.min_version, v);
+        mine.max_version = std::max(mine.max_version, v);
+      }
       nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_GPU;
       if (api.nvmlDeviceGetNvLinkRemoteDeviceType &&
           api.nvmlDeviceGetNvLinkRemoteDeviceType(g.dev, link, &type) == NVML_SUCCESS &&
@@ -117,6 +125,7 @@ LiveTopology read_live_topology(const gpu::NvmlApi& api, double error_interval_s
       if (api.nvmlDeviceGetNvLinkRemotePciInfo_v2(g.dev, link, &remote) == NVML_SUCCESS)
         ++g.links_to[lower(remote.busId)];
     }
+    if (mine.present > 0) out.nvlinks[g.name] = mine;
   }
   if (!api.nvmlDeviceGetTopologyCommonAncestor)
     out.notes.push_back("PCIe levels not read: this driver's NVML lacks nvmlDeviceGetTopologyCommonAncestor");
@@ -174,6 +183,33 @@ std::vector<Finding> nvlink_findings(const LiveTopology& t) {
         "A link is retrying or recovering now: `nvidia-smi nvlink -e` per link, DCGM diag, and the fabric manager's "
         "log; replays cost bandwidth before a link goes down",
         "NVML NVLink error counters (replay, recovery, CRC); DCGM's NVLink health watch", 5, gpu));
+  int most = 0;
+  unsigned newest = 0;
+  for (const auto& [gpu, l] : t.nvlinks) {
+    most = std::max(most, l.active);
+    newest = std::max(newest, l.max_version);
+  }
+  for (const auto& [gpu, l] : t.nvlinks) {
+    if (most > 0 && l.active < most)
+      out.push_back(make_finding(
+          "nvlink-below-peers", Severity::warn,
+          fmt::format("{} has {} active NVLink link(s), another GPU here has {}", gpu, l.active, most),
+          {{"active", std::to_string(l.active)},
+           {"links_on_gpu", std::to_string(l.present)},
+           {"most_active_on_a_peer", std::to_string(most)}},
+          "A link is down or never trained: `nvidia-smi nvlink -s` names it; NCCL's rings and NVLS move data at "
+          "the slowest GPU's rate, so the whole job loses. Check the fabric manager's log and the link's error "
+          "counters; reseat or replace the board",
+          "NVML nvmlDeviceGetNvLinkState per link, compared across the machine's GPUs", 5, gpu));
+    if (newest > 0 && l.min_version > 0 && l.min_version < newest)
+      out.push_back(make_finding(
+          "nvlink-version-below-peers", Severity::warn,
+          fmt::format("{} runs NVLink version {} on a link where another GPU here runs {}", gpu, l.min_version, newest),
+          {{"min_version", std::to_string(l.min_version)}, {"newest_on_a_peer", std::to_string(newest)}},
+          "Links of one machine normally run one NVLink generation: a lower one is a link trained down or a "
+          "different board; `nvidia-smi nvlink -s` and the fabric manager's log say which",
+          "NVML nvmlDeviceGetNvLinkVersion per active link", 4, gpu));
+  }
   return out;
 }
 

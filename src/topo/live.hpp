@@ -23,13 +23,23 @@ struct LiveTopology {
   // since boot, which `doctor` reports, may be old).
   std::map<std::string, uint64_t> nvlink_errors_moving;
   double error_interval_s = 0;
+  // Each GPU's NVLinks: the links NVML knows on it (state readable), those active, and the lowest and highest NVLink
+  // version of the active ones (0: not read). GPUs without NVLink are absent.
+  struct Links {
+    int present = 0, active = 0;
+    unsigned min_version = 0, max_version = 0;
+  };
+  std::map<std::string, Links> nvlinks;
 };
 
 // `api` is an open session's table (gpu::Nvml::api()); tests pass a table of fakes. NICs are not read (NVML does not
 // know them): topo/sysfs.hpp adds them from the bus ids.
 [[nodiscard]] LiveTopology read_live_topology(const gpu::NvmlApi& api, double error_interval_s = 1.0);
 
-// `nvlink-errors-moving` (warn) for each GPU whose NVLink error counters moved during the reading.
+// `nvlink-errors-moving` (warn) for each GPU whose NVLink error counters moved during the reading;
+// `nvlink-below-peers` (warn) for a GPU with fewer active links than another GPU of the machine has (a link down
+// or never trained: NCCL's rings and NVLS run at the slowest GPU's rate); `nvlink-version-below-peers` (warn) for
+// a GPU whose links run an older NVLink version than another GPU's.
 [[nodiscard]] std::vector<Finding> nvlink_findings(const LiveTopology& t);
 
 }  // namespace gsq::topo

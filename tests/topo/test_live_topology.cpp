@@ -19,6 +19,8 @@ struct FakeMachine {
   unsigned gpus = 0;
   std::map<unsigned, unsigned> direct_links;  // GPU → peer GPU its active links reach (count in `links`)
   std::map<unsigned, unsigned> links;         // GPU → number of active links
+  std::map<unsigned, unsigned> present;       // GPU → links it has (default: 18 if any is active, else none)
+  std::map<unsigned, unsigned> version;       // GPU → NVLink version of its active links (default 4)
   bool to_switch = false;                     // every active link ends at an NVSwitch
   std::map<std::pair<unsigned, unsigned>, nvmlGpuTopologyLevel_t> level;
   std::map<std::pair<unsigned, unsigned>, nvmlGpuP2PStatus_t> p2p;
@@ -52,7 +54,14 @@ nvmlReturn_t fake_pci(nvmlDevice_t d, nvmlPciInfo_t* p) {
   return NVML_SUCCESS;
 }
 nvmlReturn_t fake_link_state(nvmlDevice_t d, unsigned link, nvmlEnableState_t* s) {
-  *s = link < g_fake.links[index_of(d)] ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  const unsigned i = index_of(d);
+  const unsigned present = g_fake.present.count(i) ? g_fake.present[i] : g_fake.links[i] > 0 ? 18 : 0;
+  if (link >= present) return NVML_ERROR_NOT_SUPPORTED;
+  *s = link < g_fake.links[i] ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t fake_version(nvmlDevice_t d, unsigned, unsigned* v) {
+  *v = g_fake.version.count(index_of(d)) ? g_fake.version[index_of(d)] : 4;
   return NVML_SUCCESS;
 }
 nvmlReturn_t fake_remote_pci(nvmlDevice_t d, unsigned, nvmlPciInfo_t* p) {
@@ -93,6 +102,7 @@ gpu::NvmlApi fake_api() {
   api.nvmlDeviceGetTopologyCommonAncestor = fake_ancestor;
   api.nvmlDeviceGetP2PStatus = fake_p2p;
   api.nvmlDeviceGetNvLinkErrorCounter = fake_errors;
+  api.nvmlDeviceGetNvLinkVersion = fake_version;
   return api;
 }
 
@@ -167,6 +177,40 @@ TEST(LiveTopology, EightGpusOnNvswitchesWithOneLinkDownShowTheShortPairAndAreUne
   std::vector<std::string> ids;
   for (const auto& f : topo_findings(t.links)) ids.push_back(f.id);
   EXPECT_NE(std::find(ids.begin(), ids.end(), "topo-nvlink-uneven"), ids.end());
+  // The GPU itself is named: 17 active of its 18 links where its peers have 18.
+  const auto f = nvlink_findings(t);
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].id, "nvlink-below-peers");
+  EXPECT_EQ(f[0].subject, "GPU5");
+  EXPECT_EQ(t.nvlinks.at("GPU5").active, 17);
+  EXPECT_EQ(t.nvlinks.at("GPU5").present, 18);
+}
+
+TEST(LiveTopology, ALinkOnAnOlderNvlinkVersionThanItsPeersIsAFindingAndPcieCardsAreNotCompared) {
+  // Two NVLink-bridged pairs on NVLink 4, one GPU's links trained at version 3; two PCIe cards without NVLink.
+  g_fake = {};
+  g_fake.gpus = 6;
+  g_fake.links = {{0, 4}, {1, 4}, {2, 4}, {3, 4}};
+  g_fake.direct_links = {{0, 1}, {1, 0}, {2, 3}, {3, 2}};
+  g_fake.version = {{3, 3}};
+  for (unsigned a = 0; a < 6; ++a)
+    for (unsigned b = a + 1; b < 6; ++b) {
+      g_fake.level[{a, b}] = NVML_TOPOLOGY_NODE;
+      g_fake.p2p[{a, b}] = NVML_P2P_STATUS_OK;
+    }
+  const auto t = read_live_topology(fake_api(), 0);
+  EXPECT_EQ(t.nvlinks.size(), 4U);  // the PCIe cards have no links to compare
+  const auto f = nvlink_findings(t);
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].id, "nvlink-version-below-peers");
+  EXPECT_EQ(f[0].subject, "GPU3");
+  // A bridged pair with one of its links down is below its peers; the cards without NVLink still are not.
+  g_fake.version.clear();
+  g_fake.links[2] = 3;
+  const auto down = nvlink_findings(read_live_topology(fake_api(), 0));
+  ASSERT_EQ(down.size(), 1U);
+  EXPECT_EQ(down[0].id, "nvlink-below-peers");
+  EXPECT_EQ(down[0].subject, "GPU2");
 }
 
 TEST(LiveTopology, NvlinkErrorCountersThatMoveDuringTheReadingAreAFinding) {
