@@ -41,7 +41,7 @@ std::string matrix_markdown(const std::vector<std::vector<double>>& m, const cha
 int run_p2p(const MultiGpuOptions& m, bool json) {
   topo::P2pOptions o;
   o.bytes = static_cast<uint64_t>(m.p2p_mib) << 20;
-  note("probe p2p: every ordered pair of GPUs, one way, both ways and latency…");
+  note("probe p2p: every ordered pair of GPUs: copy engine one way and both ways, SM copy kernel, latencies…");
   const auto r = topo::probe_p2p(o);
   if (json) {
     std::cout << topo::to_json(r).dump(2) << '\n';
@@ -49,7 +49,10 @@ int run_p2p(const MultiGpuOptions& m, bool json) {
   }
   std::cout << fmt::format("# P2P: {} GPU(s)\n\nOne way (GB/s):\n\n{}", r.gpus, matrix_markdown(r.uni_gbs, "{:.1f}"));
   if (r.gpus > 1) std::cout << "\nBoth ways at once (GB/s):\n\n" << matrix_markdown(r.bi_gbs, "{:.1f}");
-  std::cout << "\nLatency of a 4-byte copy (µs):\n\n" << matrix_markdown(r.latency_us, "{:.2f}");
+  std::cout << "\nSM copy kernel, one way (GB/s):\n\n" << matrix_markdown(r.sm_uni_gbs, "{:.1f}");
+  std::cout << "\nLatency of a 4-byte copy, copy engine (µs):\n\n" << matrix_markdown(r.latency_us, "{:.2f}");
+  std::cout << "\nLatency of a store seen by the other side, SM ping-pong, one way (µs):\n\n"
+            << matrix_markdown(r.sm_latency_us, "{:.2f}");
   for (const auto& n : r.notes) std::cout << "\nnote: " << n;
   std::cout << '\n';
   return 0;

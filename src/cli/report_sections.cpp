@@ -251,18 +251,26 @@ report::Section p2p_section_of(const topo::P2pResult& p) {
   std::vector<std::string> labels;
   for (int i = 0; i < p.gpus; ++i) labels.push_back(fmt::format("GPU{}", i));
   double lo = 1e300;
-  for (const auto* m : {&p.uni_gbs, &p.bi_gbs}) {
+  const struct {
+    const std::vector<std::vector<double>>* m;
+    const char *title, *spec;
+  } maps[] = {{&p.uni_gbs, "P2P copy engine, one way (GB/s)", "{:.0f}"},
+              {&p.bi_gbs, "P2P copy engine, both ways (GB/s)", "{:.0f}"},
+              {&p.sm_uni_gbs, "P2P SM copy kernel, one way (GB/s)", "{:.0f}"},
+              {&p.sm_latency_us, "P2P store latency, SM ping-pong, one way (µs)", "{:.2f}"}};
+  for (const auto& [m, title, spec] : maps) {
+    if (m->empty()) continue;
     std::vector<std::vector<std::string>> text;
     for (size_t i = 0; i < m->size(); ++i) {
       text.emplace_back();
       for (size_t j = 0; j < (*m)[i].size(); ++j) {
-        text.back().push_back(fmt::format("{:.0f}", (*m)[i][j]));
+        text.back().push_back((*m)[i][j] > 0 ? fmt::format(fmt::runtime(spec), (*m)[i][j]) : "-");
         if (i != j && m == &p.uni_gbs) lo = std::min(lo, (*m)[i][j]);
       }
     }
-    sec.figures_svg.push_back(
-        report::heatmap_svg(m == &p.uni_gbs ? "P2P copy, one way (GB/s)" : "P2P copy, both ways (GB/s)", labels, *m,
-                            text, "rows: source, columns: destination; diagonal: a copy within the GPU"));
+    sec.figures_svg.push_back(report::heatmap_svg(
+        title, labels, *m, text,
+        "rows: source, columns: destination; diagonal: within the GPU (for latency: two SMs through L2)"));
   }
   sec.data = topo::to_json(p);
   sec.headline = lo < 1e300 ? fmt::format("P2P: slowest pair {:.0f} GB/s one way", lo) : "P2P: one GPU";

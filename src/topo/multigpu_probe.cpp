@@ -5,6 +5,7 @@
 #include "cuda/check.hpp"
 #include "cuda/raii.hpp"
 #include "topo/nccl_bw.hpp"
+#include "topo/p2p_kernels.hpp"
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace gsq::topo {
 
@@ -57,6 +59,66 @@ double time_copies(int src, int dst, void* a, void* b, uint64_t bytes, int reps,
   float ms = 0;
   GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
   return static_cast<double>(ms) / 1e3;
+}
+
+// Seconds per `reps` SM copies src→dst: the kernel runs on `src` and stores into `dst`'s memory.
+double time_sm_copies(int src, void* a, void* b, uint64_t bytes, int reps, int blocks) {
+  GSQ_CUDA_CHECK(cudaSetDevice(src));
+  auto s = cuda::Stream::create();
+  auto start = cuda::Event::create(), stop = cuda::Event::create();
+  GSQ_CUDA_CHECK(cudaEventRecord(start.get(), s.get()));
+  for (int r = 0; r < reps; ++r) launch_sm_copy(b, a, bytes, blocks, s.get());
+  GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), s.get()));
+  GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+  float ms = 0;
+  GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return static_cast<double>(ms) / 1e3;
+}
+
+// One-way latency in µs of a flag store seen by the other side (half a round trip), or nullopt when a side timed
+// out (it never saw the other's store). `s` starts, `d` answers; on one GPU two of its SMs play.
+std::optional<double> pingpong_us(int s, int d, int rounds) {
+  constexpr int kTimeoutMs = 2000;
+  struct Side {
+    cuda::DeviceBuffer flags, timed_out;
+    cuda::Stream stream;
+  };
+  auto side = [](int dev) {
+    GSQ_CUDA_CHECK(cudaSetDevice(dev));
+    Side x{cuda::DeviceBuffer::create(256), cuda::DeviceBuffer::create(sizeof(int)), cuda::Stream::create()};
+    GSQ_CUDA_CHECK(cudaMemset(x.flags.get(), 0, 256));
+    GSQ_CUDA_CHECK(cudaMemset(x.timed_out.get(), 0, sizeof(int)));
+    return x;
+  };
+  Side a = side(s);
+  std::optional<Side> b;
+  if (d != s) {
+    b = side(d);
+    GSQ_CUDA_CHECK(cudaSetDevice(d));  // the responder first, so the starter never waits for a launch
+    launch_pingpong(b->flags.as<int>(), a.flags.as<int>(), rounds, false, kTimeoutMs, b->timed_out.as<int>(),
+                    b->stream.get());
+  }
+  GSQ_CUDA_CHECK(cudaSetDevice(s));
+  auto start = cuda::Event::create(), stop = cuda::Event::create();
+  GSQ_CUDA_CHECK(cudaEventRecord(start.get(), a.stream.get()));
+  if (b)
+    launch_pingpong(a.flags.as<int>(), b->flags.as<int>(), rounds, true, kTimeoutMs, a.timed_out.as<int>(),
+                    a.stream.get());
+  else
+    launch_pingpong_local(a.flags.as<int>(), rounds, kTimeoutMs, a.timed_out.as<int>(), a.stream.get());
+  GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), a.stream.get()));
+  GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+  float ms = 0;
+  GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  int late = 0, late_b = 0;
+  GSQ_CUDA_CHECK(cudaMemcpy(&late, a.timed_out.get(), sizeof late, cudaMemcpyDeviceToHost));
+  if (b) {
+    GSQ_CUDA_CHECK(cudaSetDevice(d));
+    GSQ_CUDA_CHECK(cudaStreamSynchronize(b->stream.get()));
+    GSQ_CUDA_CHECK(cudaMemcpy(&late_b, b->timed_out.get(), sizeof late_b, cudaMemcpyDeviceToHost));
+  }
+  if (late || late_b) return std::nullopt;
+  return static_cast<double>(ms) * 1e3 / (2.0 * rounds);
 }
 
 template <class Fn>
@@ -111,11 +173,16 @@ P2pResult probe_p2p(const P2pOptions& o) {
   r.uni_gbs.assign(n, std::vector<double>(n, 0));
   r.bi_gbs = r.uni_gbs;
   r.latency_us = r.uni_gbs;
+  r.sm_uni_gbs = r.uni_gbs;
+  r.sm_latency_us = r.uni_gbs;
   std::vector<cuda::DeviceBuffer> buf;
+  std::vector<int> blocks;
+  const uint64_t sm_bytes = o.bytes / 16 * 16;
   for (int d = 0; d < n; ++d) {
     cudaDeviceProp p{};
     GSQ_CUDA_CHECK(cudaGetDeviceProperties(&p, d));
     r.names.emplace_back(p.name);
+    blocks.push_back(4 * p.multiProcessorCount);
     GSQ_CUDA_CHECK(cudaSetDevice(d));
     buf.push_back(cuda::DeviceBuffer::create(o.bytes * 2));
     GSQ_CUDA_CHECK(cudaMemset(buf.back().get(), d + 1, o.bytes * 2));
@@ -146,12 +213,37 @@ P2pResult probe_p2p(const P2pOptions& o) {
       r.uni_gbs[s][d] = median(uni);
       r.bi_gbs[s][d] = median(bi);
       r.latency_us[s][d] = median(lat);
+      // The SM side needs the destination mapped into the source's address space (peer access).
+      if (s != d && !r.peer_access[s][d]) continue;
+      std::vector<double> sm, pp;
+      (void)time_sm_copies(s, a, b, sm_bytes, 1, blocks[s]);  // warm-up
+      for (int t = 0; t < o.trials; ++t) {
+        sm.push_back(static_cast<double>(sm_bytes) * o.reps / time_sm_copies(s, a, b, sm_bytes, o.reps, blocks[s]) /
+                     1e9);
+        if (s != d && !r.peer_access[d][s]) continue;  // the answer needs the other way mapped too
+        if (const auto us = pingpong_us(s, d, o.pingpong_rounds))
+          pp.push_back(*us);
+        else
+          r.notes.push_back(
+              fmt::format("GPU {} ↔ {}: the SM ping-pong timed out (a store never became visible to "
+                          "the other side within 2 s)",
+                          s, d));
+      }
+      r.sm_uni_gbs[s][d] = median(sm);
+      r.sm_latency_us[s][d] = median(pp);
     }
   r.notes.push_back(
       fmt::format("copy engine (cudaMemcpyPeerAsync), {} MiB × {} per trial, median of {} trials; "
                   "GB/s = 1e9 bytes/s; bidirectional counts both directions",
                   o.bytes >> 20, o.reps, o.trials));
-  r.notes.push_back("latency: a 4-byte copy through the copy engine, not an SM load/store ping-pong");
+  r.notes.push_back(fmt::format(
+      "SM copy: a kernel on the source GPU ({} blocks of 512 threads, 4 per SM) storing 16-byte words into the "
+      "destination's memory, as NCCL's kernels move data; copy engine and SM figures differ on the same link",
+      blocks.empty() ? 0 : blocks[0]));
+  r.notes.push_back(fmt::format(
+      "latency: a 4-byte copy through the copy engine (enqueue to completion), and an SM ping-pong of flags "
+      "(one way = half a round trip, {} round trips; the diagonal: two SMs of one GPU through its L2)",
+      o.pingpong_rounds));
   for (int s = 0; s < n; ++s)
     for (int d = 0; d < n; ++d)
       if (s != d && !r.peer_access[s][d])
@@ -163,9 +255,16 @@ P2pResult probe_p2p(const P2pOptions& o) {
 }
 
 nlohmann::json to_json(const P2pResult& r) {
-  return {{"schema", "gpusqueeze.p2p/1"}, {"gpus", r.gpus},       {"names", r.names},
-          {"peer_access", r.peer_access}, {"uni_gbs", r.uni_gbs}, {"bi_gbs", r.bi_gbs},
-          {"latency_us", r.latency_us},   {"notes", r.notes}};
+  return {{"schema", "gpusqueeze.p2p/1"},
+          {"gpus", r.gpus},
+          {"names", r.names},
+          {"peer_access", r.peer_access},
+          {"uni_gbs", r.uni_gbs},
+          {"bi_gbs", r.bi_gbs},
+          {"latency_us", r.latency_us},
+          {"sm_uni_gbs", r.sm_uni_gbs},
+          {"sm_latency_us", r.sm_latency_us},
+          {"notes", r.notes}};
 }
 
 std::string nccl_unique_id(const NcclLibrary& lib) {

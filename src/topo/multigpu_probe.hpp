@@ -29,13 +29,17 @@ struct NcclLibrary {
 struct P2pOptions {
   uint64_t bytes = 256ull << 20;
   int reps = 8, trials = 5;
+  int pingpong_rounds = 2000;  // round trips per latency trial
 };
 struct P2pResult {
   int gpus = 0;
   std::vector<std::string> names;
   std::vector<std::vector<int>> peer_access;         // cudaDeviceCanAccessPeer
   std::vector<std::vector<double>> uni_gbs, bi_gbs;  // row = source, column = destination; diagonal: on-device copy
-  std::vector<std::vector<double>> latency_us;       // a 4-byte copy, copy engine (not an SM ping-pong)
+  std::vector<std::vector<double>> latency_us;       // a 4-byte copy, copy engine
+  std::vector<std::vector<double>> sm_uni_gbs;       // a copy kernel on the source storing into the destination
+  std::vector<std::vector<double>> sm_latency_us;    // one way: half an SM ping-pong round trip over peer memory;
+                                                     // diagonal: two SMs of one GPU through its L2
   std::vector<std::string> notes;
 };
 // Needs a GPU; with one, measures the on-device copy and says what needs more.
