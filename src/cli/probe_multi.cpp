@@ -7,6 +7,7 @@
 #include "core/process.hpp"
 #include "core/table.hpp"
 #include "topo/multigpu_probe.hpp"
+#include "topo/nccl_capture.hpp"
 #include "topo/nccl_sweep.hpp"
 
 #include <fmt/format.h>
@@ -67,6 +68,14 @@ std::filesystem::path program_for(const char* what) {
   return *exe;
 }
 
+// A child's JSON document: what follows NCCL's own lines when the user's NCCL_DEBUG sends them to standard output
+// (the document is printed last, from a line that is "{").
+std::string json_part(const std::string& out) {
+  if (out.starts_with("{")) return out;
+  const auto at = out.find("\n{\n");
+  return at == std::string::npos ? out : out.substr(at + 1);
+}
+
 // A child's last stderr line: its own message, what says why it failed.
 std::string last_line(std::string err) {
   while (!err.empty() && err.back() == '\n') err.pop_back();
@@ -80,11 +89,15 @@ int print_nccl(const topo::NcclRun& r, bool json) {
   if (json) {
     std::cout << topo::to_json(r).dump(2) << '\n';
   } else {
+    const bool algo = std::any_of(r.rows.begin(), r.rows.end(), [](const auto& x) { return !x.algo.empty(); });
     Table t{{"collective", "size (B)", "time (µs)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"}, {}};
-    for (const auto& x : r.rows)
+    if (algo) t.header.push_back("NCCL chose");
+    for (const auto& x : r.rows) {
       t.rows.push_back({x.collective, std::to_string(x.bytes), fmt::format("{:.1f}", x.time_us),
                         fmt::format("{:.2f}", x.algbw_gbs), fmt::format("{:.2f}", x.busbw_gbs),
                         std::to_string(x.wrong)});
+      if (algo) t.rows.back().push_back(x.algo.empty() ? "-" : fmt::format("{}/{} ×{}", x.algo, x.proto, x.channels));
+    }
     std::cout << fmt::format("# NCCL {} on {} rank(s)\n\n{}", r.version, r.ranks, t.markdown());
     for (const auto& n : r.notes) std::cout << "\nnote: " << n;
     std::cout << '\n';
@@ -145,7 +158,8 @@ std::string exchange_id(const topo::NcclLibrary& lib, const std::string& file, i
 }
 
 // --procs N: this machine's GPUs as N processes, each a `probe nccl --rank` child holding one GPU.
-int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool json) {
+int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool json,
+                   const topo::NcclInfoCapture& capture) {
   const auto exe = program_for("--procs");
   const std::string id = topo::nccl_unique_id(lib);
   note(fmt::format("probe nccl: {} processes, one GPU each, bootstrap id from ncclGetUniqueId…", m.procs));
@@ -188,15 +202,8 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
     throw Error(code, fmt::format("probe nccl --procs {}: ranks failed:{}", m.procs, failed));
   }
   try {
-    const auto j = nlohmann::json::parse(out[0].out);
-    topo::NcclRun run;
-    run.library = j.value("library", "");
-    run.version = j.value("version", "");
-    run.ranks = j.value("ranks", m.procs);
-    for (const auto& x : j.at("rows"))
-      run.rows.push_back(
-          {x.at("collective"), x.at("bytes"), x.at("time_us"), x.at("algbw_gbs"), x.at("busbw_gbs"), x.at("wrong")});
-    run.notes = j.value("notes", std::vector<std::string>{});
+    auto run = topo::nccl_run_from_json(nlohmann::json::parse(json_part(out[0].out)));
+    if (const auto log = capture.read()) topo::annotate(run, *log);
     return print_nccl(run, json);
   } catch (const nlohmann::json::exception& e) {
     throw Error(ExitCode::internal, fmt::format("probe nccl --procs: rank 0's output did not read: {}", e.what()));
@@ -206,13 +213,17 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
 }  // namespace
 
 int run_nccl(const MultiGpuOptions& m, bool json) {
+  // NCCL's own lines about this run (algorithm, protocol, transports), unless NCCL_DEBUG is the user's: set before
+  // NCCL reads its settings, inherited by --procs children.
+  std::optional<topo::NcclInfoCapture> capture;
+  if (!m.library_only) capture.emplace();
   const auto lib = topo::open_nccl();  // exit 3 with every place looked in
   note(fmt::format("NCCL {} from {} ({})", lib.version_text(), lib.path, lib.origin));
   if (m.library_only) {
     std::cout << fmt::format("NCCL {}\n{}\nfound through {}\n", lib.version_text(), lib.path, lib.origin);
     return 0;
   }
-  if (m.procs > 0) return run_nccl_procs(lib, m, json);
+  if (m.procs > 0) return run_nccl_procs(lib, m, json, *capture);
   std::optional<topo::NcclRank> rank;
   if (!m.nccl_id.empty()) {  // a child of --procs, or started by hand with the id
     rank = topo::NcclRank{m.rank, m.nranks, m.device < 0 ? m.rank : m.device, m.nccl_id};
@@ -224,7 +235,8 @@ int run_nccl(const MultiGpuOptions& m, bool json) {
           "PMI_RANK or torchrun's RANK/WORLD_SIZE)");
     rank = topo::NcclRank{(*l)[0], (*l)[1], m.device < 0 ? (*l)[2] : m.device, exchange_id(lib, m.id_file, (*l)[0])};
   }
-  const auto r = topo::probe_nccl(lib, nccl_options(m), rank);
+  auto r = topo::probe_nccl(lib, nccl_options(m), rank);
+  if (const auto log = capture->read()) topo::annotate(r, *log);
   if (rank && rank->rank != 0 && m.nccl_id.empty()) {  // under a launcher only rank 0 prints the table
     note(fmt::format("rank {} of {} done", rank->rank, rank->nranks));
     return 0;
@@ -256,7 +268,7 @@ int run_nccl_sweep(const MultiGpuOptions& m, bool json) {
         if (out.exit_code != 0) {
           throw_bad_input(fmt::format("exit {}: {}", out.exit_code, last_line(out.err)));
         }
-        rows[i].busbw.push_back(topo::large_size_busbw(nlohmann::json::parse(out.out), op));
+        rows[i].busbw.push_back(topo::large_size_busbw(nlohmann::json::parse(json_part(out.out)), op));
       } catch (const nlohmann::json::exception& e) {
         rows[i].error = fmt::format("unreadable output: {}", e.what());
       } catch (const Error& e) {

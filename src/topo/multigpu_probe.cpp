@@ -409,7 +409,7 @@ NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o, const std::opti
       GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
       const double t = static_cast<double>(ms) / 1e3 / o.iters;
       const auto bw = bandwidth(coll, static_cast<double>(bytes), t, n);
-      run.rows.push_back({coll, bytes, t * 1e6, bw.algbw_gbs, bw.busbw_gbs, wrong});
+      run.rows.push_back({coll, bytes, t * 1e6, bw.algbw_gbs, bw.busbw_gbs, wrong, {}, {}, 0});
     }
   }
   for (auto c : comms) (void)nc.destroy(c);
@@ -437,13 +437,28 @@ nlohmann::json to_json(const NcclRun& r) {
                     {"time_us", x.time_us},
                     {"algbw_gbs", x.algbw_gbs},
                     {"busbw_gbs", x.busbw_gbs},
-                    {"wrong", x.wrong}});
+                    {"wrong", x.wrong},
+                    {"algo", x.algo},
+                    {"proto", x.proto},
+                    {"channels", x.channels}});
   return {{"schema", "gpusqueeze.nccl-probe/1"},
           {"library", r.library},
           {"version", r.version},
           {"ranks", r.ranks},
           {"rows", rows},
           {"notes", r.notes}};
+}
+
+NcclRun nccl_run_from_json(const nlohmann::json& j) {
+  NcclRun run;
+  run.library = j.at("library");
+  run.version = j.at("version");
+  run.ranks = j.at("ranks");
+  for (const auto& x : j.at("rows"))
+    run.rows.push_back({x.at("collective"), x.at("bytes"), x.at("time_us"), x.at("algbw_gbs"), x.at("busbw_gbs"),
+                        x.at("wrong"), x.value("algo", ""), x.value("proto", ""), x.value("channels", 0)});
+  run.notes = j.at("notes").get<std::vector<std::string>>();
+  return run;
 }
 
 }  // namespace gsq::topo

@@ -56,7 +56,9 @@ struct NcclRow {
   std::string collective;
   uint64_t bytes = 0;  // nccl-tests' size column
   double time_us = 0, algbw_gbs = 0, busbw_gbs = 0;
-  int64_t wrong = 0;  // bytes that differ from the expected result in the checked slices
+  int64_t wrong = 0;        // bytes that differ from the expected result in the checked slices
+  std::string algo, proto;  // NCCL's choice for this size (its TUNING lines; empty when not captured)
+  int channels = 0;
 };
 struct NcclRun {
   std::string library, version;
@@ -77,5 +79,7 @@ struct NcclRank {
 [[nodiscard]] NcclRun probe_nccl(const NcclLibrary& lib, const NcclOptions& o,
                                  const std::optional<NcclRank>& rank = {});
 [[nodiscard]] nlohmann::json to_json(const NcclRun& r);
+// The run back from to_json's document (a child process's output); throws nlohmann::json::exception on a wrong one.
+[[nodiscard]] NcclRun nccl_run_from_json(const nlohmann::json& j);
 
 }  // namespace gsq::topo

@@ -61,6 +61,8 @@ bool read_line(const std::string& line, NcclLog& log) {
   static const std::regex timeout(
       R"(Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+), NumelIn=(\d+).*Timeout\(ms\)=(\d+)\) ran for (\d+))");
   static const std::regex works(R"(last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+))");
+  static const std::regex tuning(
+      R"((\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\})");
   std::smatch m;
   bool hit = false;
   if (line.starts_with("# nccl-tests version ")) log.tests_version = words(line).at(3), hit = true;
@@ -87,7 +89,21 @@ bool read_line(const std::string& line, NcclLog& log) {
   }
   if (line.find("NET/Socket : Using") != std::string::npos) log.socket_fallback = true, hit = true;
   if (line.find("Failed to open libibverbs") != std::string::npos) log.ibverbs_missing = true, hit = true;
-  if (line.find("NVLS") != std::string::npos) log.nvls = true, hit = true;
+  if (line.find("NVLS") != std::string::npos && line.find("not available") == std::string::npos)
+    log.nvls = true, hit = true;
+  if (line.find(" Bytes -> Algo ") != std::string::npos && std::regex_search(line, m, tuning)) {
+    auto& t = log.tuning[{m[1], std::stoull(m[2])}];
+    const int channels = std::stoi(m[6]) - std::stoi(m[5]) + 1;
+    if (t.calls == 0) {
+      t.algo = m[3];
+      t.proto = m[4];
+      t.channels = channels;
+    } else if (t.algo != m[3] || t.proto != m[4] || t.channels != channels) {
+      t.varied = true;
+    }
+    ++t.calls;
+    hit = true;
+  }
   if (line.find("set by environment") != std::string::npos && std::regex_search(line, m, env)) {
     std::string value = m[2];
     if (value.ends_with(".")) value.pop_back();  // "set by environment to 1."
@@ -225,6 +241,15 @@ nlohmann::json to_json(const NcclLog& log, const std::vector<Finding>& findings)
           {{"time_us", r.time_us[0]}, {"algbw_gbps", r.algbw[0]}, {"busbw_gbps", r.busbw[0]}, {"wrong", r.wrong[0]}}},
          {"in_place",
           {{"time_us", r.time_us[1]}, {"algbw_gbps", r.algbw[1]}, {"busbw_gbps", r.busbw[1]}, {"wrong", r.wrong[1]}}}});
+  nlohmann::json tuning = nlohmann::json::array();
+  for (const auto& [k, t] : log.tuning)
+    tuning.push_back({{"collective", k.first},
+                      {"bytes", k.second},
+                      {"algo", t.algo},
+                      {"proto", t.proto},
+                      {"channels", t.channels},
+                      {"calls", t.calls},
+                      {"varied", t.varied}});
   nlohmann::json timeouts = nlohmann::json::array();
   for (const auto& t : log.timeouts)
     timeouts.push_back({{"op", t.op},
@@ -249,6 +274,7 @@ nlohmann::json to_json(const NcclLog& log, const std::vector<Finding>& findings)
           {"nvls", log.nvls},
           {"ib_completion_status", log.ib_completion_status},
           {"warnings", log.warnings},
+          {"tuning", tuning},
           {"timeouts", timeouts},
           {"lines", log.lines},
           {"lines_read", log.recognized},

@@ -38,6 +38,16 @@ struct NcclLog {
   bool socket_fallback = false, ibverbs_missing = false, nvls = false;
   std::vector<int> ib_completion_status;  // status= of "Got completion from peer … with status=N"
   std::vector<std::string> warnings;      // NCCL WARN lines, first few
+  // NCCL_DEBUG_SUBSYS=TUNING: rank 0's choice per collective call, "AllReduce: 1048576 Bytes -> Algo RING proto
+  // SIMPLE channel{Lo..Hi}={0..31}" (src/enqueue.cc), by NCCL's collective name and the bytes it prints (count ×
+  // type size: per rank for AllGather and ReduceScatter). The first choice seen; `varied` when later calls differed.
+  struct Tuning {
+    std::string algo, proto;
+    int channels = 0;
+    uint64_t calls = 0;
+    bool varied = false;
+  };
+  std::map<std::pair<std::string, uint64_t>, Tuning> tuning;
   // PyTorch watchdog
   struct Timeout {
     std::string op;

@@ -93,3 +93,40 @@ TEST(NcclLogs, InventedRemovedAndDebugSettingsAreCalledOut) {
 
 }  // namespace
 }  // namespace gsq::topo
+
+namespace gsq::topo {
+namespace {
+
+// SYNTHETIC lines in the shape NCCL's src/enqueue.cc prints with NCCL_DEBUG_SUBSYS=TUNING (none of the public logs in
+// ../shared/data/nccl has that subsystem on): the choice per collective and size, a later call that chose otherwise,
+// and an NVLS line that says it is unavailable (NVLS is not in use then).
+TEST(NcclLogs, TuningLinesGiveTheAlgorithmProtocolAndChannelsPerCollectiveAndSize) {
+  const std::string text =
+      "host:1:2 [0] NCCL INFO NVLS multicast support is not available on dev 0\n"
+      "host:1:2 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..15}\n"
+      "host:1:2 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..15}\n"
+      "host:1:2 [0] NCCL INFO AllReduce: 1073741824 Bytes -> Algo NVLS proto SIMPLE channel{Lo..Hi}={0..23} comm "
+      "0x55a7a339db50\n"
+      "host:1:2 [0] NCCL INFO AllGather: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n"
+      "host:1:2 [0] NCCL INFO AllGather: 8 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..0}\n";
+  const auto log = parse_nccl_log(text, "synthetic");
+  ASSERT_EQ(log.tuning.size(), 3U);
+  const auto& mib = log.tuning.at({"AllReduce", 1048576});
+  EXPECT_EQ(mib.algo, "RING");
+  EXPECT_EQ(mib.proto, "LL128");
+  EXPECT_EQ(mib.channels, 16);
+  EXPECT_EQ(mib.calls, 2U);
+  EXPECT_FALSE(mib.varied);
+  EXPECT_EQ(log.tuning.at({"AllReduce", 1073741824}).algo, "NVLS");
+  EXPECT_EQ(log.tuning.at({"AllReduce", 1073741824}).channels, 24);
+  EXPECT_TRUE(log.tuning.at({"AllGather", 8}).varied);
+  EXPECT_EQ(log.lines, log.recognized);
+  const auto j = to_json(log, {});
+  EXPECT_EQ(j.at("tuning").size(), 3U);
+  // "not available" does not make NVLS in use; the NVLS algorithm in a tuning line does.
+  EXPECT_TRUE(log.nvls);
+  EXPECT_FALSE(parse_nccl_log(text.substr(0, text.find("host:1:2 [0] NCCL INFO AllReduce: 1073741824")), "x").nvls);
+}
+
+}  // namespace
+}  // namespace gsq::topo

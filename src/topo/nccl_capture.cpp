@@ -1,0 +1,95 @@
+// NCCL's INFO lines captured around a probe (see nccl_capture.hpp).
+#include "topo/nccl_capture.hpp"
+
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+
+namespace gsq::topo {
+
+namespace fs = std::filesystem;
+
+NcclInfoCapture::NcclInfoCapture() {
+  if (const char* d = std::getenv("NCCL_DEBUG"); d != nullptr && *d != '\0') return;
+  std::error_code ec;
+  fs::path dir = fs::temp_directory_path(ec) / fmt::format("gsq-nccl-{}", ::getpid());
+  if (ec || !fs::create_directories(dir, ec) || ec) return;
+  dir_ = dir;
+  ::setenv("NCCL_DEBUG", "INFO", 1);
+  ::setenv("NCCL_DEBUG_SUBSYS", "INIT,ENV,TUNING", 1);
+  ::setenv("NCCL_DEBUG_FILE", (dir_ / "nccl.%h.%p").c_str(), 1);
+}
+
+NcclInfoCapture::~NcclInfoCapture() {
+  if (dir_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+}
+
+std::optional<NcclLog> NcclInfoCapture::read() const {
+  if (dir_.empty()) return std::nullopt;
+  std::string text;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec))
+    if (e.is_regular_file(ec)) text += read_text_file(e.path());
+  try {
+    return parse_nccl_log(text, "NCCL's INFO lines");
+  } catch (const Error&) {  // nothing NCCL's in them (it wrote nothing)
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+// Our collective names → NCCL's in its TUNING lines, and whether NCCL prints the bytes per rank.
+const std::map<std::string, std::pair<const char*, bool>>& nccl_names() {
+  static const std::map<std::string, std::pair<const char*, bool>> m{{"all_reduce", {"AllReduce", false}},
+                                                                     {"all_gather", {"AllGather", true}},
+                                                                     {"reduce_scatter", {"ReduceScatter", true}},
+                                                                     {"broadcast", {"Broadcast", false}},
+                                                                     {"reduce", {"Reduce", false}}};
+  return m;
+}
+
+}  // namespace
+
+void annotate(NcclRun& run, const NcclLog& log) {
+  std::set<std::string> not_flat;
+  for (auto& row : run.rows) {
+    const auto name = nccl_names().find(row.collective);
+    if (name == nccl_names().end()) continue;  // send/recv: no algorithm to choose
+    const uint64_t bytes =
+        name->second.second && run.ranks > 0 ? row.bytes / static_cast<uint64_t>(run.ranks) : row.bytes;
+    const auto t = log.tuning.find({name->second.first, bytes});
+    if (t == log.tuning.end()) continue;
+    row.algo = t->second.algo;
+    row.proto = t->second.proto;
+    row.channels = t->second.channels;
+    if (row.algo != "RING") not_flat.insert(row.collective + " on " + row.algo);
+  }
+  if (!log.nccl_version.empty()) run.notes.push_back("NCCL's own INFO lines say: version " + log.nccl_version);
+  if (!log.transports.empty()) {
+    std::string t;
+    for (const auto& [k, n] : log.transports) t += fmt::format("{}{} ({} channel lines)", t.empty() ? "" : ", ", k, n);
+    run.notes.push_back("transports NCCL set up: " + t);
+  }
+  run.notes.push_back(log.nvls ? "NVLS (NVLink SHARP) in use" : "NVLS not in use");
+  if (!not_flat.empty()) {
+    std::string s;
+    for (const auto& x : not_flat) s += (s.empty() ? "" : ", ") + x;
+    run.notes.push_back(
+        fmt::format("{}: busbw there is the flat-algorithm equivalent, not a link's rate (NVLS and Tree can exceed "
+                    "it); against a link ceiling compare a Ring run: `gpusqueeze probe nccl --sweep-env --env "
+                    "NCCL_ALGO=Ring`",
+                    s));
+  }
+  for (const auto& w : log.warnings) run.notes.push_back("NCCL WARN: " + w);
+}
+
+}  // namespace gsq::topo

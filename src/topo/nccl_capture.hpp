@@ -1,0 +1,35 @@
+// NCCL's own account of a `probe nccl` run: its INFO lines (INIT, ENV, TUNING subsystems) written to files in a
+// temporary folder while the probe runs, then read with the log reader (nccl_logs.hpp) so each result row says which
+// algorithm, protocol and channel count NCCL chose for it, and the notes say which transports it used.
+#pragma once
+
+#include "topo/multigpu_probe.hpp"
+#include "topo/nccl_logs.hpp"
+
+#include <filesystem>
+#include <optional>
+
+namespace gsq::topo {
+
+class NcclInfoCapture {
+ public:
+  // Sets NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING and NCCL_DEBUG_FILE (one file per process) for this
+  // process and the children it starts — unless NCCL_DEBUG is set already (the user's choice stands; nothing is
+  // captured). Construct it before NCCL's first use: NCCL reads these once.
+  NcclInfoCapture();
+  ~NcclInfoCapture();
+  NcclInfoCapture(const NcclInfoCapture&) = delete;
+  NcclInfoCapture& operator=(const NcclInfoCapture&) = delete;
+  [[nodiscard]] bool active() const { return !dir_.empty(); }
+  // Every file NCCL wrote so far, read as one log; nothing when inactive or NCCL wrote nothing readable.
+  [[nodiscard]] std::optional<NcclLog> read() const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// The rows get NCCL's choice (algo, proto, channels) from the log's TUNING lines; the notes get the transports, NVLS
+// and, where a row ran NVLS, Tree or CollNet, that its busbw is not a link's rate.
+void annotate(NcclRun& run, const NcclLog& log);
+
+}  // namespace gsq::topo
