@@ -139,7 +139,9 @@ Action register_report(CLI::App& app) {
     // A live GPU: the memory and PCIe ceilings measured now, unless the user gave runs or no budget.
     if (r.this_machine && !s.gpus.empty() && o->bench_files.empty() && o->budget_s > 0) {
       std::filesystem::create_directories(o->out_dir);
-      const auto live = measure_live(o->budget_s, s.gpus.size(), std::filesystem::path(o->out_dir) / "clocks.gsqt");
+      const auto& u = s.gpus.front().utilization_gpu_pct;  // read before the report loaded the GPU
+      const auto live = measure_live(o->budget_s, s.gpus.size(), std::filesystem::path(o->out_dir) / "clocks.gsqt",
+                                     u.ok() && *u <= 10);
       if (live.p2p) r.add(p2p_section_of(*live.p2p));
       for (const auto& run : live.runs) {
         auto sec = bench_section_of(run, "measured now");

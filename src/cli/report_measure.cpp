@@ -55,7 +55,8 @@ std::vector<Part> parts() {
 
 }  // namespace
 
-LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file) {
+LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file,
+                              bool idle_at_start) {
   LiveMeasurements out;
   std::vector<std::unique_ptr<gpu::CounterSampler>> samplers;
   try {  // the GPUs the caller's snapshot counted; each sampler opens NVML itself
@@ -80,7 +81,7 @@ LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesyste
     o.settings.max_seconds = 0.4;
     o.settings.min_samples = 10;
     o.progress = [&](const std::string& line) { note("report: " + line); };
-    o.own_utilization = !out.runs.empty();  // after a section of ours, the utilisation NVML reads is ours
+    o.own_utilization = idle_at_start || !out.runs.empty();  // the utilisation NVML reads is then ours
     note(fmt::format("report: measuring {} (a short run; `{}` for the full sweep)…", p.name, p.command));
     for (int attempt = 0; attempt < 2; ++attempt) {
       try {

@@ -20,6 +20,9 @@ struct LiveMeasurements {
 
 // Short runs of the method's measurements within `budget_s` seconds, in order of what the page needs most, with each of
 // the `gpus` GPUs (the snapshot's count) sampled throughout into `clocks_file` (what `jitter` reads).
-[[nodiscard]] LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file);
+// `idle_at_start`: the snapshot read the GPU's utilisation at most 10% before the report's own load, so what NVML
+// reads during the measurements is the report's own work and only other processes refuse a section.
+[[nodiscard]] LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file,
+                                            bool idle_at_start);
 
 }  // namespace gsq::cli

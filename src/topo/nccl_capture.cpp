@@ -79,7 +79,7 @@ void annotate(NcclRun& run, const NcclLog& log) {
     for (const auto& [k, n] : log.transports) t += fmt::format("{}{} ({} channel lines)", t.empty() ? "" : ", ", k, n);
     run.notes.push_back("transports NCCL set up: " + t);
   }
-  run.notes.push_back(log.nvls ? "NVLS (NVLink SHARP) in use" : "NVLS not in use");
+  if (run.ranks > 1) run.notes.push_back(log.nvls ? "NVLS (NVLink SHARP) in use" : "NVLS not in use");
   if (!not_flat.empty()) {
     std::string s;
     for (const auto& x : not_flat) s += (s.empty() ? "" : ", ") + x;
