@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what gpusqueeze needs to build and test, by package name, skipping what is already there.
-#   Debian packages: CLI11, fmt, nlohmann-json, simdjson, zlib, cpp-httplib, GoogleTest, prometheus (promtool)
+#   Debian packages: CLI11, fmt, nlohmann-json, simdjson, zlib, cpp-httplib, GoogleTest, prometheus (promtool),
+#   Open MPI (probe nccl --mpi's plugin)
 #   PyPI: nvidia-nvml-dev (nvml.h only; the driver's libnvidia-ml.so.1 is opened at run time)
 # The CUDA toolkit (nvcc 13) must already be installed; the script says so if it is not.
 set -euo pipefail
 
 need_apt=()
-for pkg in cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libsimdjson-dev zlib1g-dev libcpp-httplib-dev libtomlplusplus-dev libonnx-dev libprotobuf-dev help2man dpkg-dev pkg-config prometheus python3-pip; do
+for pkg in cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libsimdjson-dev zlib1g-dev libcpp-httplib-dev libtomlplusplus-dev libonnx-dev libprotobuf-dev libopenmpi-dev openmpi-bin help2man dpkg-dev pkg-config prometheus python3-pip; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then

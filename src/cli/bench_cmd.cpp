@@ -278,6 +278,10 @@ Action register_probe(CLI::App& app) {
                   "nccl: run as N processes with one GPU each (ncclCommInitRank; the bootstrap id passed to each), "
                   "like nccl-tests under mpirun")
       ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--mpi", multi->mpi,
+                "nccl under mpirun: rank, size and the GPU (the node-local rank) from MPI, the bootstrap id broadcast "
+                "from rank 0 (MPI_Bcast), like nccl-tests built with MPI=1; needs the MPI plugin (built where "
+                "Debian's libopenmpi-dev is installed)");
   cmd->add_option("--nccl-id-file", multi->id_file,
                   "nccl under mpirun/srun/torchrun: rank and size from the launcher's environment, the bootstrap id "
                   "written by rank 0 to this file on a file system every rank sees");

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/process.hpp"
 #include "core/table.hpp"
+#include "topo/mpi.hpp"
 #include "topo/multigpu_probe.hpp"
 #include "topo/nccl_capture.hpp"
 #include "topo/nccl_sweep.hpp"
@@ -210,6 +211,28 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
   }
 }
 
+// --mpi: this process is one rank of an mpirun job; rank 0 makes the id and MPI_Bcast hands it to the others. A rank
+// that fails ends the whole job (MPI_Abort with our exit code), or the others would wait in NCCL's bootstrap.
+int run_nccl_mpi(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool json,
+                 const topo::NcclInfoCapture& capture) {
+  if (m.procs > 0 || !m.id_file.empty() || !m.nccl_id.empty())
+    throw_bad_input("--mpi takes rank, size and id from MPI: not with --procs, --nccl-id-file or --nccl-id");
+  topo::MpiSession mpi;
+  try {
+    const std::string id = mpi.broadcast(mpi.rank() == 0 ? topo::nccl_unique_id(lib) : std::string(), 256);
+    const topo::NcclRank rank{mpi.rank(), mpi.size(), m.device < 0 ? mpi.local_rank() : m.device, id};
+    note(fmt::format("probe nccl --mpi: rank {} of {} (node-local {}), GPU {}, bootstrap id {}…", rank.rank,
+                     rank.nranks, mpi.local_rank(), rank.device, id.substr(0, 16)));
+    auto r = topo::probe_nccl(lib, nccl_options(m), rank);
+    if (const auto log = capture.read()) topo::annotate(r, *log);
+    if (rank.rank != 0) return 0;  // rank 0 prints the job's table, as nccl-tests does
+    return print_nccl(r, json);
+  } catch (const Error& e) {
+    std::cerr << fmt::format("gpusqueeze: rank {} of {}: {}\n", mpi.rank(), mpi.size(), e.what()) << std::flush;
+    mpi.abort(static_cast<int>(e.code()));
+  }
+}
+
 }  // namespace
 
 int run_nccl(const MultiGpuOptions& m, bool json) {
@@ -223,6 +246,7 @@ int run_nccl(const MultiGpuOptions& m, bool json) {
     std::cout << fmt::format("NCCL {}\n{}\nfound through {}\n", lib.version_text(), lib.path, lib.origin);
     return 0;
   }
+  if (m.mpi) return run_nccl_mpi(lib, m, json, *capture);
   if (m.procs > 0) return run_nccl_procs(lib, m, json, *capture);
   std::optional<topo::NcclRank> rank;
   if (!m.nccl_id.empty()) {  // a child of --procs, or started by hand with the id

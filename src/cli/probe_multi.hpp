@@ -19,6 +19,7 @@ struct MultiGpuOptions {
   int rank = 0, nranks = 1, device = -1;
   std::string nccl_id;  // --nccl-id HEX: this process is rank --rank of --nranks
   std::string id_file;  // --nccl-id-file: rank and size from the launcher, the id through this file
+  bool mpi = false;     // --mpi: rank, size and the id through MPI (the libgsqmpi.so plugin)
 };
 
 int run_p2p(const MultiGpuOptions& m, bool json);

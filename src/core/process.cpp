@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 extern char** environ;
@@ -83,6 +84,24 @@ int run_attached(const std::vector<std::string>& argv) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::optional<std::filesystem::path> find_own_library(const std::string& file, const char* env_var,
+                                                      std::vector<std::filesystem::path>& tried) {
+  namespace fs = std::filesystem;
+  if (const char* env = std::getenv(env_var); env && *env) {
+    if (fs::exists(env)) return fs::absolute(env);
+    tried.emplace_back(env);
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  for (const fs::path& p :
+       {exe.parent_path() / "lib" / file, exe.parent_path().parent_path() / "lib" / "gpusqueeze" / file}) {
+    if (fs::exists(p)) return p;
+    tried.push_back(p);
+  }
+  return std::nullopt;
 }
 
 }  // namespace gsq

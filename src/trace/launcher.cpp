@@ -2,6 +2,7 @@
 #include "trace/launcher.hpp"
 
 #include "core/error.hpp"
+#include "core/process.hpp"
 #include "trace/format.hpp"
 
 #include <dlfcn.h>
@@ -21,19 +22,7 @@ namespace fs = std::filesystem;
 
 fs::path find_tracer_library() {
   std::vector<fs::path> tried;
-  if (const char* env = std::getenv("GSQ_TRACE_LIB"); env && *env) {
-    if (fs::exists(env)) return fs::absolute(env);
-    tried.emplace_back(env);
-  }
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (const fs::path& p : {exe.parent_path() / "lib" / "libgsqtrace.so",
-                              exe.parent_path().parent_path() / "lib" / "gpusqueeze" / "libgsqtrace.so"}) {
-      if (fs::exists(p)) return p;
-      tried.push_back(p);
-    }
-  }
+  if (auto found = find_own_library("libgsqtrace.so", "GSQ_TRACE_LIB", tried)) return *found;
   std::string list;
   for (const auto& p : tried) list += "\n  " + p.string();
   throw_no_gpu("the tracer library libgsqtrace.so was not found; looked in:" + list +

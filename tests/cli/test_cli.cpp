@@ -259,6 +259,52 @@ TEST(CliAnalyze, BadTracesExit2) {
   EXPECT_EQ(r.rc, 2);
 }
 
+// probe nccl --mpi under a real mpirun (Debian's Open MPI): rank 0's ncclGetUniqueId reaches every rank through
+// MPI_Bcast (each rank notes the id's first 16 hex digits), then each rank finds no GPU and the job ends with our code.
+TEST(CliProbe, MpiHandsRankZerosNcclIdToEveryRank) {
+  if (has_nvidia_driver()) GTEST_SKIP() << "a GPU is here: the probe would run (bench/device/multigpu.sh)";
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun (Debian: openmpi-bin)";
+  const fs::path plugin = fs::path(GSQ_BINARY).parent_path() / "lib" / "libgsqmpi.so";
+  if (!fs::exists(plugin)) GTEST_SKIP() << "built without MPI (Debian: libopenmpi-dev): " << plugin;
+  if (run("probe nccl --nccl-library").rc != 0) GTEST_SKIP() << "no NCCL here to make an id";
+  const auto r = run("probe nccl --mpi --ops all_reduce",
+                     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+                     "mpirun --oversubscribe -np 3");
+  EXPECT_EQ(r.rc, 3) << r.err;
+  std::set<std::string> ids, ranks;
+  for (size_t at = r.err.find("bootstrap id "); at != std::string::npos; at = r.err.find("bootstrap id ", at + 1))
+    ids.insert(r.err.substr(at + 13, 16));
+  for (size_t at = r.err.find("probe nccl --mpi: rank "); at != std::string::npos;
+       at = r.err.find("probe nccl --mpi: rank ", at + 1))
+    ranks.insert(r.err.substr(at + 23, 6));
+  EXPECT_EQ(ranks.size(), 3U) << r.err;  // "0 of 3", "1 of 3", "2 of 3"
+  ASSERT_EQ(ids.size(), 1U) << r.err;    // one id, the same on every rank
+  EXPECT_EQ(ids.begin()->find_first_not_of("0123456789abcdef"), std::string::npos) << *ids.begin();
+  EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
+  // Not with the other ways of forming a job.
+  EXPECT_EQ(run("probe nccl --mpi --procs 2").rc, 2);
+}
+
+// A copy of the program without its lib/ folder has no MPI plugin: --mpi says so and how to get it.
+TEST(CliProbe, MpiWithoutThePluginSaysHowToBuildIt) {
+  const fs::path dir = fs::temp_directory_path() / ("gsq-nompi-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(GSQ_BINARY, dir / "gpusqueeze", fs::copy_options::overwrite_existing);
+  const std::string cmd =
+      (dir / "gpusqueeze").string() + " probe nccl --mpi 2>" + (dir / "err").string() + " >/dev/null";
+  const int status = std::system(cmd.c_str());
+  const std::string err = slurp(dir / "err");
+  fs::remove_all(dir);
+  if (err.find("NCCL") == std::string::npos && WEXITSTATUS(status) == 3) {
+    EXPECT_NE(err.find("looked in"), std::string::npos) << err;  // NCCL itself missing: said first
+    return;
+  }
+  EXPECT_EQ(WEXITSTATUS(status), 3) << err;
+  EXPECT_NE(err.find("no MPI plugin (libgsqmpi.so)"), std::string::npos) << err;
+  EXPECT_NE(err.find("libopenmpi-dev"), std::string::npos) << err;
+  EXPECT_NE(err.find("--nccl-id-file"), std::string::npos) << err;
+}
+
 TEST(CliProbe, MultiGpuProbesFindNcclAndSayWhatTheyNeed) {
   if (has_nvidia_driver()) GTEST_SKIP() << "a GPU is here: the probes would run (bench/device/multigpu.sh)";
   const auto p2p = run("probe p2p");
