@@ -265,7 +265,11 @@ Action register_probe(CLI::App& app) {
       ->capture_default_str();
   auto multi = std::make_shared<MultiGpuOptions>();
   cmd->add_option("--p2p-mib", multi->p2p_mib, "p2p: MiB per copy")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--min-bytes", multi->min_bytes, "nccl: smallest size of the sweep")->capture_default_str();
   cmd->add_option("--max-bytes", multi->max_bytes, "nccl: largest size of the sweep")->capture_default_str();
+  cmd->add_flag("--no-ring", multi->no_ring,
+                "nccl: no Ring run beside a collective NCCL ran on NVLS or Tree at large sizes (by default one runs, "
+                "NCCL_ALGO=Ring in a child process: busbw on NVLS/Tree is no link's rate)");
   cmd->add_option("--ops", multi->ops, "nccl: collectives to run (comma-separated)");
   cmd->add_flag("--nccl-library", multi->library_only, "nccl: find NCCL, print where and its version, and stop");
   cmd->add_flag("--sweep-env", multi->sweep_env,

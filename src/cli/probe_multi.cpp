@@ -108,6 +108,7 @@ int print_nccl(const topo::NcclRun& r, bool json) {
 
 topo::NcclOptions nccl_options(const MultiGpuOptions& m) {
   topo::NcclOptions o;
+  o.min_bytes = m.min_bytes;
   o.max_bytes = m.max_bytes;
   if (!m.ops.empty()) {
     o.collectives.clear();
@@ -211,6 +212,34 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
   }
 }
 
+// Beside each collective NCCL ran on NVLS or Tree at large sizes, the same sizes under NCCL_ALGO=Ring in a child
+// process (NCCL reads its settings once per process): rows "COLLECTIVE (NCCL_ALGO=Ring)", the figure to hold against
+// a link's rate.
+void add_ring_runs(topo::NcclRun& r, const MultiGpuOptions& m) {
+  for (const auto& coll : topo::collectives_off_ring(r)) {
+    const uint64_t from = std::max<uint64_t>(m.max_bytes / 4, 8);
+    note(fmt::format("probe nccl: {} ran on NVLS/Tree at large sizes; the same sizes under NCCL_ALGO=Ring…", coll));
+    const auto out = run_process({"env", "NCCL_ALGO=Ring", program_for("probe nccl").string(), "probe", "nccl",
+                                  "--format", "json", "--no-ring", "--ops", coll, "--min-bytes", std::to_string(from),
+                                  "--max-bytes", std::to_string(m.max_bytes)});
+    try {
+      if (out.exit_code != 0) throw_bad_input(fmt::format("exit {}: {}", out.exit_code, last_line(out.err)));
+      for (auto row : topo::nccl_run_from_json(nlohmann::json::parse(json_part(out.out))).rows) {
+        row.collective += " (NCCL_ALGO=Ring)";
+        r.rows.push_back(std::move(row));
+      }
+      r.notes.push_back(fmt::format(
+          "{} (NCCL_ALGO=Ring): the large sizes again on Ring, in a child process: against a link's rate, hold "
+          "these rows' busbw",
+          coll));
+    } catch (const nlohmann::json::exception& e) {
+      r.notes.push_back(fmt::format("{}: the Ring run's output did not read: {}", coll, e.what()));
+    } catch (const Error& e) {
+      r.notes.push_back(fmt::format("{}: the Ring run failed: {}", coll, e.what()));
+    }
+  }
+}
+
 // --mpi: this process is one rank of an mpirun job; rank 0 makes the id and MPI_Bcast hands it to the others. A rank
 // that fails ends the whole job (MPI_Abort with our exit code), or the others would wait in NCCL's bootstrap.
 int run_nccl_mpi(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool json,
@@ -261,6 +290,7 @@ int run_nccl(const MultiGpuOptions& m, bool json) {
   }
   auto r = topo::probe_nccl(lib, nccl_options(m), rank);
   if (const auto log = capture->read()) topo::annotate(r, *log);
+  if (!rank && !m.no_ring) add_ring_runs(r, m);
   if (rank && rank->rank != 0 && m.nccl_id.empty()) {  // under a launcher only rank 0 prints the table
     note(fmt::format("rank {} of {} done", rank->rank, rank->nranks));
     return 0;

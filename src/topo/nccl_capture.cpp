@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -90,6 +91,17 @@ void annotate(NcclRun& run, const NcclLog& log) {
                     s));
   }
   for (const auto& w : log.warnings) run.notes.push_back("NCCL WARN: " + w);
+}
+
+std::vector<std::string> collectives_off_ring(const NcclRun& run) {
+  std::map<std::string, uint64_t> largest;
+  for (const auto& r : run.rows) largest[r.collective] = std::max(largest[r.collective], r.bytes);
+  std::vector<std::string> out;
+  for (const auto& r : run.rows)
+    if (!r.algo.empty() && r.algo != "RING" && r.bytes >= largest[r.collective] / 4 &&
+        std::find(out.begin(), out.end(), r.collective) == out.end())
+      out.push_back(r.collective);
+  return out;
 }
 
 }  // namespace gsq::topo

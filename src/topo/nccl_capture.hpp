@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace gsq::topo {
 
@@ -31,5 +33,10 @@ class NcclInfoCapture {
 // The rows get NCCL's choice (algo, proto, channels) from the log's TUNING lines; the notes get the transports, NVLS
 // and, where a row ran NVLS, Tree or CollNet, that its busbw is not a link's rate.
 void annotate(NcclRun& run, const NcclLog& log);
+
+// The collectives whose rows at the large sizes (a quarter of the largest and up) ran on an algorithm other than Ring
+// (NVLS, Tree, CollNet, PAT): their busbw is no link's rate, and a Ring run beside them is the figure to hold against
+// one. Empty when NCCL's choice was not captured.
+[[nodiscard]] std::vector<std::string> collectives_off_ring(const NcclRun& run);
 
 }  // namespace gsq::topo

@@ -85,3 +85,25 @@ TEST(NcclCapture, RowsGetNcclsChoiceWithPerRankBytesForGatherAndScatter) {
 
 }  // namespace
 }  // namespace gsq::topo
+
+namespace gsq::topo {
+namespace {
+
+TEST(NcclCapture, ARingRunIsAskedForWhereLargeSizesRanOnNvlsOrTree) {
+  NcclRun run;
+  run.ranks = 8;
+  auto row = [](const char* coll, uint64_t bytes, const char* algo) {
+    return NcclRow{coll, bytes, 1, 1, 1, 0, algo, algo[0] ? "SIMPLE" : "", algo[0] ? 16 : 0};
+  };
+  run.rows = {row("all_reduce", 1 << 20, "RING"), row("all_reduce", 1 << 30, "NVLS"),  // NVLS at the largest size
+              row("all_gather", 1 << 20, "NVLS"), row("all_gather", 1 << 30, "RING"),  // NVLS only when small
+              row("broadcast", 1 << 30, "RING"),  row("reduce", 1 << 30, "")};         // not captured
+  EXPECT_EQ(collectives_off_ring(run), std::vector<std::string>{"all_reduce"});
+  run.rows[4].algo = "TREE";
+  EXPECT_EQ(collectives_off_ring(run), (std::vector<std::string>{"all_reduce", "broadcast"}));
+  run.rows = {row("all_reduce", 1 << 30, "")};
+  EXPECT_TRUE(collectives_off_ring(run).empty());
+}
+
+}  // namespace
+}  // namespace gsq::topo
