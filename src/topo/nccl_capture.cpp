@@ -86,8 +86,8 @@ void annotate(NcclRun& run, const NcclLog& log) {
     for (const auto& x : not_flat) s += (s.empty() ? "" : ", ") + x;
     run.notes.push_back(
         fmt::format("{}: busbw there is the flat-algorithm equivalent, not a link's rate (NVLS and Tree can exceed "
-                    "it); against a link ceiling compare a Ring run: `gpusqueeze probe nccl --sweep-env --env "
-                    "NCCL_ALGO=Ring`",
+                    "it); against a link ceiling hold a Ring run: the rows marked (NCCL_ALGO=Ring) where the large "
+                    "sizes ran so, else `gpusqueeze probe nccl --sweep-env --env NCCL_ALGO=Ring`",
                     s));
   }
   for (const auto& w : log.warnings) run.notes.push_back("NCCL WARN: " + w);
