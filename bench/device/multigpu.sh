@@ -28,7 +28,9 @@ for name, ours, theirs in (("topo -m", gpu_cells(nvml["links"]), gpu_cells(smi["
     differ = {k: (ours.get(k), theirs.get(k)) for k in theirs if ours.get(k) != theirs.get(k)}
     print(f"{name}: {len(theirs)} GPU cells, {len(differ)} differ {dict(list(differ.items())[:8])}")
 PY
-# gpusqueeze's own probes: P2P matrices, then the collectives (one process, every GPU), beside nccl-tests when present.
+# gpusqueeze's own probes: P2P matrices (copy engine, SM copy kernel, copy-engine and SM ping-pong latency), then the
+# collectives (one process, every GPU; NCCL's choice per size from its captured INFO lines, a Ring run beside
+# NVLS/Tree), beside nccl-tests when present.
 run timeout 300 $B probe p2p
 $B probe p2p --format json >"$OUT/p2p.json" 2>>"$log"
 run $B probe nccl --nccl-library
@@ -36,6 +38,13 @@ run timeout 400 $B probe nccl --max-bytes 1073741824
 $B probe nccl --format json --ops all_reduce,all_gather --max-bytes 1073741824 >"$OUT/nccl-probe.json" 2>>"$log"
 # One process per GPU (ncclCommInitRank with the id passed to each), as nccl-tests runs under mpirun.
 run timeout 400 $B probe nccl --procs "$(nvidia-smi -L | wc -l)" --ops all_reduce,all_gather --max-bytes 1073741824
+# Under mpirun when the device has Open MPI (the plugin is in the carried build/lib): the id through MPI_Bcast.
+if command -v mpirun >/dev/null 2>&1; then
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 run timeout 400 mpirun --oversubscribe \
+    -np "$(nvidia-smi -L | wc -l)" $B probe nccl --mpi --ops all_reduce --max-bytes 1073741824
+else
+  echo "mpirun not installed: probe nccl --mpi not run" | tee -a "$log"
+fi
 # Env advice from measurement: the article's knobs against the default, 3 interleaved trials (NVLS stays off).
 run timeout 500 $B probe nccl --sweep-env --trials 3 --max-bytes 536870912 --env NCCL_ALGO=Ring --env NCCL_ALGO=Tree \
   --env NCCL_PROTO=Simple --env NCCL_PROTO=LL128 --env NCCL_MIN_CTAS=32 --env NCCL_P2P_LEVEL=SYS

@@ -11,6 +11,7 @@
 #include "core/json_io.hpp"
 #include "gpu/snapshot.hpp"
 #include "report/report.hpp"
+#include "topo/nccl_capture.hpp"
 #include "topo/nccl_logs.hpp"
 #include "topo/topo_matrix.hpp"
 #include "trace/format.hpp"
@@ -65,7 +66,18 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded([&] {
     const auto log = gsq::topo::parse_nccl_log(text, "fuzz.log");
     (void)gsq::topo::to_json(log, gsq::topo::nccl_findings(log));
+    gsq::topo::NcclRun run;  // NCCL's TUNING lines onto a run's rows
+    run.ranks = 8;
+    for (const auto& [key, choice] : log.tuning)
+      run.rows.push_back({"all_gather", key.second, 1, 1, 1, 0, {}, {}, 0});
+    gsq::topo::annotate(run, log);
+    (void)gsq::topo::collectives_off_ring(run);
   });
+  try {  // a probe nccl child's JSON document (--procs, --sweep-env, the Ring run)
+    auto run = gsq::topo::nccl_run_from_json(nlohmann::json::parse(text));
+    (void)gsq::topo::collectives_off_ring(run);
+  } catch (const nlohmann::json::exception&) {
+  }
   guarded([&] {
     auto runs = gsq::triage::parse_trtexec_log(text, "fuzz.log", true);
     (void)gsq::triage::to_json(gsq::triage::audit_trt(std::move(runs), {}, {}, {"x:8x1x28x28"}));
