@@ -110,6 +110,8 @@ topo::NcclOptions nccl_options(const MultiGpuOptions& m) {
   topo::NcclOptions o;
   o.min_bytes = m.min_bytes;
   o.max_bytes = m.max_bytes;
+  o.warmup = m.warmup;
+  o.iters = m.iters;
   if (!m.ops.empty()) {
     o.collectives.clear();
     std::stringstream in(m.ops);
@@ -212,6 +214,25 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
   }
 }
 
+// NCCL's algorithm, protocol and channels per size: the same sweep once more in a child whose NCCL prints its TUNING
+// lines (a line per call: kept out of the timed run), one untimed call per size.
+void tuning_pass(const topo::NcclInfoCapture& capture, const MultiGpuOptions& m, topo::NcclRun& r) {
+  note("probe nccl: one call per size again with NCCL's TUNING lines on, for the algorithm it chose…");
+  auto argv = capture.tuning_env();
+  for (const auto& a :
+       {program_for("probe nccl").string(), std::string("probe"), std::string("nccl"), std::string("--format"),
+        std::string("json"), std::string("--no-ring"), std::string("--nccl-warmup"), std::string("0"),
+        std::string("--nccl-iters"), std::string("1"), std::string("--min-bytes"), std::to_string(m.min_bytes),
+        std::string("--max-bytes"), std::to_string(m.max_bytes)})
+    argv.push_back(a);
+  if (!m.ops.empty()) argv.insert(argv.end(), {"--ops", m.ops});
+  if (const auto out = run_process(argv); out.exit_code != 0)
+    r.notes.push_back(
+        fmt::format("NCCL's choice per size not read: the pass with its TUNING lines on failed "
+                    "(exit {}: {})",
+                    out.exit_code, last_line(out.err)));
+}
+
 // Beside each collective NCCL ran on NVLS or Tree at large sizes, the same sizes under NCCL_ALGO=Ring in a child
 // process (NCCL reads its settings once per process): rows "COLLECTIVE (NCCL_ALGO=Ring)", the figure to hold against
 // a link's rate.
@@ -289,6 +310,7 @@ int run_nccl(const MultiGpuOptions& m, bool json) {
     rank = topo::NcclRank{(*l)[0], (*l)[1], m.device < 0 ? (*l)[2] : m.device, exchange_id(lib, m.id_file, (*l)[0])};
   }
   auto r = topo::probe_nccl(lib, nccl_options(m), rank);
+  if (!rank && capture->active()) tuning_pass(*capture, m, r);
   if (const auto log = capture->read()) topo::annotate(r, *log);
   if (!rank && !m.no_ring) add_ring_runs(r, m);
   if (rank && rank->rank != 0 && m.nccl_id.empty()) {  // under a launcher only rank 0 prints the table
@@ -312,9 +334,9 @@ int run_nccl_sweep(const MultiGpuOptions& m, bool json) {
       if (!rows[i].error.empty()) continue;  // it failed once: it fails again
       std::vector<std::string> argv{"env"};
       for (const auto& [k, v] : settings[i].env) argv.push_back(k + "=" + v);
-      for (const auto& a :
-           {exe.string(), std::string("probe"), std::string("nccl"), std::string("--format"), std::string("json"),
-            std::string("--ops"), op, std::string("--max-bytes"), std::to_string(m.max_bytes)})
+      for (const auto& a : {exe.string(), std::string("probe"), std::string("nccl"), std::string("--format"),
+                            std::string("json"), std::string("--ops"), op, std::string("--no-ring"),
+                            std::string("--max-bytes"), std::to_string(m.max_bytes)})
         argv.push_back(a);
       note(fmt::format("probe nccl --sweep-env: {} {}, trial {} of {}…", op, settings[i].name, t + 1, m.trials));
       const auto out = run_process(argv);

@@ -10,7 +10,8 @@ namespace gsq::cli {
 struct MultiGpuOptions {
   int p2p_mib = 256;
   uint64_t min_bytes = 8, max_bytes = 1ull << 30;
-  bool no_ring = false;  // --no-ring: no Ring run beside collectives NCCL ran on NVLS/Tree at large sizes
+  int warmup = 5, iters = 20;  // --nccl-warmup, --nccl-iters: per size
+  bool no_ring = false;        // --no-ring: no Ring run beside collectives NCCL ran on NVLS/Tree at large sizes
   std::string ops;
   bool library_only = false;
   bool sweep_env = false;

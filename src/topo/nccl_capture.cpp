@@ -23,7 +23,7 @@ NcclInfoCapture::NcclInfoCapture() {
   if (ec || !fs::create_directories(dir, ec) || ec) return;
   dir_ = dir;
   ::setenv("NCCL_DEBUG", "INFO", 1);
-  ::setenv("NCCL_DEBUG_SUBSYS", "INIT,ENV,TUNING", 1);
+  ::setenv("NCCL_DEBUG_SUBSYS", "INIT,ENV", 1);  // printed at set-up only: nothing per collective call
   ::setenv("NCCL_DEBUG_FILE", (dir_ / "nccl.%h.%p").c_str(), 1);
 }
 
@@ -31,6 +31,10 @@ NcclInfoCapture::~NcclInfoCapture() {
   if (dir_.empty()) return;
   std::error_code ec;
   fs::remove_all(dir_, ec);
+}
+
+std::vector<std::string> NcclInfoCapture::tuning_env() const {
+  return {"env", "NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=TUNING", "NCCL_DEBUG_FILE=" + (dir_ / "tuning.%h.%p").string()};
 }
 
 std::optional<NcclLog> NcclInfoCapture::read() const {

@@ -15,14 +15,17 @@ namespace gsq::topo {
 
 class NcclInfoCapture {
  public:
-  // Sets NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING and NCCL_DEBUG_FILE (one file per process) for this
-  // process and the children it starts — unless NCCL_DEBUG is set already (the user's choice stands; nothing is
-  // captured). Construct it before NCCL's first use: NCCL reads these once.
+  // Sets NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,ENV and NCCL_DEBUG_FILE (one file per process) for this process and
+  // the children it starts — unless NCCL_DEBUG is set already (the user's choice stands; nothing is captured).
+  // Construct it before NCCL's first use: NCCL reads these once. TUNING (a line per collective call, a cost inside
+  // the timed loop) is left to a separate untimed pass: a child started with tuning_env() in front.
   NcclInfoCapture();
   ~NcclInfoCapture();
   NcclInfoCapture(const NcclInfoCapture&) = delete;
   NcclInfoCapture& operator=(const NcclInfoCapture&) = delete;
   [[nodiscard]] bool active() const { return !dir_.empty(); }
+  // `env` arguments for a child whose NCCL prints its TUNING lines into the same folder.
+  [[nodiscard]] std::vector<std::string> tuning_env() const;
   // Every file NCCL wrote so far, read as one log; nothing when inactive or NCCL wrote nothing readable.
   [[nodiscard]] std::optional<NcclLog> read() const;
 

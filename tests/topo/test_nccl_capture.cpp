@@ -19,7 +19,12 @@ TEST(NcclCapture, SetsNcclsDebugSettingsReadsItsFilesAndRemovesThem) {
     NcclInfoCapture c;
     ASSERT_TRUE(c.active());
     EXPECT_STREQ(std::getenv("NCCL_DEBUG"), "INFO");
-    EXPECT_STREQ(std::getenv("NCCL_DEBUG_SUBSYS"), "INIT,ENV,TUNING");
+    EXPECT_STREQ(std::getenv("NCCL_DEBUG_SUBSYS"), "INIT,ENV");  // nothing per call inside the timed loop
+    const auto tuning = c.tuning_env();  // the untimed pass's child: TUNING lines into the same folder
+    ASSERT_EQ(tuning.size(), 4U);
+    EXPECT_EQ(tuning[0], "env");
+    EXPECT_EQ(tuning[2], "NCCL_DEBUG_SUBSYS=TUNING");
+    EXPECT_NE(tuning[3].find(fs::path(std::getenv("NCCL_DEBUG_FILE")).parent_path().string()), std::string::npos);
     const std::string file = std::getenv("NCCL_DEBUG_FILE");
     EXPECT_NE(file.find("%h.%p"), std::string::npos);  // one file per host and process
     dir = fs::path(file).parent_path();
