@@ -273,6 +273,7 @@ int run_nccl_mpi(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool js
     const topo::NcclRank rank{mpi.rank(), mpi.size(), m.device < 0 ? mpi.local_rank() : m.device, id};
     note(fmt::format("probe nccl --mpi: rank {} of {} (node-local {}), GPU {}, bootstrap id {}…", rank.rank,
                      rank.nranks, mpi.local_rank(), rank.device, id.substr(0, 16)));
+    mpi.barrier();  // every rank has said who it is before any can fail and end the job
     auto r = topo::probe_nccl(lib, nccl_options(m), rank);
     if (const auto log = capture.read()) topo::annotate(r, *log);
     if (rank.rank != 0) return 0;  // rank 0 prints the job's table, as nccl-tests does

@@ -59,6 +59,11 @@ std::string MpiSession::broadcast(std::string text, size_t bytes) const {
   return text;
 }
 
+void MpiSession::barrier() const {
+  if (const int rc = symbol<int (*)()>(handle_.get(), plugin_, "gsq_mpi_barrier")(); rc != 0)
+    throw Error(ExitCode::internal, fmt::format("--mpi: MPI_Barrier failed ({})", rc));
+}
+
 void MpiSession::abort(int code) const {
   symbol<void (*)(int)>(handle_.get(), plugin_, "gsq_mpi_abort")(code);
   std::_Exit(code);  // MPI_Abort does not return; should it, the code still ends this rank

@@ -24,6 +24,8 @@ class MpiSession {
   [[nodiscard]] const std::filesystem::path& plugin() const { return plugin_; }
   // Rank 0's `text` (exactly `bytes` long on every rank) on every rank.
   [[nodiscard]] std::string broadcast(std::string text, size_t bytes) const;
+  // Waits for every rank (MPI_Barrier).
+  void barrier() const;
   // Ends every rank of the job with `code` (MPI_Abort): a rank that failed alone must not leave the others waiting in
   // NCCL's bootstrap.
   [[noreturn]] void abort(int code) const;

@@ -32,6 +32,10 @@ __attribute__((visibility("default"))) int gsq_mpi_bcast(void* buf, int bytes) {
   return MPI_Bcast(buf, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
 
+__attribute__((visibility("default"))) int gsq_mpi_barrier() {
+  return MPI_Barrier(MPI_COMM_WORLD);
+}
+
 __attribute__((visibility("default"))) void gsq_mpi_abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
 }
