@@ -34,6 +34,30 @@ int step_of_suite(const std::string& suite) {
   if (suite == "p2p" || suite == "nccl") return 5;
   return 1;
 }
+
+// The kernels suite against its own reference: each kernel's best throughput over cudaMemcpy's in the same run (the
+// measure the kernels are built to), the range when there are several; empty without a memcpy row.
+std::string kernels_headline(const std::vector<bench::Ceiling>& cs) {
+  const auto ref =
+      std::find_if(cs.begin(), cs.end(), [](const auto& c) { return c.name.find("memcpy") != std::string::npos; });
+  if (ref == cs.end() || ref->bytes_per_s <= 0) return {};
+  double lo = 1e300, hi = 0;
+  const bench::Ceiling* lowest = nullptr;
+  size_t n = 0;
+  for (const auto& c : cs) {
+    if (&c == &*ref || c.bytes_per_s <= 0) continue;
+    const double x = c.bytes_per_s / ref->bytes_per_s;
+    if (x < lo) lowest = &c;
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+    ++n;
+  }
+  if (n == 0) return {};
+  if (n == 1)
+    return fmt::format("{} {:.0f} GB/s = {:.3f}× cudaMemcpy in the same run", lowest->name, lowest->bytes_per_s / 1e9,
+                       lo);
+  return fmt::format("{} kernels at {:.2f}–{:.2f}× cudaMemcpy in the same run (lowest: {})", n, lo, hi, lowest->name);
+}
 }  // namespace
 
 report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
@@ -49,7 +73,9 @@ report::Section bench_section_of(const bench::Run& run, const std::string& origi
     sec.title = fmt::format("Step {} — {}: {} ({})", sec.step, report::step_name(sec.step), run.suite, origin);
   }
   std::vector<report::Bar> bars;
-  for (const auto& c : bench::ceilings(run))
+  const auto ceilings = bench::ceilings(run);
+  if (run.suite == "kernels") sec.headline = kernels_headline(ceilings);
+  for (const auto& c : ceilings)
     if (c.peak_bytes_per_s > 0) {
       bars.push_back({c.name, c.bytes_per_s, c.peak_bytes_per_s});
       if (sec.headline.empty())

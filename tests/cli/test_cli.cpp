@@ -159,6 +159,9 @@ TEST(Cli, ReportWithoutGpuSaysSoAndShowsTheBundledH200) {
   EXPECT_TRUE(j["sections"].contains("bench-mem"));
   EXPECT_TRUE(j["sections"].contains("bench-kernels"));
   EXPECT_TRUE(j["sections"].contains("torch"));  // ours against PyTorch, recorded on the H200
+  // Step 4 headlines the kernels against cudaMemcpy measured in the same run (not one kernel's share of HBM).
+  const std::string step4 = j["steps"][4].dump();
+  EXPECT_NE(step4.find("× cudaMemcpy in the same run (lowest: kernels."), std::string::npos) << step4;
   EXPECT_EQ(j["steps"][5]["status"], "not measured");
   EXPECT_NE(j["steps"][5]["hint"].get<std::string>().find("--topo"), std::string::npos);
   // Every chart on the page has a title and labels (axes' values, a legend or the values themselves).
