@@ -68,8 +68,7 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
     (void)gsq::topo::to_json(log, gsq::topo::nccl_findings(log));
     gsq::topo::NcclRun run;  // NCCL's TUNING lines onto a run's rows
     run.ranks = 8;
-    for (const auto& [key, choice] : log.tuning)
-      run.rows.push_back({"all_gather", key.second, 1, 1, 1, 0, {}, {}, 0});
+    for (const auto& entry : log.tuning) run.rows.push_back({"all_gather", entry.first.second, 1, 1, 1, 0, {}, {}, 0});
     gsq::topo::annotate(run, log);
     (void)gsq::topo::collectives_off_ring(run);
   });
