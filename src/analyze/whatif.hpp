@@ -88,7 +88,8 @@ struct ReplayGraph;
 [[nodiscard]] std::string critical_verdict(const CriticalPath& p);
 
 // Judges an analysis by the critical path: the verdict becomes the path's largest class, and the findings whose fix
-// the replay models (sync-point, sync-copy → sync; pageable-copy → pinned; host-idle → host; launch-bound → graphs)
+// the replay models (sync-point, sync-copy → sync; pageable-copy → pinned; host-idle → host; launch-bound → graphs;
+// unoverlapped-copy → pinned,prefetch)
 // get the saving a replay with that fix predicts (evidence saving_kind=predicted); the others keep their upper bound
 // (saving_kind=upper bound).
 void judge_by_critical_path(const Trace& t, Analysis& a);
