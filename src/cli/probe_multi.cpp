@@ -345,7 +345,12 @@ int run_nccl_sweep(const MultiGpuOptions& m, bool json) {
         if (out.exit_code != 0) {
           throw_bad_input(fmt::format("exit {}: {}", out.exit_code, last_line(out.err)));
         }
-        rows[i].busbw.push_back(topo::large_size_busbw(nlohmann::json::parse(json_part(out.out)), op));
+        const auto doc = nlohmann::json::parse(json_part(out.out));
+        if (i == 0 && doc.is_object() && doc.value("ranks", 2) < 2)
+          throw Error(ExitCode::no_gpu,
+                      "--sweep-env needs two or more GPUs: on one, every collective is a local copy and busbw is 0 "
+                      "under every setting (nothing to compare)");
+        rows[i].busbw.push_back(topo::large_size_busbw(doc, op));
       } catch (const nlohmann::json::exception& e) {
         rows[i].error = fmt::format("unreadable output: {}", e.what());
       } catch (const Error& e) {

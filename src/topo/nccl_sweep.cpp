@@ -89,7 +89,11 @@ std::vector<SweepRow> judge_sweep(std::vector<SweepRow> rows) {
       if (!r.busbw.empty()) r.verdict = "no baseline to compare";
       continue;
     }
-    r.ratio = base.median > 0 ? r.median / base.median : 0;
+    if (base.median <= 0) {  // one GPU: busbw is 0 by its definition, whatever the setting
+      r.verdict = "not comparable: the baseline's busbw is 0";
+      continue;
+    }
+    r.ratio = r.median / base.median;
     const auto [blo, bhi] = std::minmax_element(base.busbw.begin(), base.busbw.end());
     const auto [lo, hi] = std::minmax_element(r.busbw.begin(), r.busbw.end());
     const bool one = r.busbw.size() < 2 || base.busbw.size() < 2;

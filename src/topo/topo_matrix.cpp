@@ -82,7 +82,7 @@ TopoMatrix parse_topo_matrix(const std::string& text, const std::string& origin)
     c.erase(std::remove(c.begin(), c.end(), std::string()), c.end());
     if (c.empty()) continue;
     if (header.empty()) {
-      if (!c.empty() && c.front() == "GPU0" && (c.size() == 1 || is_device(c[1]) || c[1] == "CPU")) {
+      if (!c.empty() && c.front() == "GPU0" && (c.size() == 1 || is_device(c[1]) || c[1].starts_with("CPU"))) {
         header = c;
         for (const auto& h : header)
           if (is_device(h)) m.devices.push_back(h);

@@ -55,6 +55,11 @@ TEST(NcclSweep, ASettingHelpsOnlyWhenEveryTrialBeatsEveryBaselineTrial) {
   EXPECT_EQ(j[4].verdict, "did not run");
   const auto once = judge_sweep({{"as is", {300}, "", 0, 0, ""}, {"x", {330}, "", 0, 0, ""}});
   EXPECT_NE(once[1].verdict.find("one trial"), std::string::npos);
+  // One GPU (a dry run on an H100 printed "× as is 0.000, no clear difference" for every setting): busbw is 0 for
+  // all, and nothing is judged.
+  const auto zero = judge_sweep({{"as is", {0, 0, 0}, "", 0, 0, ""}, {"NCCL_ALGO=Ring", {0, 0, 0}, "", 0, 0, ""}});
+  EXPECT_EQ(zero[1].verdict, "not comparable: the baseline's busbw is 0");
+  EXPECT_EQ(zero[1].ratio, 0.0);
 }
 
 }  // namespace

@@ -36,6 +36,17 @@ TEST(TopoMatrix, HgxWithTenNicsReadsEveryLinkAndFindsTheNicsFarFromEveryGpu) {
   EXPECT_EQ(count(findings, "topo-gpu-without-near-nic"), 0);
 }
 
+// nvidia-smi topo -m of one H100 (driver 580), recorded by bench/device/multigpu.sh: tab-separated, underlined header
+// (ANSI escapes) whose cells are "CPU Affinity", "NUMA Affinity" and "GPU NUMA ID", an empty NUMA ID cell.
+TEST(TopoMatrix, OneGpuWithTheNewerHeaderCellsIsRead) {
+  const auto m = parse_topo_matrix(read_text_file(test::fixture("h100-topo-m-one-gpu.txt")), "h100");
+  EXPECT_EQ(m.gpus(), std::vector<std::string>{"GPU0"});
+  EXPECT_EQ(m.link.at({"GPU0", "GPU0"}), "X");
+  EXPECT_EQ(m.cpu_affinity.at("GPU0"), "0-15");
+  EXPECT_EQ(m.numa_affinity.at("GPU0"), "0");
+  EXPECT_TRUE(topo_findings(m).empty());  // nothing between GPUs to judge
+}
+
 TEST(TopoMatrix, TwoSocketPcieBoxHasItsCrossSocketPairs) {
   NEED("topo_4gpu_pcie_pxb_pix_sys.txt");
   EXPECT_EQ(m.link.at({"GPU0", "GPU1"}), "PXB");
