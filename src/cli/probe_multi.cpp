@@ -280,6 +280,7 @@ int run_nccl_mpi(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool js
     return print_nccl(r, json);
   } catch (const Error& e) {
     std::cerr << fmt::format("gpusqueeze: rank {} of {}: {}\n", mpi.rank(), mpi.size(), e.what()) << std::flush;
+    capture.discard();  // MPI_Abort skips the destructors
     mpi.abort(static_cast<int>(e.code()));
   }
 }

@@ -28,6 +28,10 @@ NcclInfoCapture::NcclInfoCapture() {
 }
 
 NcclInfoCapture::~NcclInfoCapture() {
+  discard();
+}
+
+void NcclInfoCapture::discard() const {
   if (dir_.empty()) return;
   std::error_code ec;
   fs::remove_all(dir_, ec);

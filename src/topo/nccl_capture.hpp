@@ -20,7 +20,9 @@ class NcclInfoCapture {
   // Construct it before NCCL's first use: NCCL reads these once. TUNING (a line per collective call, a cost inside
   // the timed loop) is left to a separate untimed pass: a child started with tuning_env() in front.
   NcclInfoCapture();
-  ~NcclInfoCapture();
+  ~NcclInfoCapture();  // removes the folder
+  // Removes the folder now (before an exit that skips destructors: MPI_Abort).
+  void discard() const;
   NcclInfoCapture(const NcclInfoCapture&) = delete;
   NcclInfoCapture& operator=(const NcclInfoCapture&) = delete;
   [[nodiscard]] bool active() const { return !dir_.empty(); }
