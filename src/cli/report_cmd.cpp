@@ -38,7 +38,7 @@ struct ReportOptions {
   std::string compare_file, tune_file;
   double budget_s = 120;  // what report may spend measuring a live GPU
   std::vector<std::string> bench_files, trace_files, memory_files, jitter_files, trt_files, topo_files, nccl_files,
-      torch_files;
+      torch_files, p2p_files;
 };
 
 }  // namespace
@@ -81,6 +81,9 @@ Action register_report(CLI::App& app) {
          "Verify this tune profile (step 6; default: /etc/gpusqueeze/tune.toml, else the shipped base profile)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--nccl", o->nccl_files, "Add an NCCL_DEBUG=INFO log or nccl-tests output (step 5)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--p2p", o->p2p_files,
+                  "Add a saved `gpusqueeze probe p2p --json` (step 5): its bandwidth and latency matrices as heat maps")
       ->check(CLI::ExistingFile);
   return [o]() {
     gpu::Snapshot s;
@@ -219,6 +222,9 @@ Action register_report(CLI::App& app) {
       r.add(topo_section_of(topo::parse_topo_matrix(read_text_file(f), display_name(f)), display_name(f)));
     for (const auto& f : o->nccl_files)
       r.add(nccl_section_of(topo::parse_nccl_log(read_text_file(f), display_name(f)), display_name(f)));
+    for (const auto& f : o->p2p_files)
+      r.add(p2p_section_of(topo::p2p_from_json(read_json_file(f, "gpusqueeze.p2p/1"), display_name(f)),
+                           "(" + display_name(f) + ")"));
     if (const auto tv = verify_tune_profile(o->tune_file, true)) r.add(tune_section_of(*tv));
     if (!o->compare_file.empty())
       r.add(report::compare_section(read_json_file(o->compare_file, report::kReportSchema), report::render_json(r),

@@ -271,8 +271,8 @@ report::Section torch_section_of(const nlohmann::json& j, const std::string& ori
   }
 }
 
-report::Section p2p_section_of(const topo::P2pResult& p) {
-  auto sec = section("p2p", "Step 5 — multi-GPU: P2P copies measured now", 5, "gpusqueeze probe p2p");
+report::Section p2p_section_of(const topo::P2pResult& p, const std::string& origin) {
+  auto sec = section("p2p", "Step 5 — multi-GPU: P2P copies " + origin, 5, "gpusqueeze probe p2p");
   sec.notes = p.notes;
   std::vector<std::string> labels;
   for (int i = 0; i < p.gpus; ++i) labels.push_back(fmt::format("GPU{}", i));

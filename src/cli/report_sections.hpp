@@ -27,7 +27,8 @@ namespace gsq::cli {
 [[nodiscard]] report::Section trt_section_of(const triage::TrtAudit& a, const std::string& origin);
 // `kernels --torch --torch-out` (gpusqueeze.torch_compare/1): ours against torch.compile and eager, cudaMemcpy beside.
 [[nodiscard]] report::Section torch_section_of(const nlohmann::json& j, const std::string& origin);
-[[nodiscard]] report::Section p2p_section_of(const topo::P2pResult& p);
+// `origin`: "measured now" for the report's own run, else the saved document's name.
+[[nodiscard]] report::Section p2p_section_of(const topo::P2pResult& p, const std::string& origin = "measured now");
 [[nodiscard]] report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& origin);
 [[nodiscard]] report::Section nccl_section_of(const topo::NcclLog& log, const std::string& origin);
 [[nodiscard]] report::Section tune_section_of(const TuneView& v);

@@ -449,16 +449,4 @@ nlohmann::json to_json(const NcclRun& r) {
           {"notes", r.notes}};
 }
 
-NcclRun nccl_run_from_json(const nlohmann::json& j) {
-  NcclRun run;
-  run.library = j.at("library");
-  run.version = j.at("version");
-  run.ranks = j.at("ranks");
-  for (const auto& x : j.at("rows"))
-    run.rows.push_back({x.at("collective"), x.at("bytes"), x.at("time_us"), x.at("algbw_gbs"), x.at("busbw_gbs"),
-                        x.at("wrong"), x.value("algo", ""), x.value("proto", ""), x.value("channels", 0)});
-  run.notes = j.at("notes").get<std::vector<std::string>>();
-  return run;
-}
-
 }  // namespace gsq::topo

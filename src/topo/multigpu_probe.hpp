@@ -81,5 +81,9 @@ struct NcclRank {
 [[nodiscard]] nlohmann::json to_json(const NcclRun& r);
 // The run back from to_json's document (a child process's output); throws nlohmann::json::exception on a wrong one.
 [[nodiscard]] NcclRun nccl_run_from_json(const nlohmann::json& j);
+// A saved `probe p2p --json` document (`report --p2p`): throws Error(bad_input) naming `origin` and what is wrong
+// (another schema, a matrix that is not gpus × gpus numbers). Documents from before the SM fields read with those
+// matrices empty.
+[[nodiscard]] P2pResult p2p_from_json(const nlohmann::json& j, const std::string& origin);
 
 }  // namespace gsq::topo

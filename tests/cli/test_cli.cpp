@@ -144,6 +144,29 @@ TEST(Cli, ReportRefusesATorchComparisonWithFieldsOfTheWrongType) {
   fs::remove_all(fs::temp_directory_path() / "gsq-bad-torch-report");
 }
 
+// report --p2p: a saved probe p2p document (one H100, recorded by bench/device/multigpu.sh) becomes step 5's P2P
+// section with its four heat maps; a truncated or foreign document is refused with exit 2.
+TEST(Cli, ReportDrawsASavedP2pDocument) {
+  const fs::path dir = fs::temp_directory_path() / ("gsq-cli-report-p2p-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string p2p = test::fixture("h100-p2p-one-gpu.json").string();
+  const auto r = run("report -o " + dir.string() + " --budget 0 --p2p " + p2p);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir / "report.json"));
+  ASSERT_TRUE(j["sections"].contains("p2p")) << j["sections"].dump().substr(0, 300);
+  EXPECT_EQ(j["sections"]["p2p"]["schema"], "gpusqueeze.p2p/1");
+  EXPECT_NE(j["steps"][5]["status"], "not measured");
+  const std::string html = slurp(dir / "index.html");
+  for (const char* title : {"P2P copy engine, one way (GB/s)", "P2P copy engine, both ways (GB/s)",
+                            "P2P SM copy kernel, one way (GB/s)", "P2P store latency, SM ping-pong, one way (µs)"})
+    EXPECT_NE(html.find(title), std::string::npos) << title;
+  EXPECT_EQ(run("report -o " + dir.string() + " --p2p " + temp_file("gsq-cut-p2p.json", slurp(p2p).substr(0, 200))).rc,
+            2);
+  EXPECT_EQ(run("report -o " + dir.string() + " --p2p " + test::fixture("h200-bench-d2d.json").string()).rc,
+            2);  // a bench run, not P2P
+  fs::remove_all(dir);
+}
+
 TEST(Cli, ReportWithoutGpuSaysSoAndShowsTheBundledH200) {
   if (has_nvidia_driver()) GTEST_SKIP() << "an NVIDIA driver is loaded here; this checks the no-GPU fallback";
   const fs::path dir = fs::temp_directory_path() / "gsq-cli-report-fallback";

@@ -77,6 +77,9 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
     (void)gsq::topo::collectives_off_ring(run);
   } catch (const nlohmann::json::exception&) {
   }
+  guarded([&] {  // a saved probe p2p document (report --p2p)
+    (void)gsq::topo::to_json(gsq::topo::p2p_from_json(gsq::parse_json_text(text, "fuzz", "gpusqueeze.p2p/1"), "fuzz"));
+  });
   guarded([&] {
     auto runs = gsq::triage::parse_trtexec_log(text, "fuzz.log", true);
     (void)gsq::triage::to_json(gsq::triage::audit_trt(std::move(runs), {}, {}, {"x:8x1x28x28"}));

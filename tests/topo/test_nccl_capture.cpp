@@ -1,6 +1,10 @@
 // NCCL's INFO lines around a probe: the capture's settings and clean-up, and the rows annotated from SYNTHETIC
-// TUNING lines in the shape NCCL's src/enqueue.cc prints (no GPU or NCCL run here).
+// TUNING lines in the shape NCCL's src/enqueue.cc prints (no GPU or NCCL run here); the probes' JSON read back.
 #include "topo/nccl_capture.hpp"
+
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+#include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -108,6 +112,53 @@ TEST(NcclCapture, ARingRunIsAskedForWhereLargeSizesRanOnNvlsOrTree) {
   EXPECT_EQ(collectives_off_ring(run), (std::vector<std::string>{"all_reduce", "broadcast"}));
   run.rows = {row("all_reduce", 1 << 30, "")};
   EXPECT_TRUE(collectives_off_ring(run).empty());
+}
+
+}  // namespace
+}  // namespace gsq::topo
+
+namespace gsq::topo {
+namespace {
+
+// `probe p2p --json` of one H100 recorded by bench/device/multigpu.sh, read back as `report --p2p` does.
+TEST(ProbeJson, ASavedP2pDocumentReadsBackAndAWrongOneIsNamed) {
+  const auto j = read_json_file(test::fixture("h100-p2p-one-gpu.json"), "gpusqueeze.p2p/1");
+  const auto r = p2p_from_json(j, "h100");
+  ASSERT_EQ(r.gpus, 1);
+  EXPECT_EQ(r.names, std::vector<std::string>{"NVIDIA H100 80GB HBM3"});
+  EXPECT_GT(r.uni_gbs[0][0], 1000.0);  // GB/s within the GPU
+  EXPECT_GT(r.sm_uni_gbs[0][0], 1000.0);
+  EXPECT_GT(r.sm_latency_us[0][0], 0.0);
+  EXPECT_LT(r.sm_latency_us[0][0], 5.0);  // µs through L2
+  EXPECT_EQ(to_json(r), j);               // nothing lost on the way back
+  auto old = j;                           // a document from before the SM fields
+  old.erase("sm_uni_gbs");
+  old.erase("sm_latency_us");
+  EXPECT_TRUE(p2p_from_json(old, "old").sm_uni_gbs.empty());
+  auto expect_bad = [](nlohmann::json doc, const std::string& says) {
+    try {
+      (void)p2p_from_json(doc, "x.json");
+      ADD_FAILURE() << "accepted: " << doc.dump();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  auto wide = j;
+  wide["uni_gbs"][0].push_back(1.0);  // 1 × 2 for one GPU
+  expect_bad(wide, "\"uni_gbs\" is not a 1×1 matrix of numbers");
+  auto text = j;
+  text["latency_us"][0][0] = "fast";
+  expect_bad(text, "\"latency_us\" is not a 1×1 matrix");
+  auto none = j;
+  none["gpus"] = 0;
+  expect_bad(none, "\"gpus\" is not a GPU count");
+  auto other = j;
+  other["schema"] = "gpusqueeze.bench/1";
+  expect_bad(other, "not a gpusqueeze.p2p/1 document");
+  auto missing = j;
+  missing.erase("bi_gbs");
+  expect_bad(missing, "no \"bi_gbs\"");
 }
 
 }  // namespace
