@@ -278,11 +278,12 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       now += item_dur;
       if (now > seg_cursor) segs.push_back({Segment::op, seg_cursor, now, it.name, -1});
     }
+    const int64_t trailing = host(s.trailing_gap);
     if (fx.host) {
-      worker += host(s.trailing_gap);
+      worker += trailing;
     } else {
-      if (host(s.trailing_gap) > 0) segs.push_back({Segment::gap, now, now + host(s.trailing_gap), 0, -1});
-      now += host(s.trailing_gap);
+      if (trailing > 0) segs.push_back({Segment::gap, now, now + trailing, 0, -1});
+      now += trailing;
     }
     if (fx.host && worker > now - step_start) {  // the worker cannot keep up: it sets the pace
       segs.push_back({Segment::gap, now, step_start + worker, 0, -1});

@@ -40,10 +40,16 @@ struct Fixes {
   // waits — the step's floor. A profiler slows the host more than the GPU, so a step the replay finds launch- or
   // host-bound lies between the replay and this floor.
   bool host_free = false;
-  [[nodiscard]] bool none() const {
-    return !sync && !pinned && !fuse && !graphs && !host && !layout && !prefetch && faster.empty();
-  }
 };
+// The fixes --what-if names, in the order it lists them: parse_fixes, fixes_name and what_if's rows all read this one
+// table (host_free is not among them: it measures, it is no change a user makes).
+struct NamedFix {
+  const char* name;
+  bool Fixes::*member;
+};
+inline constexpr NamedFix kNamedFixes[] = {
+    {"sync", &Fixes::sync}, {"pinned", &Fixes::pinned}, {"fuse", &Fixes::fuse},        {"graphs", &Fixes::graphs},
+    {"host", &Fixes::host}, {"layout", &Fixes::layout}, {"prefetch", &Fixes::prefetch}};
 // "sync,pinned,fuse,graphs,host,layout,prefetch,kernel:gemm=2" → Fixes. Throws Error(bad_input) naming the unknown
 // word.
 [[nodiscard]] Fixes parse_fixes(const std::string& list);

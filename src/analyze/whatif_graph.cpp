@@ -130,21 +130,11 @@ Fixes parse_fixes(const std::string& list) {
   Fixes f;
   std::stringstream in(list);
   for (std::string w; std::getline(in, w, ',');) {
-    if (w == "sync")
-      f.sync = true;
-    else if (w == "pinned")
-      f.pinned = true;
-    else if (w == "fuse")
-      f.fuse = true;
-    else if (w == "graphs")
-      f.graphs = true;
-    else if (w == "host")
-      f.host = true;
-    else if (w == "layout")
-      f.layout = true;
-    else if (w == "prefetch")
-      f.prefetch = true;
-    else if (w.rfind("kernel:", 0) == 0 && w.find('=') != std::string::npos) {
+    const auto named =
+        std::find_if(std::begin(kNamedFixes), std::end(kNamedFixes), [&](const NamedFix& n) { return w == n.name; });
+    if (named != std::end(kNamedFixes)) {
+      f.*(named->member) = true;
+    } else if (w.rfind("kernel:", 0) == 0 && w.find('=') != std::string::npos) {
       const auto eq = w.find('=');
       double x = 0;
       try {
@@ -154,8 +144,9 @@ Fixes parse_fixes(const std::string& list) {
       if (x <= 0) throw_bad_input(fmt::format("--what-if {}: the factor must be a positive number", w));
       f.faster.emplace_back(w.substr(7, eq - 7), x);
     } else if (!w.empty()) {
-      throw_bad_input(fmt::format(
-          "--what-if: unknown fix '{}' (sync, pinned, fuse, graphs, host, layout, prefetch, kernel:NAME=N)", w));
+      std::string known;
+      for (const auto& n : kNamedFixes) known += std::string(n.name) + ", ";
+      throw_bad_input(fmt::format("--what-if: unknown fix '{}' ({}kernel:NAME=N)", w, known));
     }
   }
   return f;
@@ -164,13 +155,8 @@ Fixes parse_fixes(const std::string& list) {
 std::string fixes_name(const Fixes& f) {
   std::string s;
   auto add = [&](const std::string& w) { s += (s.empty() ? "" : ",") + w; };
-  if (f.sync) add("sync");
-  if (f.pinned) add("pinned");
-  if (f.fuse) add("fuse");
-  if (f.graphs) add("graphs");
-  if (f.host) add("host");
-  if (f.layout) add("layout");
-  if (f.prefetch) add("prefetch");
+  for (const auto& n : kNamedFixes)
+    if (f.*(n.member)) add(n.name);
   for (const auto& [k, x] : f.faster) add(fmt::format("kernel:{}={:g}", k, x));
   return s.empty() ? "as recorded" : s;
 }

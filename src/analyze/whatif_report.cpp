@@ -28,18 +28,12 @@ WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const Rep
   w.baseline = replay(t, *graph, {}, rates);
   if (!w.baseline.ok) return w;
   std::vector<Fixes> sets;
-  auto single = [&](auto member) {
-    Fixes f;
-    f.*member = true;
-    sets.push_back(f);
-  };
-  if (requested.sync) single(&Fixes::sync);
-  if (requested.pinned) single(&Fixes::pinned);
-  if (requested.fuse) single(&Fixes::fuse);
-  if (requested.graphs) single(&Fixes::graphs);
-  if (requested.host) single(&Fixes::host);
-  if (requested.layout) single(&Fixes::layout);
-  if (requested.prefetch) single(&Fixes::prefetch);
+  for (const auto& n : kNamedFixes)
+    if (requested.*(n.member)) {
+      Fixes f;
+      f.*(n.member) = true;
+      sets.push_back(f);
+    }
   for (const auto& k : requested.faster) {
     Fixes f;
     f.faster.push_back(k);
