@@ -95,14 +95,21 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
     for (size_t g : c.gpu) launched_end = std::max(launched_end, t.events[g].end_ns());
     item.calls.push_back(std::move(c));
   }
-  // Waiting: an item without calls on one thread while another launching thread's items start inside it.
+  // Waiting: an item without calls on one thread while another launching thread's items start inside it. The items
+  // with calls sorted by start, so each check is a search, not a pass over every item.
+  std::vector<std::pair<int64_t, std::pair<int32_t, int32_t>>> calling;  // start, thread
+  if (threads > 1)
+    for (const auto& o : owned)
+      if (!o.item.calls.empty()) calling.emplace_back(o.item.start, o.thread);
+  std::sort(calling.begin(), calling.end());
   std::vector<Item> items;
   for (const auto& o : owned) {
-    const bool waits =
-        threads > 1 && o.item.calls.empty() && std::any_of(owned.begin(), owned.end(), [&](const Owned& x) {
-          return x.thread != o.thread && !x.item.calls.empty() && x.item.start >= o.item.start &&
-                 x.item.start < o.item.start + o.item.dur;
-        });
+    bool waits = false;
+    if (threads > 1 && o.item.calls.empty())
+      for (auto x = std::lower_bound(calling.begin(), calling.end(), o.item.start,
+                                     [](const auto&c, int64_t start) { return c.first < start; });
+           !waits && x != calling.end() && x->first < o.item.start + o.item.dur; ++x)
+        waits = x->second != o.thread;
     if (!waits) items.push_back(o.item);
   }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.start < b.start; });
@@ -217,7 +224,7 @@ std::shared_ptr<const ReplayGraph> build_graph(const Trace& t) {
       for (const auto& c : it.calls)
         for (size_t i : c.gpu) {
           mine += t.events[i].dur_ns;
-          end = std::max(end, t.events[i].start_ns + t.events[i].dur_ns);
+          end = std::max(end, t.events[i].end_ns());
         }
   for (const auto& e : t.events)
     if (e.on_gpu() && e.start_ns >= g->steps.front().start && e.start_ns < end) all += e.dur_ns;
