@@ -1,6 +1,7 @@
 // Snapshot acquisition and shared CLI plumbing.
 #include "cli/common.hpp"
 
+#include "core/process.hpp"
 #include "gpu/collect.hpp"
 #include "probes/load_probe.hpp"
 
@@ -42,13 +43,6 @@ gpu::Snapshot acquire_snapshot(const SnapshotOptions& o, bool with_load) {
     });
   }
   return s;
-}
-
-std::optional<std::filesystem::path> this_program() {
-  std::error_code ec;
-  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return std::nullopt;
-  return exe;
 }
 
 namespace {

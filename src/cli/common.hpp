@@ -51,8 +51,6 @@ void add_snapshot_options(CLI::App& cmd, SnapshotOptions& o, bool with_load);
 [[nodiscard]] std::optional<std::filesystem::path> bundled_snapshot();
 // A data file shipped with the binary (share/gpusqueeze beside it in a build tree, ../share/gpusqueeze installed).
 [[nodiscard]] std::optional<std::filesystem::path> data_file(const std::string& name);
-// This program's own path (/proc/self/exe), for data beside it and for running itself in a child process.
-[[nodiscard]] std::optional<std::filesystem::path> this_program();
 // The kernels library shipped with the binary (lib/ beside it in a build tree, ../lib installed).
 [[nodiscard]] std::optional<std::filesystem::path> kernels_library();
 

@@ -86,6 +86,13 @@ int run_attached(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+std::optional<std::filesystem::path> this_program() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  return exe;
+}
+
 std::optional<std::filesystem::path> find_own_library(const std::string& file, const char* env_var,
                                                       std::vector<std::filesystem::path>& tried) {
   namespace fs = std::filesystem;
@@ -93,11 +100,10 @@ std::optional<std::filesystem::path> find_own_library(const std::string& file, c
     if (fs::exists(env)) return fs::absolute(env);
     tried.emplace_back(env);
   }
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return std::nullopt;
+  const auto exe = this_program();
+  if (!exe) return std::nullopt;
   for (const fs::path& p :
-       {exe.parent_path() / "lib" / file, exe.parent_path().parent_path() / "lib" / "gpusqueeze" / file}) {
+       {exe->parent_path() / "lib" / file, exe->parent_path().parent_path() / "lib" / "gpusqueeze" / file}) {
     if (fs::exists(p)) return p;
     tried.push_back(p);
   }

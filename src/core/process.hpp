@@ -20,6 +20,9 @@ struct ProcessOutput {
 // signal N. Throws Error(bad_input) naming the program when it cannot be started.
 [[nodiscard]] int run_attached(const std::vector<std::string>& argv);
 
+// This program's own path (/proc/self/exe), for files beside it and for running itself in a child process.
+[[nodiscard]] std::optional<std::filesystem::path> this_program();
+
 // One of gpusqueeze's own libraries (the tracer, the MPI plugin): the path in $`env_var` when set, else FILE beside
 // this program (<dir>/lib/FILE: a build folder) or in its installation (<dir>/../lib/gpusqueeze/FILE). Every place
 // looked in is appended to `tried`, for the message when none has it.
