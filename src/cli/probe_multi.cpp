@@ -69,6 +69,19 @@ std::filesystem::path program_for(const char* what) {
   return *exe;
 }
 
+// `PREFIX… gpusqueeze probe nccl --format json` with the sweep of `o` (sizes, warm-up, iterations), `--ops` when given,
+// then `extra`: a child probe whose document this process reads. PREFIX: `env NAME=VALUE…`, or nothing.
+std::vector<std::string> child_probe(std::vector<std::string> prefix, const topo::NcclOptions& o,
+                                     const std::string& ops, const std::vector<std::string>& extra) {
+  auto argv = std::move(prefix);
+  argv.insert(argv.end(), {program_for("probe nccl").string(), "probe", "nccl", "--format", "json", "--min-bytes",
+                           std::to_string(o.min_bytes), "--max-bytes", std::to_string(o.max_bytes), "--nccl-warmup",
+                           std::to_string(o.warmup), "--nccl-iters", std::to_string(o.iters)});
+  if (!ops.empty()) argv.insert(argv.end(), {"--ops", ops});
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
 // A child's JSON document: what follows NCCL's own lines when the user's NCCL_DEBUG sends them to standard output
 // (the document is printed last, from a line that is "{").
 std::string json_part(const std::string& out) {
@@ -107,11 +120,7 @@ int print_nccl(const topo::NcclRun& r, bool json) {
 }
 
 topo::NcclOptions nccl_options(const MultiGpuOptions& m) {
-  topo::NcclOptions o;
-  o.min_bytes = m.min_bytes;
-  o.max_bytes = m.max_bytes;
-  o.warmup = m.warmup;
-  o.iters = m.iters;
+  topo::NcclOptions o = m.nccl;
   if (!m.ops.empty()) {
     o.collectives.clear();
     std::stringstream in(m.ops);
@@ -164,31 +173,16 @@ std::string exchange_id(const topo::NcclLibrary& lib, const std::string& file, i
 // --procs N: this machine's GPUs as N processes, each a `probe nccl --rank` child holding one GPU.
 int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool json,
                    const topo::NcclInfoCapture& capture) {
-  const auto exe = program_for("--procs");
   const std::string id = topo::nccl_unique_id(lib);
   note(fmt::format("probe nccl: {} processes, one GPU each, bootstrap id from ncclGetUniqueId…", m.procs));
   std::vector<ProcessOutput> out(static_cast<size_t>(m.procs));
   std::vector<std::thread> threads;
-  for (int r = 0; r < m.procs; ++r)
-    threads.emplace_back([&, r] {
-      std::vector<std::string> argv{exe.string(),
-                                    "probe",
-                                    "nccl",
-                                    "--format",
-                                    "json",
-                                    "--rank",
-                                    std::to_string(r),
-                                    "--nranks",
-                                    std::to_string(m.procs),
-                                    "--nccl-id",
-                                    id,
-                                    "--rank-device",
-                                    std::to_string(r),
-                                    "--max-bytes",
-                                    std::to_string(m.max_bytes)};
-      if (!m.ops.empty()) argv.insert(argv.end(), {"--ops", m.ops});
-      out[static_cast<size_t>(r)] = run_process(argv);
-    });
+  for (int r = 0; r < m.procs; ++r) {
+    const auto argv = child_probe({}, m.nccl, m.ops,
+                                  {"--rank", std::to_string(r), "--nranks", std::to_string(m.procs), "--nccl-id", id,
+                                   "--rank-device", std::to_string(r)});
+    threads.emplace_back([&out, argv, r] { out[static_cast<size_t>(r)] = run_process(argv); });
+  }
   for (auto& t : threads) t.join();
   std::string failed;
   for (int r = 0; r < m.procs; ++r) {
@@ -218,15 +212,10 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
 // lines (a line per call: kept out of the timed run), one untimed call per size.
 void tuning_pass(const topo::NcclInfoCapture& capture, const MultiGpuOptions& m, topo::NcclRun& r) {
   note("probe nccl: one call per size again with NCCL's TUNING lines on, for the algorithm it chose…");
-  auto argv = capture.tuning_env();
-  for (const auto& a :
-       {program_for("probe nccl").string(), std::string("probe"), std::string("nccl"), std::string("--format"),
-        std::string("json"), std::string("--no-ring"), std::string("--nccl-warmup"), std::string("0"),
-        std::string("--nccl-iters"), std::string("1"), std::string("--min-bytes"), std::to_string(m.min_bytes),
-        std::string("--max-bytes"), std::to_string(m.max_bytes)})
-    argv.push_back(a);
-  if (!m.ops.empty()) argv.insert(argv.end(), {"--ops", m.ops});
-  if (const auto out = run_process(argv); out.exit_code != 0)
+  auto once = m.nccl;
+  once.warmup = 0;
+  once.iters = 1;
+  if (const auto out = run_process(child_probe(capture.tuning_env(), once, m.ops, {"--no-ring"})); out.exit_code != 0)
     r.notes.push_back(
         fmt::format("NCCL's choice per size not read: the pass with its TUNING lines on failed "
                     "(exit {}: {})",
@@ -238,11 +227,10 @@ void tuning_pass(const topo::NcclInfoCapture& capture, const MultiGpuOptions& m,
 // a link's rate.
 void add_ring_runs(topo::NcclRun& r, const MultiGpuOptions& m) {
   for (const auto& coll : topo::collectives_off_ring(r)) {
-    const uint64_t from = std::max<uint64_t>(m.max_bytes / 4, 8);
+    auto large = m.nccl;
+    large.min_bytes = std::max<uint64_t>(m.nccl.max_bytes / 4, 8);
     note(fmt::format("probe nccl: {} ran on NVLS/Tree at large sizes; the same sizes under NCCL_ALGO=Ring…", coll));
-    const auto out = run_process({"env", "NCCL_ALGO=Ring", program_for("probe nccl").string(), "probe", "nccl",
-                                  "--format", "json", "--no-ring", "--ops", coll, "--min-bytes", std::to_string(from),
-                                  "--max-bytes", std::to_string(m.max_bytes)});
+    const auto out = run_process(child_probe({"env", "NCCL_ALGO=Ring"}, large, coll, {"--no-ring"}));
     try {
       if (out.exit_code != 0) throw_bad_input(fmt::format("exit {}: {}", out.exit_code, last_line(out.err)));
       for (auto row : topo::nccl_run_from_json(nlohmann::json::parse(json_part(out.out))).rows) {
@@ -327,19 +315,15 @@ int run_nccl_sweep(const MultiGpuOptions& m, bool json) {
   std::string op = m.ops.empty() ? "all_reduce" : m.ops;
   if (op.find(',') != std::string::npos)
     throw_bad_input(fmt::format("--sweep-env compares one collective; --ops {} names several", op));
-  const auto exe = program_for("--sweep-env");
   std::vector<topo::SweepRow> rows(settings.size());
   for (size_t i = 0; i < settings.size(); ++i) rows[i].setting = settings[i].name;
   bool no_baseline = false;
   for (int t = 0; t < m.trials && !no_baseline; ++t)
     for (size_t i = 0; i < settings.size() && !no_baseline; ++i) {
       if (!rows[i].error.empty()) continue;  // it failed once: it fails again
-      std::vector<std::string> argv{"env"};
-      for (const auto& [k, v] : settings[i].env) argv.push_back(k + "=" + v);
-      for (const auto& a : {exe.string(), std::string("probe"), std::string("nccl"), std::string("--format"),
-                            std::string("json"), std::string("--ops"), op, std::string("--no-ring"),
-                            std::string("--max-bytes"), std::to_string(m.max_bytes)})
-        argv.push_back(a);
+      std::vector<std::string> prefix{"env"};
+      for (const auto& [k, v] : settings[i].env) prefix.push_back(k + "=" + v);
+      const auto argv = child_probe(std::move(prefix), m.nccl, op, {"--no-ring"});
       note(fmt::format("probe nccl --sweep-env: {} {}, trial {} of {}…", op, settings[i].name, t + 1, m.trials));
       const auto out = run_process(argv);
       try {

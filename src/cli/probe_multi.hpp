@@ -1,6 +1,8 @@
 // `probe p2p`, `probe nccl` and `probe nccl --sweep-env` (step 5), called from `probe`.
 #pragma once
 
+#include "topo/multigpu_probe.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,9 +11,8 @@ namespace gsq::cli {
 
 struct MultiGpuOptions {
   int p2p_mib = 256;
-  uint64_t min_bytes = 8, max_bytes = 1ull << 30;
-  int warmup = 5, iters = 20;  // --nccl-warmup, --nccl-iters: per size
-  bool no_ring = false;        // --no-ring: no Ring run beside collectives NCCL ran on NVLS/Tree at large sizes
+  topo::NcclOptions nccl;  // --min-bytes, --max-bytes, --nccl-warmup, --nccl-iters (its collectives come from --ops)
+  bool no_ring = false;    // --no-ring: no Ring run beside collectives NCCL ran on NVLS/Tree at large sizes
   std::string ops;
   bool library_only = false;
   bool sweep_env = false;
