@@ -32,47 +32,49 @@ int device_count() {
   return n;
 }
 
-// Seconds per `reps` copies src→dst (and dst→src at once when `both`), timed on the source's stream.
-double time_copies(int src, int dst, void* a, void* b, uint64_t bytes, int reps, bool both) {
-  GSQ_CUDA_CHECK(cudaSetDevice(src));
-  auto s1 = cuda::Stream::create();
+// Seconds between two events recorded on `s` (the current device's) around what `enqueue` puts there.
+template <class Fn>
+double event_seconds(cudaStream_t s, Fn&& enqueue) {
   auto start = cuda::Event::create(), stop = cuda::Event::create();
-  GSQ_CUDA_CHECK(cudaSetDevice(dst));
-  auto s2 = cuda::Stream::create();
-  auto go = cuda::Event::create(), done = cuda::Event::create();
-  GSQ_CUDA_CHECK(cudaSetDevice(src));
-  GSQ_CUDA_CHECK(cudaEventRecord(start.get(), s1.get()));
-  if (both) {
-    GSQ_CUDA_CHECK(cudaEventRecord(go.get(), s1.get()));
-    GSQ_CUDA_CHECK(cudaStreamWaitEvent(s2.get(), go.get(), 0));
-  }
-  for (int r = 0; r < reps; ++r) {
-    GSQ_CUDA_CHECK(cudaMemcpyPeerAsync(b, dst, a, src, bytes, s1.get()));
-    if (both) GSQ_CUDA_CHECK(cudaMemcpyPeerAsync(a, src, b, dst, bytes, s2.get()));
-  }
-  if (both) {
-    GSQ_CUDA_CHECK(cudaEventRecord(done.get(), s2.get()));
-    GSQ_CUDA_CHECK(cudaStreamWaitEvent(s1.get(), done.get(), 0));
-  }
-  GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), s1.get()));
+  GSQ_CUDA_CHECK(cudaEventRecord(start.get(), s));
+  enqueue();
+  GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), s));
   GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
   float ms = 0;
   GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
   return static_cast<double>(ms) / 1e3;
 }
 
+// Seconds per `reps` copies src→dst (and dst→src at once when `both`), timed on the source's stream.
+double time_copies(int src, int dst, void* a, void* b, uint64_t bytes, int reps, bool both) {
+  GSQ_CUDA_CHECK(cudaSetDevice(dst));
+  auto s2 = cuda::Stream::create();
+  auto go = cuda::Event::create(), done = cuda::Event::create();
+  GSQ_CUDA_CHECK(cudaSetDevice(src));
+  auto s1 = cuda::Stream::create();
+  return event_seconds(s1.get(), [&] {
+    if (both) {
+      GSQ_CUDA_CHECK(cudaEventRecord(go.get(), s1.get()));
+      GSQ_CUDA_CHECK(cudaStreamWaitEvent(s2.get(), go.get(), 0));
+    }
+    for (int r = 0; r < reps; ++r) {
+      GSQ_CUDA_CHECK(cudaMemcpyPeerAsync(b, dst, a, src, bytes, s1.get()));
+      if (both) GSQ_CUDA_CHECK(cudaMemcpyPeerAsync(a, src, b, dst, bytes, s2.get()));
+    }
+    if (both) {
+      GSQ_CUDA_CHECK(cudaEventRecord(done.get(), s2.get()));
+      GSQ_CUDA_CHECK(cudaStreamWaitEvent(s1.get(), done.get(), 0));
+    }
+  });
+}
+
 // Seconds per `reps` SM copies src→dst: the kernel runs on `src` and stores into `dst`'s memory.
 double time_sm_copies(int src, void* a, void* b, uint64_t bytes, int reps, int blocks) {
   GSQ_CUDA_CHECK(cudaSetDevice(src));
   auto s = cuda::Stream::create();
-  auto start = cuda::Event::create(), stop = cuda::Event::create();
-  GSQ_CUDA_CHECK(cudaEventRecord(start.get(), s.get()));
-  for (int r = 0; r < reps; ++r) launch_sm_copy(b, a, bytes, blocks, s.get());
-  GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), s.get()));
-  GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-  float ms = 0;
-  GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-  return static_cast<double>(ms) / 1e3;
+  return event_seconds(s.get(), [&] {
+    for (int r = 0; r < reps; ++r) launch_sm_copy(b, a, bytes, blocks, s.get());
+  });
 }
 
 // One-way latency in µs of a flag store seen by the other side (half a round trip), or nullopt when a side timed
@@ -99,17 +101,13 @@ std::optional<double> pingpong_us(int s, int d, int rounds) {
                     b->stream.get());
   }
   GSQ_CUDA_CHECK(cudaSetDevice(s));
-  auto start = cuda::Event::create(), stop = cuda::Event::create();
-  GSQ_CUDA_CHECK(cudaEventRecord(start.get(), a.stream.get()));
-  if (b)
-    launch_pingpong(a.flags.as<int>(), b->flags.as<int>(), rounds, true, kTimeoutMs, a.timed_out.as<int>(),
-                    a.stream.get());
-  else
-    launch_pingpong_local(a.flags.as<int>(), rounds, kTimeoutMs, a.timed_out.as<int>(), a.stream.get());
-  GSQ_CUDA_CHECK(cudaEventRecord(stop.get(), a.stream.get()));
-  GSQ_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-  float ms = 0;
-  GSQ_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  const double seconds = event_seconds(a.stream.get(), [&] {
+    if (b)
+      launch_pingpong(a.flags.as<int>(), b->flags.as<int>(), rounds, true, kTimeoutMs, a.timed_out.as<int>(),
+                      a.stream.get());
+    else
+      launch_pingpong_local(a.flags.as<int>(), rounds, kTimeoutMs, a.timed_out.as<int>(), a.stream.get());
+  });
   int late = 0, late_b = 0;
   GSQ_CUDA_CHECK(cudaMemcpy(&late, a.timed_out.get(), sizeof late, cudaMemcpyDeviceToHost));
   if (b) {
@@ -118,7 +116,7 @@ std::optional<double> pingpong_us(int s, int d, int rounds) {
     GSQ_CUDA_CHECK(cudaMemcpy(&late_b, b->timed_out.get(), sizeof late_b, cudaMemcpyDeviceToHost));
   }
   if (late || late_b) return std::nullopt;
-  return static_cast<double>(ms) * 1e3 / (2.0 * rounds);
+  return seconds * 1e6 / (2.0 * rounds);
 }
 
 template <class Fn>
