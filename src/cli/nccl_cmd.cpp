@@ -32,12 +32,40 @@ int run_nccl_analyze(const NcclCliOptions& o) {
       all.push_back(topo::to_json(log, findings));
       continue;
     }
-    std::cout << fmt::format("# {}\n\n{} of {} lines read{}{}\n", f, log.recognized, log.lines,
+    std::cout << fmt::format("# {}\n\n{} of {} lines read{}{}{}\n", f, log.recognized, log.lines,
                              log.nccl_version.empty() ? "" : "; NCCL " + log.nccl_version,
-                             log.test.empty() ? "" : "; nccl-tests " + log.test);
+                             log.test.empty() ? "" : "; nccl-tests " + log.test,
+                             log.ranks_seen.empty() ? "" : fmt::format("; {} ranks named", log.ranks_seen.size()));
     if (!log.transports.empty()) {
       Table t{{"transport", "channel lines"}, {}};
       for (const auto& [k, n] : log.transports) t.rows.push_back({k, std::to_string(n)});
+      std::cout << '\n' << t.markdown();
+    }
+    if (!log.errors.empty()) {
+      Table t{{"error", "lines", "first (line)", "ranks"}, {}};
+      for (const auto& e : log.errors) {
+        std::string ranks;
+        for (int r : e.ranks) ranks += (ranks.empty() ? "" : " ") + std::to_string(r);
+        t.rows.push_back({e.id, std::to_string(e.count), fmt::format("{} ({})", e.example.substr(0, 140), e.first_line),
+                          ranks.empty() ? "-" : ranks});
+      }
+      std::cout << '\n' << t.markdown();
+    }
+    if (!log.warnings.empty()) {
+      std::cout << fmt::format("\nNCCL WARN lines ({}, the first {}):\n", log.warn_lines, log.warnings.size());
+      for (const auto& w : log.warnings) std::cout << "  " << w << '\n';
+    }
+    if (!log.timeouts.empty() || !log.progress.empty()) {
+      Table t{
+          {"rank", "collective", "SeqNum", "NumelIn", "timeout (ms)", "ran (ms)", "last enqueued", "last completed"},
+          {}};
+      auto num = [](int64_t v) { return v < 0 ? std::string("-") : std::to_string(v); };
+      for (const auto& x : log.timeouts)
+        t.rows.push_back({num(x.rank), x.op, num(x.seq), num(x.numel), num(x.timeout_ms), num(x.ran_ms),
+                          num(x.last_enqueued), num(x.last_completed)});
+      for (const auto& [r, p] : log.progress)
+        if (std::none_of(log.timeouts.begin(), log.timeouts.end(), [r = r](const auto& x) { return x.rank == r; }))
+          t.rows.push_back({num(r), "-", "-", "-", "-", "-", num(p.last_enqueued), num(p.last_completed)});
       std::cout << '\n' << t.markdown();
     }
     if (!log.rows.empty()) {
@@ -69,12 +97,19 @@ Action register_nccl(CLI::App& app) {
   nccl->require_subcommand(1);
   auto* cmd = nccl->add_subcommand("analyze", "Transports, environment, timeouts, network errors and bandwidth");
   cmd->footer(
-      "Reads NCCL_DEBUG=INFO output, *_perf tables of nccl-tests (old and 2.20 headers) and PyTorch ProcessGroupNCCL\n"
-      "logs. What is true, against common advice: NCCL has no collective timeout (NCCL_SOCKET_TIMEOUT does not exist;\n"
+      "Reads NCCL_DEBUG=INFO output, nccl-tests output (every layout since 2.0) and PyTorch distributed logs as "
+      "pasted:\n"
+      "launcher prefixes (Open MPI --tag-output, Slurm --label, torchrun, Ray, vLLM, kubectl, timestamps) are taken\n"
+      "off and wrapped lines rejoined. It names NCCL and PyTorch errors from a catalogue (IB completions, sockets,\n"
+      "bootstrap mismatches, system/internal/invalid-usage/remote errors and their '-> N' chains, shm, CUDA, OOM),\n"
+      "the watchdog's timeouts and progress rank by rank (a rank behind the others, different collectives at one\n"
+      "SeqNum), desync reports, and judges nccl-tests against the bus bandwidth the hardware gives, with cliffs,\n"
+      "wrong results and sweeps that stopped. Give every rank's log at once to compare ranks.\n"
+      "What is true, against common advice: NCCL has no collective timeout (NCCL_SOCKET_TIMEOUT does not exist;\n"
       "the timeout that fires is PyTorch's); NCCL_TREE_THRESHOLD was removed in 2.5; NCCL_MIN_NCHANNELS is\n"
       "NCCL_MIN_CTAS since 2.17; NCCL_IB_DISABLE=1 is a debugging switch that puts IB/RoCE clusters on TCP.\n"
-      "Exit codes: 0 ok, 1 a fail-level finding (timeout, network errors, socket fallback, wrong results), 2 "
-      "unreadable.\n"
+      "Exit codes: 0 nothing fatal, 1 the log records a failure (an error, a timeout, socket fallback between nodes,\n"
+      "wrong results, a sweep that stopped), 2 unreadable.\n"
       "Examples:\n"
       "  NCCL_DEBUG=INFO torchrun ... 2>&1 | tee run.log;  gpusqueeze nccl analyze run.log\n"
       "  gpusqueeze nccl analyze all_reduce_perf.txt --json");

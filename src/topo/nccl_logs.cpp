@@ -1,13 +1,15 @@
-// NCCL logs, nccl-tests tables and watchdog messages (see nccl_logs.hpp).
+// NCCL logs, nccl-tests tables and PyTorch distributed messages (see nccl_logs.hpp).
 #include "topo/nccl_logs.hpp"
 
-#include "core/nccl_env.hpp"
-
 #include "core/error.hpp"
+#include "core/nccl_env.hpp"
+#include "topo/log_framing.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <regex>
 #include <sstream>
 
@@ -15,10 +17,20 @@ namespace gsq::topo {
 
 namespace {
 
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
+bool has(std::string_view s, std::string_view w) {
+  return s.find(w) != std::string_view::npos;
+}
+
+std::vector<std::string> words(std::string_view s) {
   std::vector<std::string> w;
-  for (std::string x; in >> x;) w.push_back(x);
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    size_t j = i;
+    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i) w.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
   return w;
 }
 
@@ -29,122 +41,442 @@ bool is_number(const std::string& s) {
   return *end == '\0';
 }
 
-// A result row: size count type redop root, then time algbw busbw #wrong for out-of-place and in-place.
+bool is_integer(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin() + (s[0] == '-' ? 1 : 0), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  }) && s != "-";
+}
+
+// The integer after `key` in s (skipping spaces, ':' and '='), or -1.
+int64_t int_after(std::string_view s, std::string_view key, size_t from = 0) {
+  const size_t at = s.find(key, from);
+  if (at == std::string_view::npos) return -1;
+  size_t i = at + key.size();
+  while (i < s.size() && (s[i] == ' ' || s[i] == ':' || s[i] == '=' || s[i] == '#')) ++i;
+  size_t j = i;
+  if (j < s.size() && s[j] == '-') ++j;
+  while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+  int64_t v = -1;
+  if (j > i) std::from_chars(s.data() + i, s.data() + j, v);
+  return v;
+}
+
+// The word after `key` (up to a space, ',' or ')').
+std::string word_after(std::string_view s, std::string_view key) {
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return {};
+  const size_t i = at + key.size();
+  size_t j = i;
+  while (j < s.size() && s[j] != ' ' && s[j] != ',' && s[j] != ')') ++j;
+  return std::string(s.substr(i, j - i));
+}
+
+// A result row of any nccl-tests layout: size count type [redop] [root], then per half time algbw busbw #wrong (or an
+// older float error, or N/A). Both halves, or only out-of-place when the row is cut short. mpirun's "[0]" tags that
+// flushes left in the middle of a row are dropped, and a column a user put in front (a node count) is skipped.
 bool read_row(const std::string& line, NcclLog& log) {
-  const auto w = words(line);
-  if (w.size() < 13 || !is_number(w[0]) || !is_number(w[1])) return false;
-  NcclTestRow r;
-  r.bytes = std::strtoull(w[0].c_str(), nullptr, 10);
-  r.count = std::strtoull(w[1].c_str(), nullptr, 10);
-  r.type = w[2];
-  r.redop = w[3];
-  const size_t base = w.size() - 8;
-  for (int k = 0; k < 2; ++k) {
-    const auto& t = w[base + 4 * k];
-    if (!is_number(t) || !is_number(w[base + 4 * k + 1]) || !is_number(w[base + 4 * k + 2])) return false;
-    r.time_us[k] = std::strtod(t.c_str(), nullptr);
-    r.algbw[k] = std::strtod(w[base + 4 * k + 1].c_str(), nullptr);
-    r.busbw[k] = std::strtod(w[base + 4 * k + 2].c_str(), nullptr);
-    const auto& wrong = w[base + 4 * k + 3];
-    r.wrong[k] = is_number(wrong) ? std::strtoll(wrong.c_str(), nullptr, 10) : -1;
+  std::vector<std::string> w;
+  for (auto x : words(line)) {
+    // "-1[0]", "[0]1626.5", "[0]": a rank tag glued to a number
+    for (size_t open = x.find('['); open != std::string::npos; open = x.find('[')) {
+      const size_t close = x.find(']', open);
+      if (close == std::string::npos || !std::all_of(x.begin() + open + 1, x.begin() + close, [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+          }))
+        break;
+      x.erase(open, close - open + 1);
+    }
+    if (!x.empty()) w.push_back(x);
   }
+  size_t s = 0;
+  while (s < 2 && s + 3 < w.size() &&
+         !(is_integer(w[s]) && is_integer(w[s + 1]) && !is_number(w[s + 2]) && w[s + 2] != "N/A"))
+    ++s;
+  if (w.size() < s + 6 || !is_integer(w[s]) || !is_integer(w[s + 1]) || is_number(w[s + 2])) return false;
+  NcclTestRow r;
+  r.bytes = std::strtoull(w[s].c_str(), nullptr, 10);
+  r.count = std::strtoull(w[s + 1].c_str(), nullptr, 10);
+  r.type = w[s + 2];
+  size_t base = s + 3;
+  if (base < w.size() && !is_number(w[base]) && w[base] != "N/A") r.redop = w[base++];  // old alltoall: no redop
+  if ((w.size() - base) % 4 == 1 && is_integer(w[base])) ++base;                        // root
+  const size_t halves = std::min<size_t>(2, (w.size() - base) / 4);
+  if (halves == 0 || (w.size() - base) % 4 > 1) return false;
+  for (size_t k = 0; k < halves; ++k) {
+    const size_t b = base + 4 * k;
+    if (!is_number(w[b]) || !is_number(w[b + 1]) || !is_number(w[b + 2])) return false;
+    r.time_us[k] = std::strtod(w[b].c_str(), nullptr);
+    r.algbw[k] = std::strtod(w[b + 1].c_str(), nullptr);
+    r.busbw[k] = std::strtod(w[b + 2].c_str(), nullptr);
+    const auto& wrong = w[b + 3];
+    if (is_integer(wrong)) {
+      r.wrong[k] = std::strtoll(wrong.c_str(), nullptr, 10);
+    } else {
+      r.wrong[k] = -1;
+      if (is_number(wrong)) r.max_error = std::max(r.max_error, std::strtod(wrong.c_str(), nullptr));
+    }
+  }
+  if (halves == 1) r.time_us[1] = r.algbw[1] = r.busbw[1] = 0, r.wrong[1] = -1;
+  // The same size printed twice (a header repeated, two runs of a build without MPI): keep the first.
+  if (std::any_of(log.rows.begin(), log.rows.end(),
+                  [&](const NcclTestRow& x) { return x.bytes == r.bytes && x.type == r.type && x.redop == r.redop; }))
+    return true;
   log.rows.push_back(r);
   return true;
 }
 
-bool read_line(const std::string& line, NcclLog& log) {
-  static const std::regex version(R"(NCCL version ([0-9.]+\S*))");
-  static const std::regex via(R"(via (NET/[A-Za-z]+(?:/\d+)?(?:/GDRDMA)?|P2P/[A-Za-z ]+|SHM\S*|NVLS))");
-  static const std::regex env(R"((NCCL_[A-Z0-9_]+) set by environment to (\S+))");
-  static const std::regex xenv(R"(-x\s+(NCCL_[A-Z0-9_]+)=(\S+))");
-  static const std::regex completion(R"(Got completion from peer .* with status=(\d+))");
-  static const std::regex timeout(
-      R"(Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+), NumelIn=(\d+).*Timeout\(ms\)=(\d+)\) ran for (\d+))");
-  static const std::regex works(R"(last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+))");
-  static const std::regex tuning(
-      R"((\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\})");
-  std::smatch m;
-  bool hit = false;
-  if (line.starts_with("# nccl-tests version ")) log.tests_version = words(line).at(3), hit = true;
-  if (line.starts_with("# Collective test starting: ")) log.test = line.substr(28), hit = true;
-  if (line.starts_with("#  Rank ") && line.find(" device ") != std::string::npos)
-    log.devices.push_back(line.substr(3)), hit = true;
-  if (line.starts_with("# Avg bus bandwidth")) {
-    const size_t c = line.find(':');
-    if (c != std::string::npos) log.avg_busbw = std::strtod(line.c_str() + c + 1, nullptr);
-    hit = true;
+// A table row's first character (after spaces) is a digit.
+bool starts_with_digit(std::string_view s) {
+  size_t i = s.find_first_not_of(' ');
+  if (i != std::string_view::npos && s[i] == '[') {  // mpirun's "[0]" in front of a row
+    const size_t close = s.find(']', i);
+    if (close != std::string_view::npos && close < i + 8) i = s.find_first_not_of(' ', close + 1);
   }
-  if (!line.starts_with("#") && read_row(line, log)) hit = true;
-  if (log.nccl_version.empty() && line.find("NCCL version") != std::string::npos && std::regex_search(line, m, version))
-    log.nccl_version = m[1], hit = true;
-  if (line.find(" via ") != std::string::npos && std::regex_search(line, m, via)) {
-    std::string t = m[1];
-    if (t.starts_with("NET/")) {  // NET/IB/3/GDRDMA → NET/IB/GDRDMA: the device index is not a kind
-      static const std::regex dev(R"(/\d+)");
-      t = std::regex_replace(t, dev, "");
-    }
-    while (!t.empty() && t.back() == ' ') t.pop_back();
-    ++log.transports[t];
-    hit = true;
-  }
-  if (line.find("NET/Socket : Using") != std::string::npos) log.socket_fallback = true, hit = true;
-  if (line.find("Failed to open libibverbs") != std::string::npos) log.ibverbs_missing = true, hit = true;
-  if (line.find("NVLS") != std::string::npos && line.find("not available") == std::string::npos)
-    log.nvls = true, hit = true;
-  if (line.find(" Bytes -> Algo ") != std::string::npos && std::regex_search(line, m, tuning)) {
-    auto& t = log.tuning[{m[1], std::stoull(m[2])}];
-    const int channels = std::stoi(m[6]) - std::stoi(m[5]) + 1;
-    if (t.calls == 0) {
-      t.algo = m[3];
-      t.proto = m[4];
-      t.channels = channels;
-    } else if (t.algo != m[3] || t.proto != m[4] || t.channels != channels) {
-      t.varied = true;
-    }
-    ++t.calls;
-    hit = true;
-  }
-  if (line.find("set by environment") != std::string::npos && std::regex_search(line, m, env)) {
-    std::string value = m[2];
-    if (value.ends_with(".")) value.pop_back();  // "set by environment to 1."
-    log.env[m[1]] = value;
-    hit = true;
-  }
-  // Cheap substring tests first: the regular expressions run only on lines that can match.
-  if (line.find("-x ") != std::string::npos)
-    for (auto it = std::sregex_iterator(line.begin(), line.end(), xenv); it != std::sregex_iterator(); ++it)
-      log.env[(*it)[1]] = (*it)[2], hit = true;
-  if (line.find("Got completion") != std::string::npos && std::regex_search(line, m, completion))
-    log.ib_completion_status.push_back(std::stoi(m[1])), hit = true;
-  if (line.find("NCCL WARN") != std::string::npos) {
-    if (log.warnings.size() < 8) log.warnings.push_back(line.substr(line.find("NCCL WARN") + 10, 200));
-    hit = true;
-  }
-  if (line.find("Watchdog caught") != std::string::npos && std::regex_search(line, m, timeout)) {
-    NcclLog::Timeout t;
-    t.seq = std::stoll(m[1]);
-    t.op = m[2];
-    t.numel = std::stoll(m[3]);
-    t.timeout_ms = std::stoll(m[4]);
-    t.ran_ms = std::stoll(m[5]);
-    // PyTorch repeats the message when the watchdog thread ends: one timeout per collective.
-    const bool seen = std::any_of(log.timeouts.begin(), log.timeouts.end(),
-                                  [&](const NcclLog::Timeout& x) { return x.seq == t.seq && x.op == t.op; });
-    if (!seen) log.timeouts.push_back(t);
-    hit = true;
-  }
-  if (!log.timeouts.empty() && line.find("last enqueued") != std::string::npos && std::regex_search(line, m, works)) {
-    log.timeouts.back().last_enqueued = std::stoll(m[1]);
-    log.timeouts.back().last_completed = std::stoll(m[2]);
-    hit = true;
-  }
-  return hit || line.find("NCCL INFO") != std::string::npos || line.find("ProcessGroupNCCL") != std::string::npos;
+  return i != std::string_view::npos && std::isdigit(static_cast<unsigned char>(s[i]));
 }
 
-Finding make(const char* id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix) {
-  return make_finding(id, sev, std::move(title), std::move(ev), std::move(fix),
-                      "NCCL's env.rst and troubleshooting guides; nccl-tests' PERFORMANCE.md; PyTorch ProcessGroupNCCL",
-                      5, "NCCL");
+// "host:pid:tid [dev] NCCL INFO …": the host, or "".
+std::string nccl_host(std::string_view line) {
+  const size_t nccl = line.find(" NCCL ");
+  const size_t bracket = line.find(" [");
+  if (nccl == std::string_view::npos || bracket == std::string_view::npos || bracket > nccl) return {};
+  const auto head = line.substr(0, bracket);
+  const size_t c2 = head.rfind(':');
+  if (c2 == std::string_view::npos || c2 == 0) return {};
+  const size_t c1 = head.rfind(':', c2 - 1);
+  if (c1 == std::string_view::npos || c1 == 0) return {};
+  return std::string(head.substr(0, c1));
+}
+
+// "host:pid" of an NCCL line (hosts are often redacted to one name: the process tells ranks apart), or "".
+std::string nccl_process(std::string_view line) {
+  const auto host = nccl_host(line);
+  if (host.empty()) return {};
+  size_t j = host.size() + 1;
+  while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) ++j;
+  return std::string(line.substr(0, j));
+}
+
+struct Reader {
+  NcclLog& log;
+  bool in_desync = false, in_ras = false;
+
+  bool error_line(const FramedLine& fl) {
+    std::map<std::string, std::string> facts;
+    const auto kinds = match_errors(fl.text, facts);
+    for (const auto* k : kinds) {
+      auto it = std::find_if(log.errors.begin(), log.errors.end(), [&](const ErrorSeen& e) { return e.id == k->id; });
+      if (it == log.errors.end()) {
+        ErrorSeen e;
+        e.id = k->id;
+        e.first_line = fl.number;
+        e.example = fl.text.substr(0, 300);
+        log.errors.push_back(e);
+        it = log.errors.end() - 1;
+      }
+      ++it->count;
+      if (fl.rank >= 0) it->ranks.insert(fl.rank);
+      if (std::string_view(k->id) == "ib-completion-error" && facts.contains("status"))
+        log.ib_completion_status.push_back(std::atoi(facts.at("status").c_str()));
+      for (const auto& [name, value] : facts)
+        if (!value.empty() && !it->facts.contains(name)) it->facts[name] = value;
+    }
+    return !kinds.empty();
+  }
+
+  // WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600023 milliseconds
+  void watchdog(const std::string& text, int rank) {
+    const size_t work = text.find("WorkNCCL(");
+    if (work == std::string::npos) return;
+    const std::string_view w(text.c_str() + work, text.size() - work);
+    NcclLog::Timeout t;
+    t.rank = rank;
+    t.seq = int_after(w, "SeqNum=");
+    t.op = word_after(w, "OpType=");
+    t.numel = int_after(w, "NumelIn=");
+    t.numel_out = int_after(w, "NumelOut=");
+    t.timeout_ms = std::max<int64_t>(0, int_after(w, "Timeout(ms)="));
+    t.ran_ms = std::max<int64_t>(0, int_after(w, "ran for "));
+    std::erase_if(log.timeouts,
+                  [&](const NcclLog::Timeout& x) { return x.op.empty() && x.seq == t.seq && x.rank == t.rank; });
+    const bool seen = std::any_of(log.timeouts.begin(), log.timeouts.end(), [&](const NcclLog::Timeout& x) {
+      return x.seq == t.seq && x.op == t.op && x.rank == t.rank;
+    });
+    if (!seen) log.timeouts.push_back(t);
+  }
+
+  void progress(std::string_view text, int rank) {
+    // "last enqueued NCCL work: 12, last completed NCCL work: 11" (any capitalisation, "work:" or "work")
+    const size_t enq_at = text.find("ast enqueued");
+    const size_t done_at = text.find("ast completed");
+    if (enq_at == std::string_view::npos) return;
+    auto& p = log.progress[rank];
+    const int64_t enq = int_after(text, "work", enq_at);
+    const int64_t done = done_at == std::string_view::npos ? -1 : int_after(text, "work", done_at);
+    if (enq >= 0) p.last_enqueued = enq;
+    if (done >= 0) p.last_completed = done;
+    for (auto& t : log.timeouts)
+      if (t.rank == rank && t.last_enqueued < 0) t.last_enqueued = enq, t.last_completed = done;
+  }
+
+  void desync(std::string_view text) {
+    // "ranks [1, 3] are the lagging ranks", "[2] joined but didn't finish collective #5",
+    // "[2] finished collective #5, but didn't join collective #6", "Rank 2 is not joined"
+    auto ranks_in = [&](std::string_view s) {
+      for (size_t i = 0; i < s.size();) {
+        if (!std::isdigit(static_cast<unsigned char>(s[i]))) {
+          ++i;
+          continue;
+        }
+        size_t j = i;
+        while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+        int r = -1;
+        std::from_chars(s.data() + i, s.data() + j, r);
+        if (r >= 0 && r < 1000000) log.lagging_ranks.insert(r);
+        i = j;
+      }
+    };
+    if (const size_t at = text.find("are the lagging ranks"); at != std::string_view::npos) {
+      const size_t open = text.rfind('[', at);
+      const size_t close = text.rfind(']', at);
+      if (open != std::string_view::npos && close != std::string_view::npos && open < close)
+        ranks_in(text.substr(open + 1, close - open - 1));
+    }
+    for (const std::string_view w : {"] joined but didn't finish", "] finished collective"})
+      if (const size_t at = text.find(w); at != std::string_view::npos) {
+        const size_t open = text.rfind('[', at);
+        if (open != std::string_view::npos) ranks_in(text.substr(open + 1, at - open - 1));
+      }
+    if (const size_t at = text.find(" is not joined"); at != std::string_view::npos) {
+      const size_t r = text.rfind("ank ", at);
+      if (r != std::string_view::npos) ranks_in(text.substr(r + 4, at - r - 4));
+    }
+    if (log.desync.size() < 8) log.desync.emplace_back(text.substr(0, 300));
+  }
+
+  bool line(const FramedLine& fl, const std::string& joined) {
+    const std::string& line = fl.text;
+    bool hit = false;
+    if (fl.rank >= 0) log.ranks_seen.insert(fl.rank);
+    // nccl-tests
+    if (has(line, "nccl-tests version ")) log.tests_version = word_after(line, "nccl-tests version "), hit = true;
+    if (const size_t at = line.find("Collective test starting: "); at != std::string::npos)
+      log.test = line.substr(at + 26), hit = true;
+    if (has(line, "minBytes ") && has(line, "maxBytes ")) {
+      log.min_bytes = static_cast<uint64_t>(std::max<int64_t>(0, int_after(line, "minBytes ")));
+      log.max_bytes = static_cast<uint64_t>(std::max<int64_t>(0, int_after(line, "maxBytes ")));
+      hit = true;
+    }
+    if (line.starts_with("#") && has(line, "Rank ") && has(line, " device ") && has(line, " on ")) {
+      log.devices.push_back(line.substr(line.find("Rank ")));
+      const auto w = words(line.substr(line.find(" on ") + 4));
+      if (!w.empty()) log.test_hosts.insert(w[0]);
+      hit = true;
+    }
+    if (has(line, "Avg bus bandwidth")) {
+      const size_t c = line.find(':', line.find("Avg bus bandwidth"));
+      if (c != std::string::npos) log.avg_busbw = std::strtod(line.c_str() + c + 1, nullptr);
+      hit = true;
+    }
+    if (has(line, "Out of bounds values")) {
+      log.out_of_bounds = std::max<int64_t>(0, int_after(line, "Out of bounds values"));
+      if (has(line, "FAILED")) log.tests_failed = true;
+      hit = true;
+    }
+    if (starts_with_digit(line) && (read_row(line, log) || (&joined != &line && read_row(joined, log)))) hit = true;
+    // NCCL INFO
+    if (log.nccl_version.empty() && has(line, "NCCL version")) {
+      std::string v = word_after(line, "NCCL version ");
+      while (!v.empty() && !std::isalnum(static_cast<unsigned char>(v.back()))) v.pop_back();
+      if (!v.empty() && std::isdigit(static_cast<unsigned char>(v[0]))) log.nccl_version = v, hit = true;
+    }
+    const bool nccl_line = has(line, "NCCL INFO") || has(line, "NCCL WARN");
+    if (nccl_line) {
+      if (const auto h = nccl_host(line); !h.empty() && log.hosts.size() < 4096) log.hosts.insert(h);
+    }
+    if (has(line, " via ") && (has(line, "Channel") || has(line, " -> "))) {
+      static const std::regex via(
+          R"(via (NET/[A-Za-z_0-9]+(?:/\d+)?(?:\(\d+\))?(?:/GDRDMA)?|P2P/[A-Za-z ]+|SHM\S*|NVLS|COLLNET\S*|direct shared memory))");
+      std::smatch m;
+      if (std::regex_search(line, m, via)) {
+        std::string t = m[1];
+        if (t.starts_with("NET/")) {  // NET/IB/3(2)/GDRDMA → NET/IB/GDRDMA: the device index is not a kind
+          static const std::regex dev(R"(/\d+(\(\d+\))?)");
+          t = std::regex_replace(t, dev, "");
+        }
+        while (!t.empty() && t.back() == ' ') t.pop_back();
+        if (t == "direct shared memory") t = "SHM";  // NCCL 2.4's wording
+        if (t.starts_with("SHM")) t = "SHM";
+        if (t.starts_with("P2P/") && t.size() > 4) {
+          const size_t sp = t.find(' ');
+          if (sp != std::string::npos) t = t.substr(0, sp);
+        }
+        ++log.transports[t];
+        hit = true;
+      }
+    }
+    if (has(line, "Using network ")) {
+      log.network = word_after(line, "Using network ");
+      if (const auto h = nccl_process(line); !h.empty() && log.network_by_host.size() < 4096)
+        log.network_by_host[h] = log.network;
+      hit = true;
+    }
+    if (has(line, "NET/Socket : Using")) {
+      log.socket_fallback = true;
+      // "[0]ib0:…", "[0]ibp5s0:…": sockets over IP-over-InfiniBand, so the host has InfiniBand that RDMA does not use.
+      const size_t at = line.find("]ib", line.find("NET/Socket : Using"));
+      if (at != std::string::npos) log.ib_device_failed = true;
+      hit = true;
+    }
+    if (has(line, "Failed to open libibverbs") || has(line, "libibverbs.so")) log.ibverbs_missing = true, hit = true;
+    if (has(line, "Unable to open device") || has(line, "ibv_open_device failed"))
+      log.ib_device_failed = true, hit = true;
+    if (nccl_line && has(line, "NVLS") && !has(line, "not available") && !has(line, "0 nvls channels") &&
+        !has(line, "NVLS_ENABLE"))
+      log.nvls = true, hit = true;
+    if (has(line, "Init COMPLETE")) {
+      ++log.init_complete;
+      if (const auto n = int_after(line, "nranks "); n > 0) log.nranks = std::max<int>(log.nranks, static_cast<int>(n));
+      hit = true;
+    }
+    if (has(line, " nRanks ")) {
+      if (const auto n = int_after(line, " nRanks "); n > 0)
+        log.nranks = std::max<int>(log.nranks, static_cast<int>(n));
+      if (const auto n = int_after(line, " nNodes "); n > 0)
+        log.nnodes = std::max<int>(log.nnodes, static_cast<int>(n));
+      hit = true;
+    }
+    if (has(line, "Pattern ") && has(line, "nChannels ")) {
+      NcclLog::Graph g;
+      g.pattern = static_cast<int>(int_after(line, "Pattern "));
+      g.crossnic = static_cast<int>(int_after(line, "crossNic "));
+      g.channels = static_cast<int>(std::max<int64_t>(0, int_after(line, "nChannels ")));
+      const char* bwkey = has(line, " bw ") ? " bw " : " speed ";
+      if (const size_t at = line.find(bwkey); at != std::string::npos) {
+        char* end = nullptr;
+        g.bw_intra = std::strtod(line.c_str() + at + std::strlen(bwkey), &end);
+        if (end && *end == '/') g.bw_inter = std::strtod(end + 1, nullptr);
+      }
+      g.type = word_after(line, "type ");
+      if (log.graphs.size() < 16) log.graphs.push_back(g);
+      hit = true;
+    }
+    if (has(line, " coll channels")) {
+      const size_t at = line.find(" coll channels");
+      const size_t start = line.find_last_not_of("0123456789", at - 1);
+      log.coll_channels =
+          std::max(log.coll_channels, std::atoi(line.c_str() + (start == std::string::npos ? 0 : start + 1)));
+      if (const size_t nv = line.find(" nvls channels"); nv != std::string::npos) {
+        const size_t s = line.find_last_not_of("0123456789", nv - 1);
+        log.nvls_channels = std::max(log.nvls_channels, std::atoi(line.c_str() + s + 1));
+      }
+      hit = true;
+    }
+    if (has(line, " Bytes -> Algo ")) {
+      static const std::regex tuning(
+          R"((\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\})");
+      std::smatch m;
+      if (std::regex_search(line, m, tuning)) {
+        auto& t = log.tuning[{m[1], std::stoull(m[2])}];
+        const int channels = std::stoi(m[6]) - std::stoi(m[5]) + 1;
+        if (t.calls == 0) {
+          t.algo = m[3];
+          t.proto = m[4];
+          t.channels = channels;
+        } else if (t.algo != m[3] || t.proto != m[4] || t.channels != channels) {
+          t.varied = true;
+        }
+        ++t.calls;
+        hit = true;
+      }
+    }
+    if (has(line, "set by environment to")) {
+      static const std::regex env(R"((NCCL_[A-Z0-9_]+) set by environment to (\S+))");
+      std::smatch m;
+      if (std::regex_search(line, m, env)) {
+        std::string value = m[2];
+        if (value.ends_with(".")) value.pop_back();  // "set by environment to 1."
+        log.env[m[1]] = value;
+        hit = true;
+      }
+    }
+    if (has(line, "-x ") && has(line, "NCCL_")) {
+      static const std::regex xenv(R"(-x\s+(NCCL_[A-Z0-9_]+)=(\S+))");
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), xenv); it != std::sregex_iterator(); ++it)
+        log.env[(*it)[1]] = (*it)[2], hit = true;
+    }
+    if (has(line, "NCCL WARN")) {
+      ++log.warn_lines;
+      if (log.warnings.size() < 8) log.warnings.push_back(line.substr(line.find("NCCL WARN") + 10, 240));
+      hit = true;
+    }
+    // PyTorch ProcessGroupNCCL
+    if (has(joined, "WorkNCCL(") && (has(joined, "atchdog caught") || has(joined, "timeout")))
+      watchdog(joined, fl.rank), hit = true;
+    if ((has(line, "Timeout at NCCL work") || has(line, "detected by watchdog at work")) && !has(line, "WorkNCCL(")) {
+      // The watchdog's verdict without the WorkNCCL(...) text: the collective's number only.
+      NcclLog::Timeout t;
+      t.rank = fl.rank;
+      t.seq = has(line, "sequence id") ? int_after(line, "sequence id") : int_after(line, "at work");
+      if (has(line, "at NCCL work")) t.seq = int_after(line, "at NCCL work");
+      const bool seen = std::any_of(log.timeouts.begin(), log.timeouts.end(),
+                                    [&](const NcclLog::Timeout& x) { return x.seq == t.seq && x.rank == t.rank; });
+      if (!seen && t.seq >= 0) log.timeouts.push_back(t);
+      hit = true;
+    }
+    if (has(line, "ast enqueued")) progress(line, fl.rank), hit = true;
+    // NCCL RAS ("ncclras"): "N ranks have launched up to operation M", then the outliers "Rank R -- GPU …".
+    if (has(line, "ranks have launched up to operation")) {
+      in_ras = true;
+      hit = true;
+    }
+    if (in_ras && line.find("Rank ") != std::string::npos && has(line, " -- GPU ")) {
+      const int64_t r = int_after(line, "Rank ");
+      if (r >= 0) log.lagging_ranks.insert(static_cast<int>(r));
+      if (log.desync.size() < 8) log.desync.push_back(line.substr(0, 200));
+      hit = true;
+    }
+    if (has(line, "Desync") || has(line, "desync")) in_desync = true, hit = true;
+    if (has(line, "lagging ranks") || has(line, "joined but didn't finish") || has(line, "finished collective #") ||
+        has(line, " is not joined")) {
+      // "[7] finished collective #182, …": the "[7] " came off as a rank prefix, and names the rank.
+      if ((line.starts_with("finished collective") || line.starts_with("joined but didn't finish")) && fl.rank >= 0)
+        log.lagging_ranks.insert(fl.rank);
+      desync(line);
+      hit = true;
+    }
+    if (has(line, "mismatch between collectives") || has(line, "CollectiveFingerPrint")) {
+      if (log.mismatches.size() < 4) log.mismatches.push_back(line.substr(0, 600));
+      hit = true;
+    }
+    if (has(line, "ProcessGroupNCCL") || has(line, "torch.distributed") || has(line, "c10d")) hit = true;
+    const bool known_error = error_line(fl);
+    if (has(line, "NCCL WARN") && !known_error) ++log.unknown_warn_lines;
+    return hit || known_error || nccl_line;
+  }
+};
+
+Finding make(std::string id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix,
+             std::string subject = "NCCL") {
+  return make_finding(std::move(id), sev, std::move(title), std::move(ev), std::move(fix),
+                      "NCCL's troubleshooting guide and env.rst; nccl-tests' PERFORMANCE.md; PyTorch ProcessGroupNCCL; "
+                      "the triage corpus tests/data/triage (labelled public logs)",
+                      5, std::move(subject));
+}
+
+std::string ranks_text(const std::set<int>& ranks) {
+  std::string s;
+  size_t n = 0;
+  for (int r : ranks) {
+    if (n++ == 12) return s + ", …";
+    s += (s.empty() ? "" : ", ") + std::to_string(r);
+  }
+  return s;
+}
+
+const ErrorKind& kind_of(const std::string& id) {
+  const auto& cat = error_catalogue();
+  return *std::find_if(cat.begin(), cat.end(), [&](const ErrorKind& k) { return id == k.id; });
 }
 
 }  // namespace
@@ -152,62 +484,264 @@ Finding make(const char* id, Severity sev, std::string title, std::vector<Eviden
 NcclLog parse_nccl_log(const std::string& text, const std::string& origin) {
   NcclLog log;
   log.origin = origin;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    ++log.lines;
-    // A line longer than a screenful is not one NCCL wrote; reading it costs regex time for nothing.
-    if (line.size() > 4096) continue;
+  const auto lines = framed_lines(text);
+  log.lines = lines.size();
+  Reader reader{log};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto& fl = lines[i];
+    // A hard-wrapped line: the watchdog's message or a table row continued on the next line(s).
+    std::string joined;
+    const std::string* with_next = &fl.text;
+    const bool open_work = has(fl.text, "WorkNCCL(") && !has(fl.text, "milliseconds");
+    bool short_row = false;
+    if (starts_with_digit(fl.text) && i + 1 < lines.size() && starts_with_digit(lines[i + 1].text)) {
+      // A row cut after a few columns whose continuation starts with a time, not a new size and count.
+      const auto here = words(fl.text), next = words(lines[i + 1].text);
+      short_row = here.size() >= 4 && here.size() < 12 && is_integer(here[0]) && next.size() >= 2 &&
+                  next.size() + here.size() >= 12 && !(is_integer(next[0]) && is_integer(next[1]) && next.size() >= 8);
+    }
+    if (open_work || short_row) {
+      joined = fl.text;
+      for (size_t k = 1; k <= (open_work ? 3 : 1) && i + k < lines.size(); ++k) {
+        // The watchdog's message is often wrapped inside a word ("Nume" / "lOut=1"): rejoin without a space.
+        joined += (open_work ? "" : " ") + lines[i + k].text;
+        if (open_work && has(joined, "milliseconds")) break;
+      }
+      with_next = &joined;
+    }
     try {
-      if (read_line(line, log)) ++log.recognized;
+      if (reader.line(fl, *with_next)) ++log.recognized;
     } catch (const std::exception&) {  // stoi/stoll on digits out of range
     }
   }
+  if (log.nnodes == 0) log.nnodes = static_cast<int>(std::max(log.hosts.size(), log.test_hosts.size()));
   if (log.recognized == 0)
     throw_bad_input(origin +
-                    ": no NCCL, nccl-tests or ProcessGroupNCCL line in the file (NCCL_DEBUG=INFO output, "
-                    "an *_perf table or a PyTorch log are read)");
+                    ": no NCCL, nccl-tests or PyTorch distributed line in the file (NCCL_DEBUG=INFO output, "
+                    "an *_perf table, a ProcessGroupNCCL/torchrun log or an NCCL error are read)");
   return log;
+}
+
+std::optional<BusbwExpectation> expected_busbw(const NcclLog& log) {
+  if (log.devices.empty()) {  // nothing names the hardware: only the floor of any path between GPUs
+    BusbwExpectation e;
+    e.hardware = "any GPUs";
+    e.typical = 10;
+    e.low = 5;
+    e.source = "floor for any path between GPUs: even PCIe Gen3 through host memory (SHM) gives ≈10 GB/s busbw";
+    return e;
+  }
+  const std::string dev = log.devices.front();
+  auto is = [&](std::string_view w) { return dev.find(w) != std::string::npos; };
+  const size_t ranks = log.devices.size();
+  const size_t nodes = std::max<size_t>(1, log.test_hosts.size());
+  const size_t per_node = ranks / nodes;
+  BusbwExpectation e;
+  const size_t name = dev.rfind(']');
+  e.hardware = fmt::format("{} × {}{}", ranks, name == std::string::npos ? dev : dev.substr(name + 1),
+                           nodes > 1 ? fmt::format(" on {} hosts", nodes) : "");
+  while (e.hardware.find("  ") != std::string::npos) e.hardware.erase(e.hardware.find("  "), 1);
+  const bool nvswitch_gen4 = (is("H100") || is("H200") || is("H20") || is("B200")) && !is("PCIe") && !is("NVL");
+  if (nodes == 1 && per_node >= 4 && nvswitch_gen4) {
+    e.typical = 370;
+    e.low = 0.7 * 370;
+    e.known = true;
+    e.source =
+        "NVLink4 through NVSwitch: ≈370 GB/s busbw (ring; allreduce with NVLS up to ≈480) — sjeaugey, "
+        "nccl-tests#212; 476 GB/s 'in the expected range', nccl-tests#290";
+    return e;
+  }
+  if (nodes == 1 && per_node >= 4 && is("A100") && !is("PCIE") && !is("PCIe")) {
+    e.typical = 230;
+    e.low = 0.7 * 230;
+    e.known = true;
+    e.source =
+        "NVLink3 through NVSwitch (300 GB/s per direction): ≈230 GB/s busbw on 8×A100 SXM (the same scaling "
+        "as NVLink4's 450 → 370)";
+    return e;
+  }
+  if (nodes > 1 && per_node >= 8 && nvswitch_gen4) {
+    // HGX nodes usually carry one 400 Gb/s NIC per GPU: ≈46–48 GB/s each through NCCL.
+    e.typical = 8 * 47;
+    e.low = 0.45 * 8 * 47;
+    e.known = true;
+    e.source =
+        "inter-node: ≈46–48 GB/s per NDR 400 Gb/s NIC through NCCL, ≈370–396 GB/s with the 8 NICs of an HGX "
+        "node (AddyLaddy, nccl-tests#290 and #319); nodes with fewer or slower NICs scale it down";
+    return e;
+  }
+  if (nodes > 1) {
+    // One 100 Gb/s RDMA NIC carries ≈11–12 GB/s; less than that between GPU servers is TCP or a broken path.
+    e.typical = 12;
+    e.low = 8;
+    e.source =
+        "floor between GPU servers: one 100 Gb/s RDMA NIC carries ≈11–12 GB/s through NCCL (400 Gb/s: 46–48, "
+        "nccl-tests#290); less is TCP, a single slow NIC or a broken path";
+    return e;
+  }
+  // Any path between GPUs of one machine, PCIe through host memory included, carries more than this.
+  e.typical = 10;
+  e.low = 5;
+  e.source =
+      "floor within one machine: even PCIe Gen3 through host memory (SHM) gives ≈10 GB/s busbw; 8×RTX 5090 on "
+      "PCIe give 28 (nccl#1639)";
+  return e;
 }
 
 std::vector<Finding> nccl_findings(const NcclLog& log) {
   std::vector<Finding> out;
-  for (const auto& t : log.timeouts)
+  // PyTorch's watchdog: one finding per collective, with every rank that timed out in it.
+  std::map<std::pair<std::string, int64_t>, std::vector<const NcclLog::Timeout*>> by_call;
+  for (const auto& t : log.timeouts) by_call[{t.op, t.seq}].push_back(&t);
+  for (const auto& [key, ts] : by_call) {
+    const auto& t = *ts.front();
+    std::set<int> ranks;
+    for (const auto* x : ts)
+      if (x->rank >= 0) ranks.insert(x->rank);
+    std::vector<Evidence> ev{{"op", t.op.empty() ? "?" : t.op}};
+    if (t.seq >= 0) ev.push_back({"seq", std::to_string(t.seq)});
+    ev.push_back({"timeout_ms", std::to_string(t.timeout_ms)});
+    ev.push_back({"ran_ms", std::to_string(t.ran_ms)});
+    if (t.numel >= 0) ev.push_back({"numel", std::to_string(t.numel)});
+    if (!ranks.empty()) ev.push_back({"ranks", ranks_text(ranks)});
+    if (t.last_enqueued >= 0) ev.push_back({"last_enqueued", std::to_string(t.last_enqueued)});
+    if (t.last_completed >= 0) ev.push_back({"last_completed", std::to_string(t.last_completed)});
+    std::string progress = t.last_completed >= 0 ? fmt::format("; last completed #{}", t.last_completed) : "";
+    std::string stuck = t.timeout_ms > 0 && t.ran_ms > 3 * t.timeout_ms
+                            ? " — it ran far past its timeout: the watchdog itself was blocked (a CUDA/NCCL call hung)"
+                            : "";
     out.push_back(make(
         "nccl-watchdog-timeout", Severity::fail,
-        fmt::format("PyTorch's watchdog timed out {} #{} after {:.0f} s (last completed #{})", t.op, t.seq,
-                    static_cast<double>(t.ran_ms) / 1e3, t.last_completed),
-        {{"op", t.op},
-         {"seq", std::to_string(t.seq)},
-         {"timeout_ms", std::to_string(t.timeout_ms)},
-         {"numel", std::to_string(t.numel)},
-         {"last_enqueued", std::to_string(t.last_enqueued)},
-         {"last_completed", std::to_string(t.last_completed)}},
-        "NCCL has no collective timeout of its own (NCCL_SOCKET_TIMEOUT does not exist): this is PyTorch's. Find the "
-        "rank that never entered the collective — TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 "
-        "dumps each rank's last collectives; then test the intra-node path with NCCL_P2P_DISABLE=1 (if that works, "
-        "P2P is the culprit: ACS, IOMMU, driver) and the network with NCCL_DEBUG=INFO"));
-  const auto s12 = std::count(log.ib_completion_status.begin(), log.ib_completion_status.end(), 12);
-  if (!log.ib_completion_status.empty())
+        fmt::format("PyTorch's watchdog timed out {}{} after {:.0f} s{}{}{}", t.op.empty() ? "a collective" : t.op,
+                    t.seq >= 0 ? fmt::format(" #{}", t.seq) : "", static_cast<double>(t.ran_ms) / 1e3,
+                    ranks.empty() ? "" : " on rank" + std::string(ranks.size() > 1 ? "s " : " ") + ranks_text(ranks),
+                    progress, stuck),
+        ev, kind_of("watchdog-timeout").first_try));
+  }
+  // Ranks compared: the same SeqNum with a different op or size is a mismatch (a code bug); different progress is a
+  // rank that fell behind.
+  {
+    std::map<int64_t, std::set<std::pair<std::string, int64_t>>> at_seq;
+    for (const auto& t : log.timeouts)
+      if (t.seq >= 0) at_seq[t.seq].insert({t.op, t.numel});
+    for (const auto& [seq, calls] : at_seq)
+      if (calls.size() > 1) {
+        std::string what;
+        for (const auto& [op, n] : calls) what += fmt::format("{}{}(numel {})", what.empty() ? "" : " vs ", op, n);
+        out.push_back(make("nccl-collective-mismatch", Severity::fail,
+                           fmt::format("Ranks timed out in different collectives at SeqNum {}: {}", seq, what),
+                           {{"seq", std::to_string(seq)}, {"calls", what}}, kind_of("collective-mismatch").first_try));
+      }
+    int64_t most = -1;
+    for (const auto& [r, p] : log.progress) most = std::max(most, p.last_enqueued);
+    std::set<int> behind;
+    for (const auto& [r, p] : log.progress)
+      if (r >= 0 && p.last_enqueued >= 0 && p.last_enqueued < most) behind.insert(r);
+    std::set<int> timed_seq;
+    for (const auto& t : log.timeouts)
+      if (t.rank >= 0) timed_seq.insert(static_cast<int>(t.seq));
+    if (!behind.empty() && log.progress.size() > 1)
+      out.push_back(make("nccl-lagging-rank", Severity::fail,
+                         fmt::format("Rank{} {} enqueued fewer collectives than the others (up to #{}): it never "
+                                     "reached the collective the others waited in",
+                                     behind.size() > 1 ? "s" : "", ranks_text(behind), most),
+                         {{"ranks", ranks_text(behind)}, {"others_last_enqueued", std::to_string(most)}},
+                         kind_of("lagging-rank").first_try));
+  }
+  if (!log.lagging_ranks.empty())
+    out.push_back(
+        make("nccl-lagging-rank", Severity::fail,
+             fmt::format("The desync report names rank{} {} as lagging (never joined or never finished the "
+                         "collective)",
+                         log.lagging_ranks.size() > 1 ? "s" : "", ranks_text(log.lagging_ranks)),
+             {{"ranks", ranks_text(log.lagging_ranks)}, {"report", log.desync.empty() ? "" : log.desync.front()}},
+             kind_of("lagging-rank").first_try));
+  if (!log.mismatches.empty())
+    out.push_back(make("nccl-collective-mismatch", Severity::fail,
+                       "Ranks called different collectives (TORCH_DISTRIBUTED_DEBUG's fingerprint check)",
+                       {{"message", log.mismatches.front().substr(0, 300)}}, kind_of("collective-mismatch").first_try));
+  // The catalogue: every family seen, in the order the log shows them.
+  const bool single_node = log.nnodes <= 1 && log.hosts.size() <= 1 && log.test_hosts.size() <= 1;
+  const bool socket_channels = log.transports.contains("NET/Socket");
+  const bool multinode = log.nnodes > 1 || log.hosts.size() > 1 || log.test_hosts.size() > 1;
+  for (const auto& e : log.errors) {
+    const auto& k = kind_of(e.id);
+    if (e.id == "watchdog-timeout" && !log.timeouts.empty()) continue;  // named above, with its numbers
+    if ((e.id == "lagging-rank" && !log.lagging_ranks.empty()) ||
+        (e.id == "collective-mismatch" && !log.mismatches.empty()))
+      continue;
+    if (e.id == "ib-unavailable" && !multinode && !socket_channels) {
+      out.push_back(make("nccl-ib-unavailable", Severity::info,
+                         "NCCL found no InfiniBand/RoCE device (harmless on one node; on a cluster it falls back to "
+                         "TCP)",
+                         {{"first", e.example}}, k.first_try));
+      continue;
+    }
+    std::vector<Evidence> ev{{"lines", std::to_string(e.count)}, {"first", e.example}};
+    if (!e.ranks.empty()) ev.push_back({"ranks", ranks_text(e.ranks)});
+    for (const auto& [name, value] : e.facts) ev.push_back({name, value});
+    std::string title = k.meaning;
+    title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+    if (e.id == "ib-completion-error" && e.facts.contains("status"))
+      title = fmt::format("InfiniBand/RoCE completions failed (status {}{}{}); {}", e.facts.at("status"),
+                          e.facts.at("status") == "12"  ? ", retry counter exceeded"
+                          : e.facts.at("status") == "5" ? ", flushed after an earlier error"
+                          : e.facts.at("status") == "4" ? ", local protection error: often ACS breaking GPU Direct RDMA"
+                                                        : "",
+                          e.facts.contains("vendor_err") ? ", vendor err " + e.facts.at("vendor_err") : "", k.meaning);
+    if (e.id == "bootstrap-mismatch" && e.facts.contains("received"))
+      title = fmt::format("Bootstrap received {} bytes instead of {}: {}", e.facts.at("received"),
+                          e.facts.contains("expected") ? e.facts.at("expected") : "?", k.meaning);
+    if (e.facts.contains("code") && e.count > 0)
+      ev.push_back({"nccl_result", nccl_result_name(std::atoi(e.facts.at("code").c_str()))});
+    out.push_back(make("nccl-" + std::string(e.id), k.fatal ? Severity::fail : Severity::warn, title, ev, k.first_try));
+  }
+  // Inter-node traffic over TCP: slow (a warning), unless hosts disagree on the network, which NCCL cannot run.
+  std::set<std::string> networks;
+  for (const auto& [h, n] : log.network_by_host) networks.insert(n);
+  if (networks.size() > 1) {
+    std::string which;
+    for (const auto& [h, n] : log.network_by_host) which += (which.empty() ? "" : ", ") + h + " " + n;
     out.push_back(make(
-        "nccl-ib-completion-error", Severity::fail,
-        fmt::format("InfiniBand/RoCE completions failed {} times ({} with status 12, retry counter "
-                    "exceeded)",
-                    log.ib_completion_status.size(), s12),
-        {{"completions_failed", std::to_string(log.ib_completion_status.size())}, {"status_12", std::to_string(s12)}},
-        "Status 12 is RETRY_EXC_ERR: the peer was unreachable over RDMA within NCCL_IB_TIMEOUT × "
-        "NCCL_IB_RETRY_CNT although TCP works. Check the links and ports (ibstatus, mlxlink, rdma "
-        "statistic: local_ack_timeout_err, packet_seq_err), the RoCE GID index (NCCL_IB_GID_INDEX) and "
-        "PFC/ECN on the switches"));
-  if (log.socket_fallback || log.ibverbs_missing)
-    out.push_back(make("nccl-socket-fallback", Severity::fail,
-                       log.ibverbs_missing ? "libibverbs could not be loaded: NCCL fell back to TCP sockets"
-                                           : "NCCL carries inter-node traffic over TCP sockets",
-                       {{"ibverbs_missing", log.ibverbs_missing ? "yes" : "no"},
-                        {"socket_in_use", log.socket_fallback ? "yes" : "no"}},
-                       "On an InfiniBand/RoCE cluster install rdma-core (libibverbs) in the container and expose "
-                       "/dev/infiniband; check that NCCL_IB_DISABLE is not set; NCCL_DEBUG=INFO should then say NET/IB "
-                       "and the channels …/GDRDMA"));
+        "nccl-socket-fallback", Severity::fail,
+        fmt::format("Processes chose different networks ({}): the ranks cannot connect", which), {{"networks", which}},
+        "Every host must see the same RDMA devices: the hosts on Socket lack libibverbs, /dev/infiniband "
+        "or an active port (ibv_devinfo there); or pin one network for all with NCCL_IB_DISABLE=1 "
+        "(slow) until they are fixed"));
+  } else {
+    const bool socket_network = log.network == "Socket" || log.socket_fallback;
+    if (socket_channels || (socket_network && (multinode || log.ibverbs_missing) && !single_node) ||
+        (log.ibverbs_missing && multinode) || (socket_network && log.ib_device_failed))
+      out.push_back(make("nccl-socket-fallback", Severity::warn,
+                         log.ibverbs_missing
+                             ? "libibverbs could not be loaded: NCCL carries inter-node traffic over TCP sockets"
+                             : "NCCL carries inter-node traffic over TCP sockets",
+                         {{"ibverbs_missing", log.ibverbs_missing ? "yes" : "no"},
+                          {"network", log.network.empty() ? "?" : log.network},
+                          {"socket_channels", std::to_string(socket_channels ? log.transports.at("NET/Socket") : 0)},
+                          {"nodes", std::to_string(log.nnodes)}},
+                         "On an InfiniBand/RoCE cluster install rdma-core (libibverbs) in the container and expose "
+                         "/dev/infiniband; check that NCCL_IB_DISABLE is not set; NCCL_DEBUG=INFO should then say "
+                         "NET/IB and the channels …/GDRDMA. On Ethernet-only clusters sockets are expected: raise "
+                         "NCCL_SOCKET_NTHREADS/NCCL_NSOCKS_PERTHREAD"));
+  }
+  // Intra-node: GPUs of one node talking through host memory.
+  // Expected on GeForce cards and across sockets; a loss on servers whose GPUs share a PCIe switch or NVLink.
+  if (log.transports.contains("SHM") && !log.transports.contains("P2P/IPC") && !log.transports.contains("P2P/CUMEM") &&
+      !log.transports.contains("P2P/direct") && !log.transports.contains("NVLS"))
+    out.push_back(make("nccl-p2p-disabled", Severity::info,
+                       "GPUs of one node exchange data through host memory (SHM), not P2P: expected on GeForce cards "
+                       "and across CPU sockets, a loss where the GPUs share a PCIe switch or NVLink",
+                       {{"shm_channel_lines", std::to_string(log.transports.at("SHM"))}},
+                       kind_of("p2p-disabled").first_try));
+  // Inter-node RDMA without GPU Direct.
+  if (log.transports.contains("NET/IB") && !log.transports.contains("NET/IB/GDRDMA"))
+    out.push_back(make("nccl-no-gdrdma", Severity::warn,
+                       "Inter-node channels use InfiniBand without GPU Direct RDMA (no /GDRDMA): data is staged "
+                       "through host memory",
+                       {{"net_ib_channel_lines", std::to_string(log.transports.at("NET/IB"))}},
+                       "Load nvidia-peermem (or use dma-buf with a recent kernel and NCCL), check that the NIC and GPU "
+                       "share a PCIe switch (gpusqueeze topo) and that NCCL_NET_GDR_LEVEL is not lowered"));
   // Environment: invented, removed, deprecated, PyTorch's, debug-only (core/nccl_env).
   for (const auto& [name, value] : log.env) {
     const auto it = nccl_env_notes().find(name);
@@ -217,15 +751,146 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
     out.push_back(make("nccl-env", name == "NCCL_IB_DISABLE" ? Severity::warn : Severity::info,
                        fmt::format("{}={} {}", name, value, it->second.truth), {{name, value}}, it->second.instead));
   }
-  // nccl-tests: results checked wrong, and the peak.
+  // nccl-tests: wrong results, a sweep that stopped, bandwidth against the hardware, cliffs.
   int64_t wrong = 0;
-  for (const auto& r : log.rows) wrong += std::max<int64_t>(0, r.wrong[0]) + std::max<int64_t>(0, r.wrong[1]);
-  if (wrong > 0)
-    out.push_back(make("nccl-tests-wrong", Severity::fail,
-                       fmt::format("nccl-tests counted {} wrong elements: the collective corrupts data", wrong),
-                       {{"wrong", std::to_string(wrong)}},
-                       "Data corruption, not performance: check GPU memory ECC (doctor), the P2P path "
-                       "(NCCL_P2P_DISABLE=1 as a test), and NCCL/driver versions"));
+  double max_error = 0;
+  for (const auto& r : log.rows) {
+    wrong += std::max<int64_t>(0, r.wrong[0]) + std::max<int64_t>(0, r.wrong[1]);
+    max_error = std::max(max_error, r.max_error);
+  }
+  if (wrong > 0 || log.tests_failed || log.out_of_bounds > 0)
+    out.push_back(
+        make("nccl-tests-wrong", Severity::fail,
+             fmt::format("nccl-tests found wrong results ({} wrong elements{}): the collective corrupts data", wrong,
+                         log.out_of_bounds > 0 ? fmt::format(", {} out of bounds", log.out_of_bounds) : ""),
+             {{"wrong", std::to_string(wrong)}, {"out_of_bounds", std::to_string(log.out_of_bounds)}},
+             "Data corruption, not performance: check GPU memory ECC and Xid errors (gpusqueeze doctor), "
+             "the P2P path (NCCL_P2P_DISABLE=1 as a test; ACS/IOMMU), and NCCL/driver versions"));
+  if (log.rows.empty() && !log.devices.empty() && log.errors.empty())
+    out.push_back(make("nccl-tests-stopped", Severity::warn,
+                       "nccl-tests named its devices but printed no result: it hung before the first size (or the "
+                       "paste stops there)",
+                       {{"devices", std::to_string(log.devices.size())}},
+                       "Run again with NCCL_DEBUG=INFO: the last INFO line says where init stopped (a rank with Init "
+                       "START and no COMPLETE); test NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 one at a time"));
+  if (!log.rows.empty()) {
+    const auto& last = log.rows.back();
+    const bool stopped = !log.avg_busbw && log.max_bytes > 0 && last.bytes < log.max_bytes;
+    if (stopped)  // a pasted table is often cut short: only the log's own errors make this fatal
+      out.push_back(
+          make("nccl-tests-stopped", Severity::info,
+               fmt::format("The table ends at {} B of the {} B asked for, without nccl-tests' summary: the "
+                           "run stopped there (a hang or crash) or the paste is cut",
+                           last.bytes, log.max_bytes),
+               {{"last_size", std::to_string(last.bytes)}, {"max_bytes", std::to_string(log.max_bytes)}},
+               "If it stopped: re-run that size alone with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) to see "
+               "where; a hang at the first large size often means P2P or the network path fails only once "
+               "data flows (test NCCL_P2P_DISABLE=1, NCCL_IB_DISABLE=1 one at a time)"));
+    uint64_t top = 0;
+    for (const auto& r : log.rows) top = std::max(top, r.bytes);
+    const auto peak = std::max_element(log.rows.begin(), log.rows.end(),
+                                       [](const auto& a, const auto& b) { return a.best_busbw() < b.best_busbw(); });
+    if (top < (64ULL << 20) && !stopped)
+      out.push_back(make("nccl-tests-small-sweep", Severity::info,
+                         fmt::format("The sweep ends at {} B: its peak ({:.2f} GB/s) measures latency, not the link",
+                                     top, peak->best_busbw()),
+                         {{"max_size", std::to_string(top)}},
+                         "Run up to at least 1 GiB (-b 8 -e 8G -f 2) for the bus bandwidth"));
+    if (const auto exp = expected_busbw(log);
+        exp && top >= (256ULL << 20) && log.test.find("sendrecv") == std::string::npos &&
+        log.test.find("alltoall") == std::string::npos && log.devices.size() != 1) {
+      // The bandwidth of the large sizes (the best of the sizes ≥ 256 MiB).
+      double large = 0;
+      for (const auto& r : log.rows)
+        if (r.bytes >= (256ULL << 20)) large = std::max(large, r.best_busbw());
+      if (large < exp->low)
+        out.push_back(
+            make("nccl-tests-low-bandwidth", Severity::warn,
+                 fmt::format("Bus bandwidth {:.1f} GB/s on large messages, {:.0f}% of the ≈{:.0f} GB/s {} gives", large,
+                             100 * large / exp->typical, exp->typical, exp->hardware),
+                 {{"busbw_gbps", fmt::format("{:.2f}", large)},
+                  {"expected_gbps", fmt::format("{:.0f}", exp->typical)},
+                  {"hardware", exp->hardware},
+                  {"expectation_source", exp->source}},
+                 "Find the slow path: NCCL_DEBUG=INFO shows the transport per channel (P2P/NVLS within a node, "
+                 "NET/IB/…/GDRDMA between nodes; SHM or NET/Socket mean a fallback); check NVLink state "
+                 "(nvidia-smi nvlink -s), ACS/IOMMU (gpusqueeze topo), NIC count and NCCL_IB_HCA"));
+      else if (large > 0 && exp->known)
+        out.push_back(
+            make("nccl-tests-bandwidth", Severity::pass,
+                 fmt::format("Bus bandwidth {:.1f} GB/s on large messages: as expected for {} (≈{:.0f})", large,
+                             exp->hardware, exp->typical),
+                 {{"busbw_gbps", fmt::format("{:.2f}", large)}, {"expected_gbps", fmt::format("{:.0f}", exp->typical)}},
+                 ""));
+    }
+    // A cliff: from some size ≥ 1 MiB on, every size stays below 60% of the best smaller size.
+    double best = 0;
+    for (size_t i = 0; i < log.rows.size(); ++i) {
+      const auto& r = log.rows[i];
+      if (r.bytes < (1ULL << 20)) continue;
+      if (best > 1.0 && r.best_busbw() < 0.6 * best) {
+        bool recovers = false;
+        for (size_t j = i + 1; j < log.rows.size(); ++j) recovers |= log.rows[j].best_busbw() >= 0.8 * best;
+        if (!recovers || i + 1 == log.rows.size()) {
+          out.push_back(
+              make("nccl-tests-cliff", Severity::warn,
+                   fmt::format("Bus bandwidth falls from {:.1f} to {:.1f} GB/s at {} B and does not recover", best,
+                               r.best_busbw(), r.bytes),
+                   {{"size", std::to_string(r.bytes)},
+                    {"busbw_gbps", fmt::format("{:.2f}", r.best_busbw())},
+                    {"best_before_gbps", fmt::format("{:.2f}", best)}},
+                   "A protocol or algorithm switch at that size (NCCL_DEBUG_SUBSYS=TUNING shows NCCL's choice "
+                   "per size), or a buffer that no longer fits (NVLS/registration, NCCL_BUFFSIZE); compare "
+                   "NCCL_ALGO=Ring and NCCL_PROTO=Simple around it"));
+          break;
+        }
+        out.push_back(make("nccl-tests-dip", Severity::info,
+                           fmt::format("Bus bandwidth dips to {:.1f} GB/s at {} B (best before {:.1f}) and recovers",
+                                       r.best_busbw(), r.bytes, best),
+                           {{"size", std::to_string(r.bytes)}},
+                           "Usually an algorithm/protocol switch point; check "
+                           "NCCL_DEBUG_SUBSYS=TUNING if that size matters to you"));
+        break;
+      }
+      best = std::max(best, r.best_busbw());
+    }
+  }
+  // What the INFO lines say of the job, when nothing above did.
+  if (!log.nccl_version.empty() || log.init_complete > 0 || !log.graphs.empty()) {
+    std::vector<Evidence> ev;
+    if (!log.nccl_version.empty()) ev.push_back({"nccl_version", log.nccl_version});
+    if (log.nranks > 0) ev.push_back({"nranks", std::to_string(log.nranks)});
+    if (log.nnodes > 0) ev.push_back({"nnodes", std::to_string(log.nnodes)});
+    if (!log.network.empty()) ev.push_back({"network", log.network});
+    std::string transports;
+    for (const auto& [t, n] : log.transports) transports += (transports.empty() ? "" : ", ") + t;
+    if (!transports.empty()) ev.push_back({"transports", transports});
+    if (log.coll_channels > 0) ev.push_back({"coll_channels", std::to_string(log.coll_channels)});
+    if (log.nvls_channels > 0 || log.nvls)
+      ev.push_back({"nvls", log.nvls_channels > 0 ? std::to_string(log.nvls_channels) + " channels" : "yes"});
+    for (const auto& g : log.graphs) {
+      static const char* names[] = {"?", "balanced tree", "split tree", "tree", "ring", "NVLS", "CollNet direct"};
+      ev.push_back({fmt::format("graph_{}", g.pattern >= 0 && g.pattern <= 6 ? names[g.pattern] : "?"),
+                    fmt::format("{} channels, {:.1f}/{:.1f} GB/s per channel, type {}{}", g.channels, g.bw_intra,
+                                g.bw_inter, g.type, g.crossnic > 0 ? ", crossNic" : "")});
+      if (ev.size() > 14) break;
+    }
+    if (log.init_complete > 0) ev.push_back({"init_complete_lines", std::to_string(log.init_complete)});
+    out.push_back(
+        make("nccl-init", Severity::info,
+             fmt::format("NCCL {}{}{}{}", log.nccl_version.empty() ? "(version not in the log)" : log.nccl_version,
+                         log.nranks > 0 ? fmt::format(", {} ranks", log.nranks) : "",
+                         log.nnodes > 0 ? fmt::format(" on {} node{}", log.nnodes, log.nnodes > 1 ? "s" : "") : "",
+                         transports.empty() ? "" : ", via " + transports),
+             ev, ""));
+  }
+  if (log.unknown_warn_lines > 0 &&
+      std::none_of(out.begin(), out.end(), [](const Finding& f) { return f.severity >= Severity::warn; }))
+    out.push_back(make("nccl-warn", Severity::warn,
+                       fmt::format("NCCL printed {} WARN line{} that the catalogue does not know",
+                                   log.unknown_warn_lines, log.unknown_warn_lines > 1 ? "s" : ""),
+                       {{"first", log.warnings.front()}},
+                       "Read the WARN line; NCCL_DEBUG=INFO around it tells which step of init or which transport"));
   return out;
 }
 
@@ -237,6 +902,7 @@ nlohmann::json to_json(const NcclLog& log, const std::vector<Finding>& findings)
          {"count", r.count},
          {"type", r.type},
          {"redop", r.redop},
+         {"max_error", r.max_error},
          {"out_of_place",
           {{"time_us", r.time_us[0]}, {"algbw_gbps", r.algbw[0]}, {"busbw_gbps", r.busbw[0]}, {"wrong", r.wrong[0]}}},
          {"in_place",
@@ -254,11 +920,32 @@ nlohmann::json to_json(const NcclLog& log, const std::vector<Finding>& findings)
   for (const auto& t : log.timeouts)
     timeouts.push_back({{"op", t.op},
                         {"seq", t.seq},
+                        {"rank", t.rank},
                         {"timeout_ms", t.timeout_ms},
                         {"ran_ms", t.ran_ms},
                         {"numel", t.numel},
+                        {"numel_out", t.numel_out},
                         {"last_enqueued", t.last_enqueued},
                         {"last_completed", t.last_completed}});
+  nlohmann::json errors = nlohmann::json::array();
+  for (const auto& e : log.errors)
+    errors.push_back({{"class", e.id},
+                      {"count", e.count},
+                      {"first_line", e.first_line},
+                      {"example", e.example},
+                      {"ranks", e.ranks},
+                      {"facts", e.facts}});
+  nlohmann::json progress = nlohmann::json::array();
+  for (const auto& [r, p] : log.progress)
+    progress.push_back({{"rank", r}, {"last_enqueued", p.last_enqueued}, {"last_completed", p.last_completed}});
+  nlohmann::json graphs = nlohmann::json::array();
+  for (const auto& g : log.graphs)
+    graphs.push_back({{"pattern", g.pattern},
+                      {"crossnic", g.crossnic},
+                      {"channels", g.channels},
+                      {"bw_intra_gbps", g.bw_intra},
+                      {"bw_inter_gbps", g.bw_inter},
+                      {"type", g.type}});
   return {{"schema", kNcclLogSchema},
           {"origin", log.origin},
           {"test", log.test},
@@ -266,7 +953,16 @@ nlohmann::json to_json(const NcclLog& log, const std::vector<Finding>& findings)
           {"devices", log.devices},
           {"rows", rows},
           {"avg_busbw_gbps", log.avg_busbw ? nlohmann::json(*log.avg_busbw) : nlohmann::json(nullptr)},
+          {"max_bytes", log.max_bytes},
+          {"out_of_bounds", log.out_of_bounds},
           {"nccl_version", log.nccl_version},
+          {"nranks", log.nranks},
+          {"nnodes", log.nnodes},
+          {"network", log.network},
+          {"init_complete", log.init_complete},
+          {"graphs", graphs},
+          {"coll_channels", log.coll_channels},
+          {"nvls_channels", log.nvls_channels},
           {"transports", log.transports},
           {"env", log.env},
           {"socket_fallback", log.socket_fallback},
@@ -274,8 +970,14 @@ nlohmann::json to_json(const NcclLog& log, const std::vector<Finding>& findings)
           {"nvls", log.nvls},
           {"ib_completion_status", log.ib_completion_status},
           {"warnings", log.warnings},
+          {"errors", errors},
           {"tuning", tuning},
           {"timeouts", timeouts},
+          {"progress", progress},
+          {"lagging_ranks", log.lagging_ranks},
+          {"desync", log.desync},
+          {"mismatches", log.mismatches},
+          {"ranks_seen", log.ranks_seen},
           {"lines", log.lines},
           {"lines_read", log.recognized},
           {"findings", findings}};

@@ -1,43 +1,69 @@
-// What NCCL and its users already print, read on any machine: nccl-tests result tables (old and 2.20 headers), NCCL's
-// INFO/WARN lines (version, transports, channels, network plugin, IB completion errors, environment it saw) and
-// PyTorch's ProcessGroupNCCL watchdog messages. Findings say what the lines show and what to do.
+// What NCCL and its users print, read on any machine as users paste it (launcher prefixes, wrapped lines, every
+// nccl-tests layout): nccl-tests result tables judged against the link the hardware has; NCCL's INFO lines (version,
+// ranks and nodes, transports, rings/trees, channels, NVLS, the environment it saw); NCCL WARN lines and error chains
+// through the error catalogue (nccl_errors.hpp); PyTorch's ProcessGroupNCCL watchdog, desync report, progress and
+// collective-mismatch messages, compared rank by rank. Findings say what the lines show and what to do; a log that
+// records a fatal failure always has a fail-level finding.
 #pragma once
 
 #include "core/finding.hpp"
+#include "topo/nccl_errors.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace gsq::topo {
 
-inline constexpr const char* kNcclLogSchema = "gpusqueeze.nccl-log/1";
+inline constexpr const char* kNcclLogSchema = "gpusqueeze.nccl-log/2";
 
 struct NcclTestRow {
   uint64_t bytes = 0, count = 0;
   std::string type, redop;
   double time_us[2] = {0, 0}, algbw[2] = {0, 0}, busbw[2] = {0, 0};  // out-of-place, in-place (GB/s)
-  int64_t wrong[2] = {0, 0};                                         // -1: not checked (N/A)
+  int64_t wrong[2] = {0, 0};  // -1: not checked (N/A) or an older layout's float error column (see max_error)
+  double max_error = 0;       // older nccl-tests print the largest error as a float instead of a count
+  [[nodiscard]] double best_busbw() const { return busbw[0] > busbw[1] ? busbw[0] : busbw[1]; }
 };
 
 struct NcclLog {
   std::string origin;
   // nccl-tests
   std::string test, tests_version;
-  std::vector<std::string> devices;  // "Rank 0 … NVIDIA H100 PCIe" lines
+  std::vector<std::string> devices;  // "Rank 0 Group 0 Pid 1 on host device 0 [0x18] NVIDIA H100 PCIe" lines
+  std::set<std::string> test_hosts;  // the hosts of those lines
   std::vector<NcclTestRow> rows;
   std::optional<double> avg_busbw;
-  // NCCL INFO/WARN
+  uint64_t min_bytes = 0, max_bytes = 0;  // the sweep asked for ("minBytes 8 maxBytes 8589934592")
+  int64_t out_of_bounds = -1;             // "Out of bounds values : N OK|FAILED"
+  bool tests_failed = false;              // a FAILED verdict printed by nccl-tests
+  // NCCL INFO
   std::string nccl_version;
   std::map<std::string, uint64_t> transports;  // "P2P/IPC", "NET/IB/GDRDMA", "SHM", "NET/Socket", ... → channel lines
   std::map<std::string, std::string> env;      // NCCL_* "set by environment to" and mpirun -x settings
+  std::string network;                         // "Using network IB|Socket|…"
   bool socket_fallback = false, ibverbs_missing = false, nvls = false;
-  std::vector<int> ib_completion_status;  // status= of "Got completion from peer … with status=N"
-  std::vector<std::string> warnings;      // NCCL WARN lines, first few
+  bool ib_device_failed = false;  // an RDMA device is there (it failed to open; IPoIB interfaces) and is unused
+  int nranks = 0, nnodes = 0;
+  std::set<std::string> hosts;  // from NCCL's "host:pid:tid [dev]" line prefixes
+  size_t init_complete = 0;     // "Init COMPLETE" lines
+  struct Graph {
+    int pattern = -1, crossnic = -1, channels = 0;
+    double bw_intra = 0, bw_inter = 0;
+    std::string type;
+  };
+  std::vector<Graph> graphs;  // "Pattern 4, crossNic 0, nChannels 16, bw 40.0/40.0, type NVL/PIX, sameChannels 1"
+  int coll_channels = 0, nvls_channels = 0;
+  std::vector<int> ib_completion_status;  // status= of "Got completion from peer … with status=N" (or "with error N")
+  std::vector<std::string> warnings;      // NCCL WARN lines, the first few
+  size_t warn_lines = 0, unknown_warn_lines = 0;       // all WARN lines; those the catalogue does not know
+  std::map<std::string, std::string> network_by_host;  // "Using network …" per host
+  std::vector<ErrorSeen> errors;                       // catalogue families, in order of first appearance
   // NCCL_DEBUG_SUBSYS=TUNING: rank 0's choice per collective call, "AllReduce: 1048576 Bytes -> Algo RING proto
   // SIMPLE channel{Lo..Hi}={0..31}" (src/enqueue.cc), by NCCL's collective name and the bytes it prints (count ×
   // type size: per rank for AllGather and ReduceScatter). The first choice seen; `varied` when later calls differed.
@@ -48,18 +74,36 @@ struct NcclLog {
     bool varied = false;
   };
   std::map<std::pair<std::string, uint64_t>, Tuning> tuning;
-  // PyTorch watchdog
+  // PyTorch ProcessGroupNCCL
   struct Timeout {
     std::string op;
-    int64_t seq = -1, timeout_ms = 0, ran_ms = 0, numel = 0, last_enqueued = -1, last_completed = -1;
+    int64_t seq = -1, timeout_ms = 0, ran_ms = 0, numel = -1, numel_out = -1, last_enqueued = -1, last_completed = -1;
+    int rank = -1;
   };
-  std::vector<Timeout> timeouts;
+  std::vector<Timeout> timeouts;  // one per rank and collective
+  struct Progress {
+    int64_t last_enqueued = -1, last_completed = -1;
+  };
+  std::map<int, Progress> progress;     // by rank (-1: a rank the log does not name)
+  std::set<int> lagging_ranks;          // named by a desync report
+  std::vector<std::string> desync;      // the report's lines on ranks (first few)
+  std::vector<std::string> mismatches;  // "Detected mismatch between collectives…" (first few)
+  std::set<int> ranks_seen;             // ranks named by prefixes or messages
   size_t lines = 0, recognized = 0;
 };
 
-// Throws Error(bad_input) when nothing in the text is NCCL's, nccl-tests' or the watchdog's.
+// Throws Error(bad_input) when nothing in the text is NCCL's, nccl-tests', PyTorch distributed's or a known error.
 [[nodiscard]] NcclLog parse_nccl_log(const std::string& text, const std::string& origin);
 [[nodiscard]] std::vector<Finding> nccl_findings(const NcclLog& log);
 [[nodiscard]] nlohmann::json to_json(const NcclLog& log, const std::vector<Finding>& findings);
+
+// The bus bandwidth nccl-tests should reach on large messages for the hardware its device lines name (GB/s), with
+// where that figure comes from; nullopt when the hardware is not in the table (shared/research/multigpu.md §9).
+struct BusbwExpectation {
+  double typical = 0, low = 0;  // what a healthy system gives; below `low` is a finding
+  bool known = false;           // the hardware is in the table (else `low` is only a floor for any GPU path)
+  std::string hardware, source;
+};
+[[nodiscard]] std::optional<BusbwExpectation> expected_busbw(const NcclLog& log);
 
 }  // namespace gsq::topo

@@ -2,6 +2,7 @@
 #include "topo/topo_matrix.hpp"
 
 #include "core/error.hpp"
+#include "topo/log_framing.hpp"
 
 #include <fmt/format.h>
 
@@ -39,9 +40,14 @@ std::vector<std::string> cells(const std::string& line) {
   return out;
 }
 
+// GPU0…, NIC0…, and the NIC names older drivers print in their place (mlx5_0, mlx4_0).
 bool is_device(const std::string& s) {
-  static const std::regex dev(R"((GPU|NIC)\d+)");
+  static const std::regex dev(R"((GPU|NIC)\d+|mlx\d_\d+)");
   return std::regex_match(s, dev);
+}
+
+bool is_nic(const std::string& d) {
+  return !d.starts_with("GPU");
 }
 
 Finding make(const char* id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix) {
@@ -66,7 +72,7 @@ std::vector<std::string> TopoMatrix::gpus() const {
 std::vector<std::string> TopoMatrix::nics() const {
   std::vector<std::string> n;
   for (const auto& d : devices)
-    if (d.starts_with("NIC")) n.push_back(d);
+    if (is_nic(d)) n.push_back(d);
   return n;
 }
 
@@ -76,7 +82,8 @@ TopoMatrix parse_topo_matrix(const std::string& text, const std::string& origin)
   std::vector<std::string> header;  // every header cell, devices first
   for (std::string raw; std::getline(in, raw);) {
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-    const std::string line = strip_ansi(raw);
+    int rank = -1;  // launcher and logger prefixes (Slurm --label, timestamps, kubectl) off, as for NCCL logs
+    const std::string line = strip_prefixes(strip_ansi(raw), rank);
     if (line.starts_with("#")) continue;
     auto c = cells(line);
     c.erase(std::remove(c.begin(), c.end(), std::string()), c.end());
@@ -116,7 +123,17 @@ TopoMatrix parse_topo_matrix(const std::string& text, const std::string& origin)
 
 std::vector<Finding> topo_findings(const TopoMatrix& m) {
   std::vector<Finding> out;
-  const auto gpus = m.gpus(), nics = m.nics();
+  // A pasted matrix may be cut short: a GPU is judged when its row is there; a NIC through the GPU rows' columns.
+  std::set<std::string> rows;
+  for (const auto& [k, v] : m.link) rows.insert(k.first);
+  std::vector<std::string> gpus, missing;
+  for (const auto& g : m.gpus()) (rows.contains(g) ? gpus : missing).push_back(g);
+  const auto nics = m.nics();
+  if (!missing.empty())
+    out.push_back(make(
+        "topo-truncated", Severity::info,
+        fmt::format("The matrix has no row for {}: only the GPU rows present are judged", fmt::join(missing, ", ")),
+        {{"missing", fmt::format("{}", fmt::join(missing, ", "))}}, "Paste the whole output of nvidia-smi topo -m"));
   auto at = [&](const std::string& a, const std::string& b) {
     const auto it = m.link.find({a, b});
     return it == m.link.end() ? std::string() : it->second;
@@ -142,6 +159,7 @@ std::vector<Finding> topo_findings(const TopoMatrix& m) {
   for (size_t i = 0; i < gpus.size(); ++i)
     for (size_t j = i + 1; j < gpus.size(); ++j) {
       const auto v = at(gpus[i], gpus[j]);
+      if (v.empty()) continue;  // a cell cut off
       if (v == "SYS") cross.push_back(gpus[i] + "–" + gpus[j]);
       if (nvlinks(v) > 0)
         nv_counts.insert(nvlinks(v));
@@ -154,35 +172,61 @@ std::vector<Finding> topo_findings(const TopoMatrix& m) {
                        {{"pairs", fmt::format("{}", fmt::join(cross, ", "))}},
                        "Keep tensor-parallel groups and the busiest pairs within a socket (PIX/PXB/NODE or NVLink); "
                        "P2P across sockets is often unsupported or slow, so NCCL stages through host memory"));
+  // NVLinks per GPU: NV# is the number of links between the pair (through NVSwitch: every link of the GPU).
+  if (!nv_counts.empty()) {
+    std::vector<std::string> per_gpu;
+    for (const auto& g : gpus) {
+      int peers = 0, links = 0;
+      for (const auto& h : gpus)
+        if (h != g && nvlinks(at(g, h)) > 0) ++peers, links = std::max(links, nvlinks(at(g, h)));
+      per_gpu.push_back(fmt::format("{} NV{} to {} of {} GPUs", g, links, peers, gpus.size() - 1));
+    }
+    out.push_back(
+        make("topo-nvlink", Severity::info,
+             fmt::format("NVLink between {} GPU pairs{}", gpus.size() * (gpus.size() - 1) / 2 - (all_nv ? 0 : 1) * 0,
+                         all_nv ? " (every pair)" : " (not every pair: the others go over PCIe)"),
+             {{"per_gpu", fmt::format("{}", fmt::join(per_gpu, "; "))}}, ""));
+  }
   if (all_nv && nv_counts.size() > 1)
     out.push_back(make("topo-nvlink-uneven", Severity::warn, "GPU pairs have different NVLink counts",
                        {{"counts", fmt::format("{}", fmt::join(nv_counts, ", "))}},
                        "On an NVSwitch system every pair shows the same NV#: fewer links on some pairs means links "
                        "down — nvidia-smi nvlink -s and the NVLink error counters (gpusqueeze exporter) say which"));
+  // NICs: one SYS from every GPU is a storage/management NIC or misplaced; GPUs without a NIC under their switch
+  // while other GPUs have one cross the host bridge for every inter-node byte.
+  auto near_nic = [&](const std::string& g) {
+    return std::any_of(nics.begin(), nics.end(), [&](const std::string& n) {
+      const auto v = at(g, n);
+      return v == "PIX" || v == "PXB";
+    });
+  };
+  const bool any_gpu_near = std::any_of(gpus.begin(), gpus.end(), near_nic);
   for (const auto& n : nics) {
-    bool near = false;
-    for (const auto& g : gpus) near = near || at(g, n) != "SYS";
-    if (!near && !gpus.empty())
-      out.push_back(
-          make("topo-nic-far", Severity::warn,
-               fmt::format("{}{} is SYS from every GPU", n, m.nic_names.count(n) ? " (" + m.nic_names.at(n) + ")" : ""),
-               {{"nic", n}},
-               "GPUDirect RDMA through it crosses the CPU interconnect: if it carries NCCL traffic, move it "
-               "under a GPU's PCIe switch, or keep it out of NCCL_IB_HCA"));
+    bool near = false, seen = false;
+    for (const auto& g : gpus) {
+      const auto v = at(g, n);
+      seen = seen || !v.empty();
+      near = near || (v != "SYS" && !v.empty());
+    }
+    if (!near && seen)
+      out.push_back(make(
+          "topo-nic-far", any_gpu_near ? Severity::info : Severity::warn,
+          fmt::format("{}{} is SYS from every GPU{}", n, m.nic_names.count(n) ? " (" + m.nic_names.at(n) + ")" : "",
+                      any_gpu_near ? " (other NICs sit near the GPUs: a storage or management NIC?)" : ""),
+          {{"nic", n}},
+          "GPUDirect RDMA through it crosses the CPU interconnect: if it carries NCCL traffic, move it "
+          "under a GPU's PCIe switch, or keep it out of NCCL_IB_HCA"));
   }
   if (!nics.empty())
-    for (const auto& g : gpus) {
-      bool near = false;
-      for (const auto& n : nics) {
-        const auto v = at(g, n);
-        near = near || v == "PIX" || v == "PXB";
-      }
-      if (!near)
-        out.push_back(make("topo-gpu-without-near-nic", Severity::info,
-                           fmt::format("{} has no NIC under its PCIe switch (PIX/PXB)", g), {{"gpu", g}},
-                           "Its inter-node traffic crosses the host bridge or the CPU interconnect; on GPUDirect RDMA "
-                           "systems a NIC per GPU (or per GPU pair) under the same switch is the usual layout"));
-    }
+    for (const auto& g : gpus)
+      if (!near_nic(g))
+        out.push_back(
+            make("topo-gpu-without-near-nic", any_gpu_near ? Severity::warn : Severity::info,
+                 fmt::format("{} has no NIC under its PCIe switch (PIX/PXB){}", g,
+                             any_gpu_near ? " while other GPUs do: its inter-node traffic is the slow path" : ""),
+                 {{"gpu", g}},
+                 "Its inter-node traffic crosses the host bridge or the CPU interconnect; on GPUDirect RDMA "
+                 "systems a NIC per GPU (or per GPU pair) under the same switch is the usual layout"));
   return out;
 }
 

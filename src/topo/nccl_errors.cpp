@@ -1,0 +1,330 @@
+// The NCCL / PyTorch distributed error catalogue (see nccl_errors.hpp). Meanings from NCCL's ncclResult_t comments
+// (src/nccl.h.in), its troubleshooting guide, and the maintainers' answers on the threads the triage corpus cites
+// (tests/data/triage/).
+#include "topo/nccl_errors.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace gsq::topo {
+
+namespace {
+
+bool has(std::string_view s, std::string_view w) {
+  return s.find(w) != std::string_view::npos;
+}
+
+bool has_ci(std::string_view s, std::string_view w) {
+  return std::search(s.begin(), s.end(), w.begin(), w.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+         }) != s.end();
+}
+
+// The digits after `key` in s, as text ("" when none).
+std::string number_after(std::string_view s, std::string_view key) {
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return {};
+  size_t i = at + key.size(), j = i;
+  if (j < s.size() && s[j] == '-') ++j;
+  while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+  return std::string(s.substr(i, j - i));
+}
+
+}  // namespace
+
+const std::vector<ErrorKind>& error_catalogue() {
+  static const std::vector<ErrorKind> k = {
+      {"ib-completion-error",
+       {"Got completion from peer", "Got completion with error", "completion with error",
+        "transport retry counter "
+        "exceeded",
+        "IBV_WC_RETRY_EXC_ERR", "local catastrophic error", "Got async event"},
+       true,
+       "an InfiniBand/RoCE work request failed (status 12 = retry counter exceeded: the peer did not answer over RDMA "
+       "within NCCL_IB_TIMEOUT × NCCL_IB_RETRY_CNT; 5 = flushed after an earlier error; 4 = protection error; 10 = "
+       "remote access error)",
+       "The network, not the code: check the ports on both hosts (ibstatus, ibv_devinfo, mlxlink -d <dev> for errors "
+       "and flaps), RoCE GID index (NCCL_IB_GID_INDEX) and PFC/ECN on the switches; run nccl-tests between the two "
+       "hosts named. Status 5 lines are the consequence of the first non-5 status: read that one"},
+      {"ib-unavailable",
+       {"Failed to open libibverbs", "libibverbs.so", "NET/IB : No device found", "No IB devices found",
+        "ibv_open_device failed", "NET/IB : Unable to open", "ibv_get_device_list failed", "output empty list",
+        "No eligible providers", "Unable to find a libfabric provider", "NET/OFI Failed to initialize"},
+       false,
+       "NCCL found no usable RDMA device (InfiniBand/RoCE: libibverbs missing in the container, no /dev/infiniband, no "
+       "HCA; AWS EFA: libfabric's provider found none)",
+       "On a cluster with IB/RoCE install rdma-core/libibverbs in the image and expose /dev/infiniband (Kubernetes: "
+       "the "
+       "RDMA device plugin); `ibv_devices` inside the container must list the HCAs. On a single node this is harmless"},
+      {"socket-error",
+       {"Connection refused", "Connection reset by peer", "Connection closed by remote peer",
+        "remote process exited or there was a network error", "socketProgress", "socketPoll", "Socket recv failed",
+        "socketFinalizeAccept", "Net : Connection closed", "Broken pipe", "Call to connect returned",
+        "No route to host", "Network is unreachable", "socketStartConnect", "connection closed by peer",
+        "ncclSocketConnect"},
+       true,
+       "a TCP connection between ranks failed or was closed: NCCL's bootstrap/socket transport, or a peer process "
+       "that died first",
+       "Look for the first rank that failed (a crash, OOM or a timeout elsewhere closes every socket after it). Then "
+       "the interface: NCCL_SOCKET_IFNAME must name an interface every host can reach the others on (not docker0/lo); "
+       "firewalls must allow the ephemeral ports between nodes"},
+      {"bootstrap-mismatch",
+       {"Message truncated"},
+       true,
+       "bootstrap messages of a different size than expected: ranks run different NCCL versions, or two jobs share one "
+       "unique id / MASTER_PORT",
+       "Make every rank load the same NCCL (print torch.cuda.nccl.version() or NCCL_DEBUG=VERSION on each host, check "
+       "LD_LIBRARY_PATH and pip's nvidia-nccl-cu*), and give each job its own MASTER_ADDR:MASTER_PORT"},
+      {"shm-error",
+       {"/dev/shm", "shared memory segment", "shm_open", "unable to allocate shared memory", "No space left on device",
+        "Error while creating shared memory", "shmPtr", "Bus error"},
+       true,
+       "NCCL could not create or grow a shared-memory segment: /dev/shm is too small (Docker's default is 64 MB) or "
+       "not shared",
+       "Run the container with --shm-size=16g or --ipc=host (Kubernetes: an emptyDir with medium: Memory at /dev/shm); "
+       "NCCL_SHM_DISABLE=1 only as a test"},
+      {"nccl-system-error",
+       {"unhandled system error", "ncclSystemError",
+        "System call (e.g. socket, malloc) or external library call "
+        "failed"},
+       true,
+       "a system call or external library NCCL uses failed (socket, shared memory, memory registration, file "
+       "descriptors, libibverbs); the cause is on NCCL's WARN line before it",
+       "Read the NCCL WARN line just before (run with NCCL_DEBUG=INFO if there is none): /dev/shm, ulimit -l "
+       "(memlock unlimited for RDMA), ulimit -n, cgroup limits and the network interface are the usual causes"},
+      {"nccl-internal-error",
+       {"internal error", "ncclInternalError", "Internal check failed"},
+       true,
+       "NCCL's own consistency check failed (often a setup NCCL did not expect: a topology it cannot parse, mixed "
+       "versions, a plugin)",
+       "Re-run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,ENV and read the WARN line; try the newest NCCL, "
+       "and without external network plugins (NCCL_NET_PLUGIN=none) to isolate them"},
+      {"nccl-invalid-usage",
+       {"invalid usage", "ncclInvalidUsage", "Duplicate GPU detected", "ncclInvalidArgument", "Invalid rank requested",
+        "invalid argument (run with NCCL_DEBUG", "This usually reflects invalid usage of NCCL"},
+       true,
+       "the program called NCCL wrongly: two ranks on one GPU (Duplicate GPU), a wrong rank count, buffers or "
+       "arguments that differ between ranks",
+       "Give each rank its own GPU (torch.cuda.set_device(local_rank) before init; check CUDA_VISIBLE_DEVICES per "
+       "rank), and the same world size, dtypes and counts on every rank"},
+      {"nccl-remote-error",
+       {"ncclRemoteError", "remote process exiting prematurely", "A call failed possibly due to a network error"},
+       true,
+       "a peer failed or went away during a collective (its process died, or the network between them failed)",
+       "Find the rank that died first (its own log: OOM, an exception, a kill by the scheduler) — this rank's error is "
+       "the consequence"},
+      {"nccl-oom",
+       {"out of memory", "Failed to CUDA calloc", "Failed to CUDA malloc", "OutOfMemoryError",
+        "cudaErrorMemoryAllocation"},
+       true,
+       "GPU (or pinned host) memory ran out, in NCCL's buffers or in the job around them",
+       "Leave NCCL room: lower the batch or model memory, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; NCCL's "
+       "own buffers grow with channels and peers (NCCL_BUFFSIZE, NCCL_NCHANNELS_PER_NET_PEER, fewer communicators)"},
+      {"cuda-error",
+       {"Cuda failure", "CUDA failure", "CUDA error:", "unhandled cuda error", "unhandled CUDA error",
+        "ncclUnhandledCudaError", "illegal memory access", "cudaErrorIllegalAddress", "cudaIpcOpenMemHandle",
+        "CUDA driver error", "illegal instruction", "uncorrectable ECC", "peer access is not supported",
+        "peer mapping resources exhausted", "Call to CUDA function failed"},
+       true,
+       "a CUDA call failed inside NCCL or the job (IPC/P2P mapping, an illegal address from a kernel, a GPU fault)",
+       "Re-run with CUDA_LAUNCH_BLOCKING=1 to find the kernel; check `dmesg`/`nvidia-smi -q` for Xid errors and ECC; "
+       "for IPC/P2P failures test with NCCL_P2P_DISABLE=1 and check ACS/IOMMU (gpusqueeze topo)"},
+      {"version-mismatch",
+       {"driver version is insufficient", "undefined symbol: nccl", "NCCL version mismatch", "version mismatch",
+        "libnccl.so.2: cannot open", "CUDA driver version is insufficient"},
+       true,
+       "libraries that do not go together: the NCCL a framework loads, the CUDA runtime and the driver",
+       "Print what each rank loads (torch.cuda.nccl.version(), nvidia-smi, ldd on libnccl) and align them: one NCCL "
+       "for every rank, a driver at least as new as the CUDA runtime needs"},
+      {"watchdog-timeout",
+       {"Watchdog caught collective operation timeout", "Some NCCL operations have failed or timed out",
+        "watchdog got stuck", "Heartbeat monitor timed out", "Timeout at NCCL work", "timed out in",
+        "detected by watchdog", "collective operation timeout"},
+       true,
+       "PyTorch's ProcessGroupNCCL watchdog timed out a collective: some rank never entered it (or never finished it)",
+       "Find the rank that never joined: TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 dumps each "
+       "rank's last collectives (read them with `gpusqueeze nccl analyze` or torch's fr_trace); then look at that "
+       "rank's own log. NCCL has no collective timeout of its own: raising the timeout only helps a slow rank, "
+       "never a hung one"},
+      {"collective-mismatch",
+       {"Detected mismatch between collectives", "mismatch between collectives", "CollectiveFingerPrint",
+        "collective mismatch", "Mismatched collective"},
+       true,
+       "ranks called different collectives (or the same one with different sizes or dtypes) at the same point: a bug "
+       "in the program, not in the network",
+       "Make every rank take the same collective path: data-dependent branches, a rank skipping a step, uneven "
+       "last batches (drop_last=True), parameters unused on some ranks (find_unused_parameters); "
+       "TORCH_DISTRIBUTED_DEBUG=DETAIL names the first differing call"},
+      {"lagging-rank",
+       {"are the lagging ranks", "joined but didn't finish collective", "didn't join collective", "is not joined",
+        "never joined any collectives", "missing ranks", "Missing ranks", "different collective operation counts",
+        "operation counts"},
+       true,
+       "the desync report names the rank(s) that never joined (or never finished) the collective the others waited in",
+       "Read the named rank's own log and stack (py-spy dump --pid on it): a data-loader stall, an exception, a "
+       "different code path, or a slow/ dead host"},
+      {"store-timeout",
+       {"client socket has timed out", "client socket has failed to connect", "RendezvousTimeoutError",
+        "RendezvousConnectionError", "DistStoreError", "DistNetworkError", "store based barrier",
+        "Timed out initializing process group", "Socket Timeout", "wait timeout after", "connect() timed out",
+        "_create_tcp_store", "Waiting in store based barrier"},
+       true,
+       "the c10d store / rendezvous failed before NCCL started: ranks could not reach MASTER_ADDR:MASTER_PORT, or not "
+       "all ranks arrived in time",
+       "Check that every rank got the same MASTER_ADDR/MASTER_PORT and WORLD_SIZE, that the port is open between "
+       "hosts, and that all ranks were scheduled (a pending pod or Slurm task keeps the others waiting)"},
+      {"nvls-error",
+       {"cuMulticastCreate", "cuMulticastAddDevice", "cuMulticastBindMem", "NVLS Init failed", "nvlsGroupCreate"},
+       true,
+       "NVLink SHARP (NVLS) setup failed: the multicast objects could not be created (fabric manager, IMEX/driver "
+       "support, or a VM/container that lacks it)",
+       "Check nvidia-fabricmanager is running and healthy; as a workaround NCCL_NVLS_ENABLE=0 (costs bandwidth on "
+       "allreduce at large sizes)"},
+      {"p2p-disabled",
+       {"P2P is disabled between", "P2P is not supported between", "P2P/IPC is disabled"},
+       false,
+       "NCCL does not use direct GPU-to-GPU copies between some GPUs of one node (ACS/IOMMU, a virtualised PCIe "
+       "topology, NCCL_P2P_DISABLE/NCCL_P2P_LEVEL)",
+       "Check ACS and IOMMU (gpusqueeze topo), and that NCCL_P2P_DISABLE / NCCL_P2P_LEVEL are not set in the "
+       "environment; on GeForce cards P2P is not supported by the driver"},
+      {"comm-aborted",
+       {"NCCL communicator was aborted", "ncclCommAbort", "Process group watchdog thread terminated with exception",
+        "NCCL communicator encountered error", "DistBackendError"},
+       true,
+       "the NCCL communicator was aborted after an error or timeout; the reason is in an earlier line of this or "
+       "another rank's log",
+       "Read the first error before it (this rank's or the first rank to fail)"},
+      {"process-failed",
+       {"ChildFailedError", "exitcode  : -", "Segmentation fault", "core dumped", "SIGABRT", "Signal 6 (SIGABRT)",
+        "SIGSEGV", "Fatal Python error", "terminate called after throwing", "Test NCCL failure", "Test CUDA failure"},
+       true,
+       "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
+       "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},
+  };
+  return k;
+}
+
+const char* nccl_result_name(int code) {
+  switch (code) {
+    case 1:
+      return "ncclUnhandledCudaError";
+    case 2:
+      return "ncclSystemError";
+    case 3:
+      return "ncclInternalError";
+    case 4:
+      return "ncclInvalidArgument";
+    case 5:
+      return "ncclInvalidUsage";
+    case 6:
+      return "ncclRemoteError";
+    case 7:
+      return "ncclInProgress";
+    default:
+      return "unknown";
+  }
+}
+
+std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::string, std::string>& facts) {
+  std::vector<const ErrorKind*> out;
+  const auto& cat = error_catalogue();
+  auto kind = [&](std::string_view id) {
+    return &*std::find_if(cat.begin(), cat.end(), [&](const ErrorKind& k) { return id == k.id; });
+  };
+  // One pass over the line: the needles indexed by their first two bytes (a 100 MB log in about a second).
+  struct Index {
+    std::vector<std::vector<std::pair<std::string_view, size_t>>> by_pair = decltype(by_pair)(1 << 16);
+    Index() {
+      const auto& c = error_catalogue();
+      for (size_t k = 0; k < c.size(); ++k)
+        for (const char* w : c[k].any) {
+          const std::string_view v(w);
+          by_pair[static_cast<unsigned char>(v[0]) << 8 | static_cast<unsigned char>(v[1])].emplace_back(v, k);
+        }
+    }
+  };
+  static const Index index;
+  std::vector<bool> seen(cat.size(), false);
+  bool any = false;
+  for (size_t i = 0; i + 1 < line.size(); ++i) {
+    const auto& cands =
+        index.by_pair[static_cast<unsigned char>(line[i]) << 8 | static_cast<unsigned char>(line[i + 1])];
+    for (const auto& [needle, k] : cands)
+      if (!seen[k] && i + needle.size() <= line.size() && line[i + needle.size() - 1] == needle.back() &&
+          line.substr(i, needle.size()) == needle)
+        seen[k] = any = true;
+  }
+  for (size_t ki = 0; ki < cat.size() && any; ++ki) {
+    const auto& k = cat[ki];
+    if (!seen[ki]) continue;
+    const std::string_view id = k.id;
+    // Context that turns a hit into something else.
+    if (id == "socket-error" && (has(line, "client socket") || has(line, "TCPStore") || has(line, "rendezvous") ||
+                                 has(line, "Rendezvous") || has(line, "c10d")))
+      continue;                                                         // the store's connection, read by store-timeout
+    if (id == "cuda-error" && has_ci(line, "out of memory")) continue;  // nccl-oom
+    if (id == "nccl-oom" && !(has(line, "NCCL") || has(line, "CUDA") || has(line, "cuda") || has(line, "OutOfMemory") ||
+                              has(line, "Failed to CUDA")))
+      continue;
+    if (id == "nccl-internal-error" && has(line, "internal error") && !has(line, "NCCL") && !has(line, "nccl") &&
+        !has(line, "ncclInternal"))
+      continue;
+    if (id == "watchdog-timeout" && has(line, "timed out in") && !has(line, "ProcessGroupNCCL") && !has(line, "NCCL"))
+      continue;
+    if (id == "shm-error" && has(line, "Bus error") && !has(line, "shm") && !has(line, "shared memory")) continue;
+    if (id == "version-mismatch" && has(line, "version mismatch") && !has_ci(line, "nccl") && !has_ci(line, "cuda") &&
+        !has_ci(line, "driver"))
+      continue;
+    if (id == "nvls-error" && !(has_ci(line, "fail") || has_ci(line, "error") || has(line, "WARN"))) continue;
+    if (id == "lagging-rank" && has(line, "operation counts") && !has(line, "different")) continue;
+    if (id == "ib-completion-error" && has(line, "Got async event") && !has(line, "error") && !has(line, "ERR"))
+      continue;
+    if (id == "ib-completion-error") {
+      std::string status = number_after(line, "status=");
+      if (status.empty()) status = number_after(line, "with error ");
+      if (!status.empty() && !facts.contains("status")) facts["status"] = status;
+      if (const auto v = number_after(line, "vendor err "); !v.empty() && !facts.contains("vendor_err"))
+        facts["vendor_err"] = v;
+      if (const size_t at = line.find("from peer "); at != std::string_view::npos && !facts.contains("peer")) {
+        const size_t end = line.find_first_of(" <", at + 10);
+        facts["peer"] = std::string(line.substr(at + 10, end == std::string_view::npos ? 40 : end - at - 10));
+      }
+    }
+    if (id == "bootstrap-mismatch") {
+      facts["received"] = number_after(line, "received ");
+      facts["expected"] = number_after(line, "bytes instead of ");
+    }
+    out.push_back(&k);
+  }
+  // A CUDA failure inside NCCL's NVLS transport is NVLS failing (transport/nvls.cc: multicast objects).
+  if (has(line, "nvls.cc") && (has(line, "WARN") || has(line, " -> ")) &&
+      std::find(out.begin(), out.end(), kind("nvls-error")) == out.end())
+    out.push_back(kind("nvls-error"));
+  // "file.cc:123 -> 2": an NCCL call returned an error, printed at every level it passes back through.
+  if (const size_t at = line.rfind(" -> ");
+      at != std::string_view::npos && at + 4 < line.size() && std::isdigit(static_cast<unsigned char>(line[at + 4]))) {
+    const auto before = line.substr(0, at);
+    // "include/net.h:24 -> 2" is printed while NCCL probes for an external network plugin that is not there: harmless.
+    const bool probe = before.find("net.h:") != std::string_view::npos;
+    const bool source =
+        !probe && (before.find(".cc:") != std::string_view::npos || before.find(".h:") != std::string_view::npos ||
+                   before.find(".cu:") != std::string_view::npos || before.find(".c:") != std::string_view::npos);
+    int code = 0;
+    std::from_chars(line.data() + at + 4, line.data() + line.size(), code);
+    const char* id = code == 1                ? "cuda-error"
+                     : code == 2              ? "nccl-system-error"
+                     : code == 3              ? "nccl-internal-error"
+                     : code == 4 || code == 5 ? "nccl-invalid-usage"
+                     : code == 6              ? "nccl-remote-error"
+                                              : nullptr;
+    if (source && id != nullptr) {
+      facts["code"] = std::to_string(code);
+      const auto* k = kind(id);
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    }
+  }
+  return out;
+}
+
+}  // namespace gsq::topo
