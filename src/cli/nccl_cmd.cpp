@@ -114,7 +114,7 @@ Action register_nccl(CLI::App& app) {
       "  NCCL_DEBUG=INFO torchrun ... 2>&1 | tee run.log;  gpusqueeze nccl analyze run.log\n"
       "  gpusqueeze nccl analyze all_reduce_perf.txt --json");
   cmd->add_option("files", o->files, "Logs or nccl-tests output")->required()->check(CLI::ExistingFile);
-  cmd->add_flag("--json", o->json, "Print gpusqueeze.nccl-log/1 JSON (an array for several files)");
+  cmd->add_flag("--json", o->json, "Print gpusqueeze.nccl-log/2 JSON (an array for several files)");
   return [o, cmd] {
     if (!cmd->parsed()) return static_cast<int>(ExitCode::bad_input);
     return run_nccl_analyze(*o);
