@@ -3,7 +3,7 @@
 // "(RayWorkerWrapper pid=1234)", "(VllmWorker rank=2 pid=7)", kubectl "[pod/x/y]", docker compose "svc-1  | ",
 // pdsh/DeepSpeed "host: ", ISO and Python-logging timestamps, vLLM's "INFO 05-14 10:11:12 [file.py:12]").
 // framed_lines() strips those, remembers the rank a prefix names, and drops Open MPI tags that interleaved output left
-// in the middle of a line. Hand-written scanning, no regular expressions: a 100 MB log is read in well under a second.
+// in the middle of a line. Hand-written scanning, no regular expressions: it runs on every line.
 #pragma once
 
 #include <string>

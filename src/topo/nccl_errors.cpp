@@ -205,6 +205,11 @@ const std::vector<ErrorKind>& error_catalogue() {
   return k;
 }
 
+const ErrorKind& error_kind(std::string_view id) {
+  const auto& cat = error_catalogue();
+  return *std::find_if(cat.begin(), cat.end(), [&](const ErrorKind& k) { return id == k.id; });
+}
+
 const char* nccl_result_name(int code) {
   switch (code) {
     case 1:
@@ -229,10 +234,7 @@ const char* nccl_result_name(int code) {
 std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::string, std::string>& facts) {
   std::vector<const ErrorKind*> out;
   const auto& cat = error_catalogue();
-  auto kind = [&](std::string_view id) {
-    return &*std::find_if(cat.begin(), cat.end(), [&](const ErrorKind& k) { return id == k.id; });
-  };
-  // One pass over the line: the needles indexed by their first two bytes (a 100 MB log in about a second).
+  // One pass over the line, the needles indexed by their first two bytes, instead of a search per needle.
   struct Index {
     std::vector<std::vector<std::pair<std::string_view, size_t>>> by_pair = decltype(by_pair)(1 << 16);
     Index() {
@@ -299,8 +301,8 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
   }
   // A CUDA failure inside NCCL's NVLS transport is NVLS failing (transport/nvls.cc: multicast objects).
   if (has(line, "nvls.cc") && (has(line, "WARN") || has(line, " -> ")) &&
-      std::find(out.begin(), out.end(), kind("nvls-error")) == out.end())
-    out.push_back(kind("nvls-error"));
+      std::find(out.begin(), out.end(), &error_kind("nvls-error")) == out.end())
+    out.push_back(&error_kind("nvls-error"));
   // "file.cc:123 -> 2": an NCCL call returned an error, printed at every level it passes back through.
   if (const size_t at = line.rfind(" -> ");
       at != std::string_view::npos && at + 4 < line.size() && std::isdigit(static_cast<unsigned char>(line[at + 4]))) {
@@ -320,7 +322,7 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
                                               : nullptr;
     if (source && id != nullptr) {
       facts["code"] = std::to_string(code);
-      const auto* k = kind(id);
+      const auto* k = &error_kind(id);
       if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
     }
   }

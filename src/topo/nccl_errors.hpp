@@ -20,6 +20,8 @@ struct ErrorKind {
 };
 
 [[nodiscard]] const std::vector<ErrorKind>& error_catalogue();
+// The catalogue entry of a class id; the id must be one of the catalogue's.
+[[nodiscard]] const ErrorKind& error_kind(std::string_view id);
 
 // A family seen in a log: how often, where first, by which ranks, and the numbers its lines carry.
 struct ErrorSeen {

@@ -159,7 +159,7 @@ std::string nccl_process(std::string_view line) {
 
 struct Reader {
   NcclLog& log;
-  bool in_desync = false, in_ras = false;
+  bool in_ras = false;
 
   bool error_line(const FramedLine& fl) {
     std::map<std::string, std::string> facts;
@@ -436,7 +436,7 @@ struct Reader {
       if (log.desync.size() < 8) log.desync.push_back(line.substr(0, 200));
       hit = true;
     }
-    if (has(line, "Desync") || has(line, "desync")) in_desync = true, hit = true;
+    if (has(line, "Desync") || has(line, "desync")) hit = true;
     if (has(line, "lagging ranks") || has(line, "joined but didn't finish") || has(line, "finished collective #") ||
         has(line, " is not joined")) {
       // "[7] finished collective #182, …": the "[7] " came off as a rank prefix, and names the rank.
@@ -472,11 +472,6 @@ std::string ranks_text(const std::set<int>& ranks) {
     s += (s.empty() ? "" : ", ") + std::to_string(r);
   }
   return s;
-}
-
-const ErrorKind& kind_of(const std::string& id) {
-  const auto& cat = error_catalogue();
-  return *std::find_if(cat.begin(), cat.end(), [&](const ErrorKind& k) { return id == k.id; });
 }
 
 }  // namespace
@@ -616,7 +611,7 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                     t.seq >= 0 ? fmt::format(" #{}", t.seq) : "", static_cast<double>(t.ran_ms) / 1e3,
                     ranks.empty() ? "" : " on rank" + std::string(ranks.size() > 1 ? "s " : " ") + ranks_text(ranks),
                     progress, stuck),
-        ev, kind_of("watchdog-timeout").first_try));
+        ev, error_kind("watchdog-timeout").first_try));
   }
   // Ranks compared: the same SeqNum with a different op or size is a mismatch (a code bug); different progress is a
   // rank that fell behind.
@@ -630,23 +625,21 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
         for (const auto& [op, n] : calls) what += fmt::format("{}{}(numel {})", what.empty() ? "" : " vs ", op, n);
         out.push_back(make("nccl-collective-mismatch", Severity::fail,
                            fmt::format("Ranks timed out in different collectives at SeqNum {}: {}", seq, what),
-                           {{"seq", std::to_string(seq)}, {"calls", what}}, kind_of("collective-mismatch").first_try));
+                           {{"seq", std::to_string(seq)}, {"calls", what}},
+                           error_kind("collective-mismatch").first_try));
       }
     int64_t most = -1;
     for (const auto& [r, p] : log.progress) most = std::max(most, p.last_enqueued);
     std::set<int> behind;
     for (const auto& [r, p] : log.progress)
       if (r >= 0 && p.last_enqueued >= 0 && p.last_enqueued < most) behind.insert(r);
-    std::set<int> timed_seq;
-    for (const auto& t : log.timeouts)
-      if (t.rank >= 0) timed_seq.insert(static_cast<int>(t.seq));
     if (!behind.empty() && log.progress.size() > 1)
       out.push_back(make("nccl-lagging-rank", Severity::fail,
                          fmt::format("Rank{} {} enqueued fewer collectives than the others (up to #{}): it never "
                                      "reached the collective the others waited in",
                                      behind.size() > 1 ? "s" : "", ranks_text(behind), most),
                          {{"ranks", ranks_text(behind)}, {"others_last_enqueued", std::to_string(most)}},
-                         kind_of("lagging-rank").first_try));
+                         error_kind("lagging-rank").first_try));
   }
   if (!log.lagging_ranks.empty())
     out.push_back(
@@ -655,17 +648,17 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                          "collective)",
                          log.lagging_ranks.size() > 1 ? "s" : "", ranks_text(log.lagging_ranks)),
              {{"ranks", ranks_text(log.lagging_ranks)}, {"report", log.desync.empty() ? "" : log.desync.front()}},
-             kind_of("lagging-rank").first_try));
+             error_kind("lagging-rank").first_try));
   if (!log.mismatches.empty())
     out.push_back(make("nccl-collective-mismatch", Severity::fail,
                        "Ranks called different collectives (TORCH_DISTRIBUTED_DEBUG's fingerprint check)",
-                       {{"message", log.mismatches.front().substr(0, 300)}}, kind_of("collective-mismatch").first_try));
+                       {{"message", log.mismatches.front().substr(0, 300)}},
+                       error_kind("collective-mismatch").first_try));
   // The catalogue: every family seen, in the order the log shows them.
-  const bool single_node = log.nnodes <= 1 && log.hosts.size() <= 1 && log.test_hosts.size() <= 1;
   const bool socket_channels = log.transports.contains("NET/Socket");
   const bool multinode = log.nnodes > 1 || log.hosts.size() > 1 || log.test_hosts.size() > 1;
   for (const auto& e : log.errors) {
-    const auto& k = kind_of(e.id);
+    const auto& k = error_kind(e.id);
     if (e.id == "watchdog-timeout" && !log.timeouts.empty()) continue;  // named above, with its numbers
     if ((e.id == "lagging-rank" && !log.lagging_ranks.empty()) ||
         (e.id == "collective-mismatch" && !log.mismatches.empty()))
@@ -710,8 +703,8 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
         "(slow) until they are fixed"));
   } else {
     const bool socket_network = log.network == "Socket" || log.socket_fallback;
-    if (socket_channels || (socket_network && (multinode || log.ibverbs_missing) && !single_node) ||
-        (log.ibverbs_missing && multinode) || (socket_network && log.ib_device_failed))
+    if (socket_channels || (multinode && (socket_network || log.ibverbs_missing)) ||
+        (socket_network && log.ib_device_failed))
       out.push_back(make("nccl-socket-fallback", Severity::warn,
                          log.ibverbs_missing
                              ? "libibverbs could not be loaded: NCCL carries inter-node traffic over TCP sockets"
@@ -733,7 +726,7 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                        "GPUs of one node exchange data through host memory (SHM), not P2P: expected on GeForce cards "
                        "and across CPU sockets, a loss where the GPUs share a PCIe switch or NVLink",
                        {{"shm_channel_lines", std::to_string(log.transports.at("SHM"))}},
-                       kind_of("p2p-disabled").first_try));
+                       error_kind("p2p-disabled").first_try));
   // Inter-node RDMA without GPU Direct.
   if (log.transports.contains("NET/IB") && !log.transports.contains("NET/IB/GDRDMA"))
     out.push_back(make("nccl-no-gdrdma", Severity::warn,
