@@ -86,6 +86,19 @@ def vision_train_step(model, opt, x, y, sync_loss=False):
     return loss.item() if sync_loss else loss
 
 
+def hf_train_step(model, opt, **inputs):
+    """One AMP training step of a transformers model on fixed inputs (the loss from the model's own head)."""
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(**inputs).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    return step
+
+
 class SynthImages(torch.utils.data.Dataset):
     """uint8 'decoded JPEGs' (3×256×256, seeded per index) through the usual CPU augmentation pipeline."""
 
@@ -354,18 +367,7 @@ def _():
     ids = torch.randint(0, 30522, (8, 128), device=dev)
     y = torch.randint(0, 2, (8,), device=dev)
 
-    def make(m, opt):
-        def step():
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = m(input_ids=ids, labels=y).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return loss
-
-        return step
-
-    return make(m1, o1), make(m2, o2)
+    return hf_train_step(m1, o1, input_ids=ids, labels=y), hf_train_step(m2, o2, input_ids=ids, labels=y)
 
 
 @pair("sdpa_gpt2_infer", "attention", "", "infer",
@@ -390,18 +392,8 @@ def _():
     o1, o2 = (torch.optim.AdamW(m.parameters(), lr=1e-5, fused=True) for m in (m1, m2))
     ids = torch.randint(0, 50257, (4, 1024), device=dev)
 
-    def make(m, opt):
-        def step():
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = m(input_ids=ids, labels=ids, use_cache=False).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            return loss
-
-        return step
-
-    return make(m1, o1), make(m2, o2)
+    kw = dict(input_ids=ids, labels=ids, use_cache=False)
+    return hf_train_step(m1, o1, **kw), hf_train_step(m2, o2, **kw)
 
 
 @pair("static_gpt2_decode", "launch", "graphs", "infer",
