@@ -5,14 +5,23 @@ against what the fix really did untraced.
   class    the verdict class (or the top-ranked finding) names the class of the measured fix
   top      the top-ranked warn/fail finding names the measured fix
   pred     the predicted untraced step after the fix vs the measured after (only where a what-if models the fix)
-  recorded the analyzer's "as recorded" step vs the measured untraced before step (the recorder's cost shows here)
+  recorded the analyzer's "as recorded" step (the recorder's cost taken out) vs the measured untraced before step
+
+Two modes, both in the table:
+  plain     `analyze` as a user runs it: the recorder's cost per record is the corpus default — here computed
+            leaving the pair out (the median of the other pairs' implied costs), so no pair judges itself
+  untraced  `analyze --untraced-step MS` with the measured untraced before step (what `report -- CMD` measures)
+--calibrate prints each recording's implied cost per record and the medians the analyzer's defaults come from
+(whatif.hpp kKinetoLaunchCostNs, kGsqtLaunchCostNs).
 
 Usage: python3 bench/realmodels/accuracy.py RESULTS_DIR TRACES_DIR [--bin build/gpusqueeze] [--out table.md]
+                                            [--calibrate]
   RESULTS_DIR holds realmodels.json; TRACES_DIR holds torch/NAME-before.pt.json.gz and gsq/NAME-before.gsqt.
 Which finding ids and verdict classes name which fix class is the table FIX_NAMES below: one table, no per-pair case."""
 import argparse
 import json
 import os
+import statistics
 import subprocess
 
 # What names each class of fix: verdict classes and finding ids.
@@ -28,8 +37,8 @@ FIX_NAMES = {
 }
 
 
-def analyze(binary, trace, fix):
-    cmd = [binary, "analyze", trace, "--json"] + (["--what-if", fix] if fix else [])
+def analyze(binary, trace, fix, *extra):
+    cmd = [binary, "analyze", trace, "--json"] + (["--what-if", fix] if fix else []) + [str(x) for x in extra]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if p.returncode not in (0, 1) or not p.stdout.strip():
         return None, p.stderr.strip()[:200]
@@ -41,65 +50,113 @@ def ranked(doc):
     return sorted(fs, key=lambda f: -(f.get("saving_ratio") or 0))
 
 
+RECORDERS = (("torch", "torch/{}-{}.pt.json.gz"), ("gsq", "gsq/{}-{}.gsqt"))
+
+
+def implied_costs(binary, traces, pairs):
+    """Per recording: the cost per record (ns) that --untraced-step implies, where the host limits the step."""
+    out = {}
+    for name, p in pairs.items():
+        for v in ("before", "after"):
+            for rec, pattern in RECORDERS:
+                trace = os.path.join(traces, pattern.format(name, v))
+                if not os.path.exists(trace):
+                    continue
+                doc, _ = analyze(binary, trace, "", "--untraced-step", p[v]["median_ms"])
+                c = (doc or {}).get("critical_path", {})
+                s, h, n = c.get("host_scale"), c.get("host_ns", 0), c.get("records", 0)
+                if s is not None and 0 < s < 1 and n:
+                    out[(name, v, rec)] = (1 - s) * h / n
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("traces")
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "gpusqueeze"))
     ap.add_argument("--out", default=None)
+    ap.add_argument("--calibrate", action="store_true")
     a = ap.parse_args()
-    pairs = json.load(open(os.path.join(a.results, "realmodels.json")))["pairs"]
-    rows, tally = [], {"class": [0, 0], "top": [0, 0], "pred10": [0, 0], "recorded5": [0, 0]}
+    pairs = {k: v for k, v in json.load(open(os.path.join(a.results, "realmodels.json")))["pairs"].items()
+             if "error" not in v}
+    costs = implied_costs(a.bin, a.traces, pairs)
+    if a.calibrate:
+        for rec, _ in RECORDERS:
+            mine = sorted((c, f"{n} {v}") for (n, v, r), c in costs.items() if r == rec)
+            print(f"{rec}: {len(mine)} recordings, median {statistics.median(c for c, _ in mine) / 1e3:.1f} µs/record; "
+                  + ", ".join(f"{w} {c / 1e3:.1f}" for c, w in mine))
+        return
+    rows, tally = [], {f"{k}-{m}": [0, 0] for k in ("class", "top", "pred10", "pred5") for m in ("plain", "untraced")}
+    tally["recorded5-plain"] = [0, 0]
     for name, p in pairs.items():
-        if "error" in p:
-            continue
         before, after = p["before"]["median_ms"], p["after"]["median_ms"]
-        for rec, path in (("torch", f"torch/{name}-before.pt.json.gz"), ("gsq", f"gsq/{name}-before.gsqt")):
-            trace = os.path.join(a.traces, path)
+        for rec, pattern in RECORDERS:
+            trace = os.path.join(a.traces, pattern.format(name, "before"))
             if not os.path.exists(trace):
                 continue
             fix = p["fix"] if p["fix"] not in ("host", "") else "sync"  # a what-if always gives "as recorded"
-            doc, err = analyze(a.bin, trace, fix)
-            if doc is None:
-                rows.append(f"| {name} | {rec} | {p['cls']} | error: {err} | | | | |")
+            loo = statistics.median(c for (n, _, r), c in costs.items() if r == rec and n != name)
+            cells = {}
+            for mode, extra in (("plain", ["--recorder-cost", round(loo)]), ("untraced", ["--untraced-step", before])):
+                doc, err = analyze(a.bin, trace, fix, *extra)
+                if doc is None:
+                    cells[mode] = None
+                    continue
+                verdict = doc["verdict"]["class"]
+                top = ranked(doc)
+                top_id = top[0]["id"] if top else "-"
+                names = FIX_NAMES[p["cls"]]
+                cls_ok = verdict in names["verdict"] or top_id in names["findings"]
+                top_ok = top_id in names["findings"]
+                wi = doc.get("what_if") or {}
+                recorded = (wi.get("replayed_step_p50_ns") or 0) / 1e6
+                pred = None
+                for r in wi.get("rows", []):
+                    if p["fix"] not in ("host", "") and r.get("fixes") == fix:
+                        pred = r["step_p50_ns"] / 1e6
+                tally[f"class-{mode}"][0] += cls_ok
+                tally[f"class-{mode}"][1] += 1
+                tally[f"top-{mode}"][0] += top_ok
+                tally[f"top-{mode}"][1] += 1
+                if recorded and mode == "plain":
+                    tally["recorded5-plain"][0] += abs(recorded / before - 1) <= 0.05
+                    tally["recorded5-plain"][1] += 1
+                if pred is not None:
+                    for k, lim in (("pred10", 0.10), ("pred5", 0.05)):
+                        tally[f"{k}-{mode}"][0] += abs(pred / after - 1) <= lim
+                        tally[f"{k}-{mode}"][1] += 1
+                cells[mode] = (verdict, cls_ok, top_id, top_ok, recorded, pred)
+            pl, un = cells.get("plain"), cells.get("untraced")
+            if pl is None:
+                rows.append(f"| {name} | {rec} | {p['cls']} | error | | | | | |")
                 continue
-            verdict = doc["verdict"]["class"]
-            top = ranked(doc)
-            top_id = top[0]["id"] if top else "-"
-            names = FIX_NAMES[p["cls"]]
-            cls_ok = verdict in names["verdict"] or top_id in names["findings"]
-            top_ok = top_id in names["findings"]
-            wi = doc.get("what_if") or {}
-            recorded = (wi.get("recorded_step_p50_ns") or 0) / 1e6
-            pred = None
-            for r in wi.get("rows", []):
-                if p["fix"] not in ("host", "") and r.get("fixes") == fix:
-                    pred = r["step_p50_ns"] / 1e6
-            tally["class"][0] += cls_ok
-            tally["class"][1] += 1
-            tally["top"][0] += top_ok
-            tally["top"][1] += 1
-            if recorded:
-                tally["recorded5"][0] += abs(recorded / before - 1) <= 0.05
-                tally["recorded5"][1] += 1
-            if pred is not None:
-                tally["pred10"][0] += abs(pred / after - 1) <= 0.10
-                tally["pred10"][1] += 1
+
+            def pred_cell(c):
+                return f"{c[5]:.2f} ({c[5] / after - 1:+.0%})" if c and c[5] is not None else "-"
             rows.append(
-                f"| {name} | {rec} | {p['cls']} ({p['fix'] or '-'}) | {verdict}{'' if cls_ok else ' ✗'} | "
-                f"{top_id}{'' if top_ok else ' ✗'} | {before:.2f} → {after:.2f} | "
-                f"{recorded:.2f} ({recorded / before - 1:+.0%}) | "
-                + (f"{pred:.2f} ({pred / after - 1:+.0%}) |" if pred is not None else "- |"))
+                f"| {name} | {rec} | {p['cls']} ({p['fix'] or '-'}) | {pl[0]}{'' if pl[1] else ' ✗'} | "
+                f"{pl[2]}{'' if pl[3] else ' ✗'} | {before:.2f} → {after:.2f} | "
+                f"{pl[4]:.2f} ({pl[4] / before - 1:+.0%}) [{loo / 1e3:.1f} µs] | {pred_cell(pl)} | "
+                f"{un[0] if un else '-'}{'' if un and un[1] else ' ✗'} | {pred_cell(un)} |")
+
     def share(k):
         n, d = tally[k]
         return f"{n}/{d} ({n / d:.0%})" if d else "-"
     lines = ["# Analyzer accuracy on the real-model corpus", "",
-             f"verdict class names the measured fix: {share('class')}; top finding names it: {share('top')}; "
-             f"predicted after-fix step within 10% of measured: {share('pred10')}; \"as recorded\" step within 5% of "
-             f"the untraced step: {share('recorded5')}.", "",
+             "Plain `analyze` (the recorder's cost per record left out of the host time, its default computed "
+             "without the pair):",
+             f"verdict class names the measured fix: {share('class-plain')}; top finding names it: {share('top-plain')};"
+             f" predicted after-fix step within 10% of measured: {share('pred10-plain')} (within 5%: "
+             f"{share('pred5-plain')}); \"as recorded\" (untraced) step within 5% of the measured untraced step: "
+             f"{share('recorded5-plain')}.", "",
+             "With the measured untraced before step (`analyze --untraced-step`, what `report -- CMD` measures):",
+             f"verdict class: {share('class-untraced')}; top finding: {share('top-untraced')}; predicted after-fix "
+             f"step within 10%: {share('pred10-untraced')} (within 5%: {share('pred5-untraced')}).", "",
              "| pair | recorder | class (fix) | verdict | top finding | measured untraced ms (before → after) | "
-             "as recorded ms (vs untraced before) | predicted after ms (vs measured) |",
-             "|---|---|---|---|---|---|---|---|"] + rows
+             "as recorded, cost out ms (vs untraced before) [cost/record] | predicted after ms (vs measured) | "
+             "verdict, --untraced-step | predicted after, --untraced-step |",
+             "|---|---|---|---|---|---|---|---|---|---|"] + rows
     text = "\n".join(lines) + "\n"
     if a.out:
         open(a.out, "w").write(text)

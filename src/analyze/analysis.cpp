@@ -26,6 +26,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   a.source = t.source;
   a.rank = t.rank;
   a.events = t.events.size();
+  a.window = t.window;
   const auto& ev = t.events;
 
   // Index runtime calls by correlation, and launching threads' runtime calls by time.
@@ -474,7 +475,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     fs.insert(fs.begin(), std::move(f));
     a.verdict.summary += " Judged on incomplete data: records were lost.";
   }
-  judge_by_critical_path(t, a);
+  judge_by_critical_path(t, a, {th.untraced_step_ns, th.recorder_record_ns});
   return a;
 }
 

@@ -34,6 +34,10 @@ struct Thresholds {
   double tensor_underused = 0.2;  // GEMM-type kernels ≥ 30% of kernel time but tensor pipes < 20% → tensor-underused
   double pcie_saturated_bytes_per_s = 40e9;  // ≥ 40 GB/s in one direction (gen5 x16 carries ~55) → pcie-saturated
   double throttled = 0.2;                    // a power/thermal clock-event reason in ≥ 20% of busy samples
+  // The recorder's cost, taken out of the host time before the verdict and every prediction (whatif.hpp): an untraced
+  // step time the user measured (analyze --untraced-step), else a per-record cost (< 0: the recorder's default).
+  int64_t untraced_step_ns = 0;
+  double recorder_record_ns = -1;
 };
 
 struct KernelGroup {
@@ -98,6 +102,7 @@ struct Analysis {
   int64_t median_launch_call_ns = 0;
   std::map<std::string, int64_t> gpu_ns_by_op;  // top-level CPU op → GPU time it launched
   std::vector<int64_t> step_ns;                 // ProfilerStep#N durations
+  std::string window;                           // the steady-state window judged (Trace::window), "" = whole trace
   size_t comm_kernels = 0;                      // NCCL kernels
   int64_t comm_ns = 0, comm_exposed_ns = 0;     // their busy time, and the part no compute kernel overlaps
   HardwareLayer hardware;

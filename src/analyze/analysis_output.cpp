@@ -53,6 +53,7 @@ nlohmann::json to_json(const Analysis& a) {
       {"source", a.source},
       {"rank", a.rank},
       {"events", a.events},
+      {"window", a.window},
       {"hardware",
        {{"busy_samples", a.hardware.busy_samples},
         {"mean", a.hardware.mean},
@@ -141,14 +142,18 @@ std::string render_markdown(const Analysis& a) {
     const auto& c = a.critical_path;
     md += fmt::format(
         "critical path ({}): host work {} · CPU ops (dispatch, launches) {} · waiting on kernels {} · waiting on "
-        "copies {}; `--what-if` predicts fixes from it\n\n",
+        "copies {}; `--what-if` predicts fixes from it\n\nuntraced step P50 predicted {} (recorded {}); the "
+        "recorder's cost: {}\n\n",
         c.value("model", ""), pct(c.value("host_share", 0.0)), pct(c.value("cpu_ops_share", 0.0)),
-        pct(c.value("wait_kernels_share", 0.0)), pct(c.value("wait_copies_share", 0.0)));
+        pct(c.value("wait_kernels_share", 0.0)), pct(c.value("wait_copies_share", 0.0)),
+        ms(c.value("untraced_step_p50_ns", int64_t{0})), ms(c.value("recorded_step_p50_ns", int64_t{0})),
+        c.value("correction", std::string("none")));
     if (c.contains("top_ops") && !c["top_ops"].empty())
       md += fmt::format("(the CPU op holding most of it: {})\n\n", c["top_ops"][0].value("op", ""));
   }
-  md += fmt::format("{} events, wall {}, {} kernels, {} copies\n\n{}\n", a.events, ms(b.wall_ns), a.kernels,
-                    a.copies.count, breakdown_table(a).markdown());
+  md += fmt::format("{} events, wall {}, {} kernels, {} copies{}\n\n{}\n", a.events, ms(b.wall_ns), a.kernels,
+                    a.copies.count, a.window.empty() ? "" : "; judged over the steps: " + a.window,
+                    breakdown_table(a).markdown());
   if (!a.step_ns.empty()) {
     const auto s = stats::summarize(std::vector<double>(a.step_ns.begin(), a.step_ns.end()));
     md += fmt::format("steps: {} (ProfilerStep#), P50 {}, max {}\n\n", a.step_ns.size(),

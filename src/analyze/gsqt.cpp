@@ -145,8 +145,9 @@ Trace from_gsqt(const trace::TraceFile& f) {
 }
 
 Trace load_trace(const std::filesystem::path& file) {
-  if (trace::looks_like_trace(file)) return from_gsqt(trace::read_trace(file));
-  return load_kineto(file);
+  Trace t = trace::looks_like_trace(file) ? from_gsqt(trace::read_trace(file)) : load_kineto(file);
+  keep_steady_state(t);
+  return t;
 }
 
 }  // namespace gsq::analyze

@@ -105,6 +105,8 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
   }
   bool keep = false;
   e.kind = kind_of(cat, keep);
+  // PyTorch 1.8-1.10 wrote the step markers as CPU ops ("Operator"): a step, not one op lasting the whole step.
+  if (e.kind == Kind::cpu_op && name.starts_with("ProfilerStep#")) e.kind = Kind::annotation;
   if (!keep || std::isnan(ts)) {
     ++t.skipped_events;
     return;

@@ -70,10 +70,21 @@ struct Trace {
   uint64_t lost_gpu_records = 0, lost_cpu_records = 0;
   std::vector<CounterTrack> counters;
   std::vector<StreamWait> stream_waits;
+  // The steady-state window the analyses judge: the span of the step markers (ProfilerStep#N) of the process that
+  // launches the most work, and the GPU work launched inside it; empty when the trace has no step markers (then the
+  // whole recording is judged). Events outside it (model load, warm-up, teardown) are left out.
+  std::string window;
+  size_t outside_window = 0;
   std::string gpu_name;              // the sampled GPU, when the counters say
   double dram_peak_bytes_per_s = 0;  // its DRAM peak from NVML (max memory clock × bus width), 0 if unknown
   [[nodiscard]] const std::string& name(const Event& e) const { return names[e.name]; }
 };
+
+// Keeps only the steady state: the span of the step markers of the process that launches the most GPU work (start-up,
+// warm-up and teardown around the steps are not what a per-step verdict or saving is about), with the GPU work
+// launched in that span (a GPU that lags the host finishes it after the last marker), and GPU work already running
+// when the first step begins, cut at its start. A trace without step markers is left whole. Sets Trace::window.
+void keep_steady_state(Trace& t);
 
 // Parses "Memcpy HtoD (Pageable -> Device)" style names into the copy kind and memory kinds.
 void classify_copy(std::string_view name, Event& e);

@@ -1,7 +1,10 @@
 // Trace facts the analyses share (see trace_facts.hpp).
 #include "analyze/trace_facts.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <climits>
 #include <unordered_map>
 
 namespace gsq::analyze::detail {
@@ -95,3 +98,74 @@ std::vector<int32_t> outermost_ops(const Trace& t) {
 }
 
 }  // namespace gsq::analyze::detail
+
+namespace gsq::analyze {
+
+void keep_steady_state(Trace& t) {
+  // The process that launches the most work; its step markers (on any of its threads: the Python thread marks steps,
+  // autograd's thread may launch more).
+  std::unordered_map<int32_t, size_t> launches;
+  for (const auto& e : t.events)
+    if (e.kind == Kind::runtime && detail::is_launch_call(t.name(e))) ++launches[e.pid];
+  if (launches.empty()) return;
+  const int32_t pid = std::max_element(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
+                        return a.second < b.second;
+                      })->first;
+  int64_t lo = INT64_MAX, host_hi = INT64_MIN;
+  size_t steps = 0;
+  std::string first, last;
+  for (const auto& e : t.events) {
+    if (e.kind != Kind::annotation || e.pid != pid || !t.name(e).starts_with("ProfilerStep#")) continue;
+    ++steps;
+    if (e.start_ns < lo) lo = e.start_ns, first = t.name(e);
+    if (e.end_ns() > host_hi) host_hi = e.end_ns(), last = t.name(e);
+  }
+  if (steps == 0) return;
+  // GPU work launched inside the steps ends the window.
+  std::unordered_map<int64_t, bool> launched_inside;
+  for (const auto& e : t.events)
+    if (e.kind == Kind::runtime && e.correlation >= 0)
+      launched_inside[e.correlation] = e.start_ns >= lo && e.start_ns < host_hi;
+  int64_t hi = host_hi;
+  for (const auto& e : t.events)
+    if (e.on_gpu() && e.correlation >= 0)
+      if (const auto c = launched_inside.find(e.correlation); c != launched_inside.end() && c->second)
+        hi = std::max(hi, e.end_ns());
+  std::vector<Event> kept;
+  kept.reserve(t.events.size());
+  for (Event e : t.events) {
+    bool keep = false;
+    if (e.on_gpu()) {
+      const auto c = launched_inside.find(e.correlation);
+      if (c != launched_inside.end())
+        keep = c->second || (e.start_ns < lo && e.end_ns() > lo);  // launched before, still running at the start
+      else
+        keep = e.end_ns() > lo && e.start_ns < hi;
+      if (keep && e.start_ns < lo) e.dur_ns = e.end_ns() - lo, e.start_ns = lo;
+    } else if (e.kind == Kind::sync) {
+      keep = e.start_ns >= lo && e.start_ns < hi;
+    } else {
+      keep = e.start_ns >= lo && e.start_ns < host_hi;
+    }
+    if (keep)
+      kept.push_back(e);
+    else
+      ++t.outside_window;
+  }
+  for (auto& c : t.counters) {
+    std::vector<int64_t> ts;
+    std::vector<double> vs;
+    for (size_t i = 0; i < c.t_ns.size() && i < c.values.size(); ++i)
+      if (c.t_ns[i] >= lo && c.t_ns[i] < hi) ts.push_back(c.t_ns[i]), vs.push_back(c.values[i]);
+    c.t_ns = std::move(ts), c.values = std::move(vs);
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; });
+  t.events = std::move(kept);
+  t.window = steps == 1 ? fmt::format("{} of process {}", first, pid)
+                        : fmt::format("{}…{} of process {} ({} steps)", first, last, pid, steps);
+  if (t.outside_window)
+    t.window +=
+        fmt::format("; {} events outside it (start-up, warm-up, teardown, other processes) left out", t.outside_window);
+}
+
+}  // namespace gsq::analyze

@@ -146,7 +146,10 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       d = static_cast<double>(e.bytes) / rates.pinned_h2d_bytes_per_s * 1e9;
     return static_cast<int64_t>(d);
   };
-  auto host = [&](int64_t ns) { return fx.host_free ? int64_t{0} : ns; };  // the host's own time
+  const double scale = rates.recorder_corrected ? graph_in.host_scale : 1.0;  // the recorder's cost taken out
+  auto host = [&](int64_t ns) {                                               // the host's own time
+    return fx.host_free ? int64_t{0} : static_cast<int64_t>(static_cast<double>(ns) * scale);
+  };
   GpuState gpu;
   int64_t now = steps.front().start;
   int64_t prev_end = now;        // where the previous step ended (its CPU and GPU work done)
@@ -274,7 +277,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
         shift += dur - host(c.dur);
         graph_dur += static_cast<int64_t>(c.gpu.size()) * rates.graph_per_kernel_ns;
       }
-      const int64_t item_dur = graph ? host(graph_dur) : host(it.dur) + shift;
+      const int64_t item_dur = graph ? (fx.host_free ? 0 : graph_dur) : host(it.dur) + shift;
       now += item_dur;
       if (now > seg_cursor) segs.push_back({Segment::op, seg_cursor, now, it.name, -1});
     }

@@ -60,7 +60,26 @@ struct ReplayRates {
   double pinned_h2d_bytes_per_s = 25e9;  // PCIe with pinned memory
   int64_t graph_per_kernel_ns = 1000;    // a kernel replayed from a CUDA graph
   std::string source = "stated defaults (PCIe Gen4 x16 pinned 25 GB/s, 1 µs per graph kernel)";
+  bool recorder_corrected = true;  // false: replay the host as recorded (the replay's fidelity check)
 };
+
+// A profiler slows the host: every recorded CPU op and CUDA call costs the recorder time the untraced program does
+// not spend. The replay takes it out of the host's own time (gaps, CPU ops, calls; never the GPU's) by one factor:
+//  - from an untraced step time measured for the same program (`analyze --untraced-step MS`, or `report -- CMD`'s
+//    marker-only run): the factor whose as-recorded replay gives that step;
+//  - else from a cost per record (each CPU op, CUDA call and range the recorder wrote on the launching threads):
+//    factor = 1 − cost × records / host time. The default cost per recorder comes from the real-model corpus
+//    (bench/results/2026-12-06-h100-realmodels, both variants of every pair, untraced vs recorded on one H100);
+//    `--recorder-cost NS` sets it (0 = as recorded).
+struct RecorderCorrection {
+  int64_t untraced_step_ns = 0;
+  double record_ns = -1;  // < 0: the recorder's default
+};
+// The corpus defaults, ns of host time per record: torch.profiler (Kineto) and `gpusqueeze trace`. Each is the
+// median, over the recordings whose untraced step the host limits (20 Kineto, 21 gpusqueeze: the factor that gives
+// the untraced step lies in (0, 1)), of the cost that factor implies (bench/realmodels/accuracy.py --calibrate). The
+// spread is wide (0.4-6.5 µs Kineto, 1.2-30 µs gpusqueeze): a rough correction; --untraced-step makes it exact.
+inline constexpr double kKinetoRecordCostNs = 1'800, kGsqtRecordCostNs = 7'000;
 // The rates for the trace's GPU: an H100/H200 (PCIe Gen5) gets the pinned rate measured on this project's H200.
 [[nodiscard]] ReplayRates rates_for(const Trace& t);
 
@@ -86,7 +105,7 @@ struct Replay {
 [[nodiscard]] Replay replay(const Trace& t, const Fixes& fixes = {}, const ReplayRates& rates = {});
 // The graph built once, replayed under several fixes (what-if tables, predicted savings).
 struct ReplayGraph;
-[[nodiscard]] std::shared_ptr<const ReplayGraph> build_graph(const Trace& t);
+[[nodiscard]] std::shared_ptr<const ReplayGraph> build_graph(const Trace& t, const RecorderCorrection& c = {});
 [[nodiscard]] Replay replay(const Trace& t, const ReplayGraph& graph, const Fixes& fixes, const ReplayRates& rates);
 
 // The critical path's largest class as a verdict word: host-bound (gaps), launch-bound (CPU op overhead),
@@ -98,7 +117,7 @@ struct ReplayGraph;
 // unoverlapped-copy → pinned,prefetch)
 // get the saving a replay with that fix predicts (evidence saving_kind=predicted); the others keep their upper bound
 // (saving_kind=upper bound).
-void judge_by_critical_path(const Trace& t, Analysis& a);
+void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrection& c = {});
 
 // `analyze --what-if`: the replay as recorded, each requested fix alone, and all of them together (replayed as one
 // graph, not summed).
@@ -110,12 +129,14 @@ struct WhatIfRow {
   std::string critical;      // the critical path's largest class after the fix
 };
 struct WhatIf {
-  Replay baseline;
+  Replay baseline;         // as recorded, with the recorder's cost taken out (the predicted untraced step)
+  std::string correction;  // how the recorder's cost was taken out (ReplayGraph::correction)
   std::vector<WhatIfRow> rows;
   std::vector<std::string> assumptions;
 };
 // `graph`: the one analyze() judged the trace on (Analysis::replay_graph), else it is built here.
-[[nodiscard]] WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const ReplayGraph> graph = {});
+[[nodiscard]] WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const ReplayGraph> graph = {},
+                             const RecorderCorrection& c = {});
 [[nodiscard]] nlohmann::json to_json(const WhatIf& w);
 [[nodiscard]] std::string render_markdown(const WhatIf& w);
 

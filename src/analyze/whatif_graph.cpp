@@ -24,7 +24,7 @@ namespace {
 // their top-level items merged in time order as one sequence, grouped into steps. An item of one thread that launches
 // nothing while another launching thread's items run inside it is that thread waiting (`loss.backward()` while
 // autograd's thread launches the backward pass): it is left out, so the sequence is the work in the order it ran.
-std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_t& threads) {
+std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_t& threads, size_t& records) {
   std::map<std::pair<int32_t, int32_t>, size_t> launches;
   std::unordered_map<int64_t, std::vector<size_t>> gpu_by_corr;
   size_t total = 0;
@@ -46,12 +46,21 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
   for (const auto& [k, n] : launches)
     if (20 * n >= total) launching.insert(k);
   threads = launching.size();
-  // Steps: ProfilerStep# annotations on the main thread, else the whole run as one step.
-  std::vector<Step> steps;
+  // Steps: ProfilerStep# annotations of the main thread's process, on the thread that has the most of them (the Python
+  // thread marks steps; autograd's backward thread may launch more than it), else the whole run as one step.
+  std::map<int32_t, size_t> marks;
   for (const auto& e : t.events)
-    if (e.kind == Kind::annotation && e.pid == main.first && e.tid == main.second &&
-        t.name(e).starts_with("ProfilerStep#"))
-      steps.push_back({e.start_ns, e.end_ns(), 0, {}});
+    if (e.kind == Kind::annotation && e.pid == main.first && t.name(e).starts_with("ProfilerStep#")) ++marks[e.tid];
+  std::vector<Step> steps;
+  if (!marks.empty()) {
+    const int32_t marker_tid = std::max_element(marks.begin(), marks.end(), [](const auto& a, const auto& b) {
+                                 return a.second < b.second;
+                               })->first;
+    for (const auto& e : t.events)
+      if (e.kind == Kind::annotation && e.pid == main.first && e.tid == marker_tid &&
+          t.name(e).starts_with("ProfilerStep#"))
+        steps.push_back({e.start_ns, e.end_ns(), 0, {}});
+  }
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.start < b.start; });
   // Top-level items of each launching thread: CPU ops and runtime calls not inside another one on that thread.
   struct Owned {
@@ -118,6 +127,14 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
     return {};
   }
   if (steps.empty()) steps.push_back({items.front().start, items.back().start + items.back().dur, 0, {}});
+  // What the recorder wrote on the launching threads inside the steps: its cost is per record.
+  for (const auto& e : t.events)
+    if ((e.kind == Kind::cpu_op || e.kind == Kind::runtime || e.kind == Kind::annotation) &&
+        launching.count({e.pid, e.tid}))
+      if (auto s = std::upper_bound(steps.begin(), steps.end(), e.start_ns,
+                                    [](int64_t v, const Step& x) { return v < x.start; });
+          s != steps.begin() && e.start_ns < std::prev(s)->end)
+        ++records;
   for (auto& s : steps) {
     int64_t prev = s.start;
     for (const auto& it : items) {
@@ -209,11 +226,64 @@ std::unordered_map<size_t, size_t> event_waits(const Trace& t) {
   return out;
 }
 
+// The recorder's cost out of the host time (RecorderCorrection): by the untraced step when there is one, else by the
+// recorder's cost per launch.
+void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& corr) {
+  const bool gsqt = t.source == "gpusqueeze";
+  const char* recorder = gsqt ? "gpusqueeze trace" : "the profiler";
+  if (g.steps.empty() || g.host_ns <= 0) return;
+  if (corr.untraced_step_ns > 0) {
+    ReplayRates rates = rates_for(t);
+    auto p50 = [&](double s) {
+      g.host_scale = s;
+      return replay(t, g, {}, rates).step_p50_ns;
+    };
+    // The replayed step grows with the host's share, so bisect; past the recorded host (the untraced run slower than
+    // the recording) up to twice it.
+    double lo = 0, hi = 2;
+    const int64_t floor = p50(0), top = p50(2);
+    if (corr.untraced_step_ns <= floor) {
+      g.host_scale = 0;
+      g.correction = fmt::format(
+          "host time taken out entirely: the untraced step given ({:.3f} ms) is at or under the replay's GPU floor "
+          "({:.3f} ms)",
+          static_cast<double>(corr.untraced_step_ns) / 1e6, static_cast<double>(floor) / 1e6);
+      return;
+    }
+    if (corr.untraced_step_ns >= top) {
+      g.host_scale = 2;
+    } else {
+      for (int i = 0; i < 30; ++i) {
+        const double mid = (lo + hi) / 2;
+        (p50(mid) < corr.untraced_step_ns ? lo : hi) = mid;
+      }
+      g.host_scale = (lo + hi) / 2;
+    }
+    g.correction = fmt::format(
+        "host time × {:.3f}: the factor that makes the as-recorded replay give the untraced step given ({:.3f} ms)",
+        g.host_scale, static_cast<double>(corr.untraced_step_ns) / 1e6);
+    return;
+  }
+  const double cost = corr.record_ns >= 0 ? corr.record_ns : gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
+  if (cost <= 0 || g.records == 0) {
+    g.correction = "none: the host replayed as recorded";
+    return;
+  }
+  const double taken = cost * static_cast<double>(g.records);
+  g.host_scale = std::max(0.0, 1.0 - taken / static_cast<double>(g.host_ns));
+  g.correction = fmt::format(
+      "host time × {:.3f}: {:.2f} µs per record ({}) taken out of {:.3f} ms of host time over {} CPU ops and CUDA "
+      "calls recorded{}",
+      g.host_scale, cost / 1e3,
+      corr.record_ns >= 0 ? "--recorder-cost" : std::string(recorder) + "'s cost on the real-model corpus",
+      static_cast<double>(g.host_ns) / 1e6, g.records, g.host_scale == 0 ? " (all of it)" : "");
+}
+
 }  // namespace
 
-std::shared_ptr<const ReplayGraph> build_graph(const Trace& t) {
+std::shared_ptr<const ReplayGraph> build_graph(const Trace& t, const RecorderCorrection& corr) {
   auto g = std::make_shared<ReplayGraph>();
-  g->steps = build(t, g->thread, g->why, g->threads);
+  g->steps = build(t, g->thread, g->why, g->threads, g->records);
   if (g->steps.empty()) return g;
   g->waits_for = event_waits(t);
   // The GPU time the replayed thread launched, against all GPU time from its first step's start to the end of its
@@ -229,6 +299,14 @@ std::shared_ptr<const ReplayGraph> build_graph(const Trace& t) {
   for (const auto& e : t.events)
     if (e.on_gpu() && e.start_ns >= g->steps.front().start && e.start_ns < end) all += e.dur_ns;
   g->launched_gpu_share = all > 0 ? static_cast<double>(mine) / static_cast<double>(all) : 1.0;
+  for (const auto& s : g->steps) {
+    g->host_ns += s.trailing_gap;
+    for (const auto& it : s.items) {
+      g->host_ns += it.gap_before + it.dur;
+      for (const auto& c : it.calls) g->host_ns -= c.dur - c.own;  // waiting for the GPU is not the host's own time
+    }
+  }
+  set_host_scale(t, *g, corr);
   return g;
 }
 

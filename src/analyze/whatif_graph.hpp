@@ -41,6 +41,11 @@ struct ReplayGraph {
   std::string why;
   double launched_gpu_share = 0;
   std::unordered_map<size_t, size_t> waits_for;  // GPU op → the op on another stream it waits for (event waits)
+  // The recorder's cost taken out: the host's own time is replayed × host_scale (see RecorderCorrection).
+  double host_scale = 1.0;
+  std::string correction;  // how host_scale was found, printed with every prediction
+  int64_t host_ns = 0;     // the host's own time over the steps as recorded (gaps and CPU op time not waiting)
+  size_t records = 0;      // CPU ops, CUDA calls and ranges recorded on the launching threads inside the steps
 };
 
 }  // namespace gsq::analyze

@@ -1,5 +1,6 @@
 // What the replay tells users: `analyze --what-if` tables, and the verdict and savings an analysis takes from it.
 #include "analyze/whatif.hpp"
+#include "analyze/whatif_graph.hpp"
 
 #include <fmt/format.h>
 
@@ -21,12 +22,14 @@ nlohmann::json top_ops(const CriticalPath& p, size_t n = 5) {
 
 }  // namespace
 
-WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const ReplayGraph> graph) {
+WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const ReplayGraph> graph,
+               const RecorderCorrection& c) {
   WhatIf w;
   const auto rates = rates_for(t);
-  if (!graph) graph = build_graph(t);
+  if (!graph) graph = build_graph(t, c);
   w.baseline = replay(t, *graph, {}, rates);
   if (!w.baseline.ok) return w;
+  w.correction = graph->correction;
   std::vector<Fixes> sets;
   for (const auto& n : kNamedFixes)
     if (requested.*(n.member)) {
@@ -77,6 +80,7 @@ nlohmann::json to_json(const WhatIf& w) {
           {"ok", w.baseline.ok},
           {"recorded_step_p50_ns", w.baseline.recorded_p50_ns},
           {"replayed_step_p50_ns", w.baseline.step_p50_ns},
+          {"correction", w.correction},
           {"critical_path",
            {{"host_ns", p.host_ns},
             {"cpu_ops_ns", p.cpu_ops_ns},
@@ -94,16 +98,17 @@ std::string render_markdown(const WhatIf& w) {
   const auto& p = w.baseline.path;
   const double total = std::max<double>(1.0, static_cast<double>(p.total()));
   std::string md = fmt::format(
-      "### Critical path and what if\n\nModel: {}. Replayed step P50 {} against {} recorded ({:+.1f}%).\n\n"
+      "### Critical path and what if\n\nModel: {}. Untraced step P50 predicted {} against {} recorded ({:+.1f}%); "
+      "the recorder's cost: {}.\n\n"
       "Critical path of the launching thread: host work {:.1f}%, CPU ops (dispatch, launches) {:.1f}%, waiting on "
       "kernels {:.1f}%, waiting on copies {:.1f}% → **{}**.\n\n",
       w.baseline.model, ms(w.baseline.step_p50_ns), ms(w.baseline.recorded_p50_ns),
       w.baseline.recorded_p50_ns > 0
           ? 100.0 * (static_cast<double>(w.baseline.step_p50_ns) / static_cast<double>(w.baseline.recorded_p50_ns) - 1)
           : 0.0,
-      100.0 * static_cast<double>(p.host_ns) / total, 100.0 * static_cast<double>(p.cpu_ops_ns) / total,
-      100.0 * static_cast<double>(p.wait_kernels_ns) / total, 100.0 * static_cast<double>(p.wait_copies_ns) / total,
-      critical_verdict(p));
+      w.correction.empty() ? "none" : w.correction, 100.0 * static_cast<double>(p.host_ns) / total,
+      100.0 * static_cast<double>(p.cpu_ops_ns) / total, 100.0 * static_cast<double>(p.wait_kernels_ns) / total,
+      100.0 * static_cast<double>(p.wait_copies_ns) / total, critical_verdict(p));
   std::string ops;
   for (const auto& o : top_ops(p, 3))
     ops += fmt::format("{}{} {:.1f}%", ops.empty() ? "" : ", ", o["op"].get<std::string>(),
@@ -127,11 +132,14 @@ std::string render_markdown(const WhatIf& w) {
   return md + "\n";
 }
 
-void judge_by_critical_path(const Trace& t, Analysis& a) {
+void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrection& c) {
   const auto rates = rates_for(t);
-  const auto graph = build_graph(t);
+  const auto graph = build_graph(t, c);
   a.replay_graph = graph;
-  const auto base = replay(t, *graph, {}, rates);
+  ReplayRates as_recorded = rates;
+  as_recorded.recorder_corrected = false;
+  const auto raw = replay(t, *graph, {}, as_recorded);  // checks the model against the recording
+  const auto base = replay(t, *graph, {}, rates);       // the untraced program: what the verdict and savings are about
   if (!base.ok || base.wall_ns <= 0) {
     a.critical_path = {{"ok", false}, {"model", base.model}};
     return;
@@ -146,14 +154,18 @@ void judge_by_critical_path(const Trace& t, Analysis& a) {
                      {"cpu_ops_share", static_cast<double>(p.cpu_ops_ns) / total},
                      {"wait_kernels_share", static_cast<double>(p.wait_kernels_ns) / total},
                      {"wait_copies_share", static_cast<double>(p.wait_copies_ns) / total},
-                     {"replayed_step_p50_ns", base.step_p50_ns},
+                     {"replayed_step_p50_ns", raw.step_p50_ns},
                      {"recorded_step_p50_ns", base.recorded_p50_ns},
+                     {"untraced_step_p50_ns", base.step_p50_ns},
+                     {"correction", graph->correction},
+                     {"host_scale", graph->host_scale},
+                     {"host_ns", graph->host_ns},
+                     {"records", graph->records},
                      {"top_ops", top_ops(p)}};
   // A replay that cannot reproduce the recording is missing dependencies the trace does not show (cross-stream
   // events, other ranks, a GPU shared with other processes): it judges nothing, and says so.
-  const double fidelity = base.recorded_p50_ns > 0
-                              ? static_cast<double>(base.step_p50_ns) / static_cast<double>(base.recorded_p50_ns)
-                              : 0.0;
+  const double fidelity =
+      raw.recorded_p50_ns > 0 ? static_cast<double>(raw.step_p50_ns) / static_cast<double>(raw.recorded_p50_ns) : 0.0;
   a.critical_path["fidelity"] = fidelity;
   a.critical_path["launched_gpu_share"] = base.launched_gpu_share;
   if (base.launched_gpu_share < 0.9) {  // minor launching threads launched GPU work the replay does not order

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <optional>
 
@@ -20,6 +21,7 @@ struct AnalyzeOptions {
   bool json = false, md = false, roofline = false;
   double roofline_fill = 0.8;
   std::string what_if;
+  double untraced_step_ms = 0, recorder_cost_ns = -1;
 };
 
 struct Analysed {
@@ -30,7 +32,10 @@ struct Analysed {
 
 Analysed analyze_file(const std::string& f, const AnalyzeOptions& o) {
   const auto trace = analyze::load_trace(f);
-  Analysed a{analyze::analyze(trace), std::nullopt, std::nullopt};
+  analyze::Thresholds th;
+  th.untraced_step_ns = static_cast<int64_t>(o.untraced_step_ms * 1e6);
+  th.recorder_record_ns = o.recorder_cost_ns;
+  Analysed a{analyze::analyze(trace, th), std::nullopt, std::nullopt};
   if (o.roofline) a.roofline = analyze::roofline(trace, a.analysis, o.roofline_fill);
   if (!o.what_if.empty()) a.what_if = analyze::what_if(trace, analyze::parse_fixes(o.what_if), a.analysis.replay_graph);
   return a;
@@ -71,6 +76,7 @@ Action register_analyze(CLI::App& app) {
       "Examples:\n"
       "  gpusqueeze analyze trace.json.gz\n"
       "  gpusqueeze analyze --what-if sync,pinned,fuse trace.json.gz   (predicted step time of each fix)\n"
+      "  gpusqueeze analyze --untraced-step 7.95 --what-if layout trace.json.gz   (predictions of the untraced run)\n"
       "  gpusqueeze analyze --json rank0.json rank1.json > analysis.json");
   cmd->add_option("traces", o->files, "Trace files (one per rank)")->required()->check(CLI::ExistingFile);
   auto* json_flag = cmd->add_flag("--json", o->json, "Print gpusqueeze.analysis/1 JSON");
@@ -85,6 +91,17 @@ Action register_analyze(CLI::App& app) {
                   "prefetch (input copies one step ahead on a side stream), kernel:NAME=N (kernels named NAME N× "
                   "faster); comma-separated: each alone, then all together, each with its GPU floor (the host's own "
                   "time at zero)");
+  cmd->add_option("--untraced-step", o->untraced_step_ms,
+                  "The program's step time in ms measured without a profiler (NVTX/ProfilerStep markers only, or "
+                  "wall time / steps): the recorder's cost is taken out of the host time so that the replay gives "
+                  "it, and the verdict and every prediction are of the untraced program")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--recorder-cost", o->recorder_cost_ns,
+                  "Host ns the recorder costs per record (CPU op, CUDA call), taken out before the verdict and "
+                  "predictions when no "
+                  "--untraced-step is given (default: the recorder's cost measured on the real-model corpus; 0 = "
+                  "judge the host as recorded)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--roofline-fill", o->roofline_fill,
                   "Share of a counter interval one kernel must fill for the interval to count as that kernel's")
       ->check(CLI::Range(0.5, 1.0))
@@ -154,7 +171,10 @@ Action register_diff(CLI::App& app) {
     const auto a = analyze::analyze(before), b = analyze::analyze(analyze::load_trace(o->after));
     nlohmann::json check;
     if (!o->fixes.empty()) {
-      const auto r = analyze::replay(before, analyze::parse_fixes(o->fixes), analyze::rates_for(before));
+      // Traced against traced: the recorder's cost stays in (both recordings carry it).
+      auto rates = analyze::rates_for(before);
+      rates.recorder_corrected = false;
+      const auto r = analyze::replay(before, analyze::parse_fixes(o->fixes), rates);
       // The after trace's recorded step time, as its analysis's replay read it.
       const int64_t measured = b.critical_path.value("recorded_step_p50_ns", int64_t{0});
       if (r.ok && measured > 0)
@@ -162,6 +182,8 @@ Action register_diff(CLI::App& app) {
                  {"predicted_step_p50_ns", r.step_p50_ns},
                  {"measured_step_p50_ns", measured},
                  {"error", static_cast<double>(r.step_p50_ns) / static_cast<double>(measured) - 1}};
+      // Beyond 10% the replay failed on this program: a dependency or a cost it does not model.
+      if (!check.is_null()) check["model_failure"] = std::abs(check["error"].get<double>()) > 0.10;
     }
     if (o->json) {
       auto j = analyze::diff_json(a, b);
@@ -173,6 +195,9 @@ Action register_diff(CLI::App& app) {
         std::cout << fmt::format("predicted with {}: step P50 {:.3f} ms; measured after: {:.3f} ms ({:+.1f}%)\n",
                                  o->fixes, check["predicted_step_p50_ns"].get<double>() / 1e6,
                                  check["measured_step_p50_ns"].get<double>() / 1e6, 100 * check["error"].get<double>());
+      if (!check.is_null() && check["model_failure"].get<bool>())
+        std::cout << "the replay missed by more than 10%: a model failure on this program (a dependency or a cost it "
+                     "does not model), not a measurement; its predictions for these fixes are not to be trusted here\n";
     }
     return 0;
   };
