@@ -229,25 +229,22 @@ std::string strip_prefixes(std::string_view line, int& rank) {
   return out;
 }
 
-std::vector<FramedLine> framed_lines(const std::string& text) {
-  std::vector<FramedLine> out;
-  size_t number = 0;
-  for (size_t pos = 0; pos <= text.size();) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    ++number;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
-    if (line.size() > 4096) line = line.substr(0, 4096);  // no tool prints a longer line; reading it costs for nothing
-    FramedLine f;
-    f.number = number;
-    f.text = strip_prefixes(line, f.rank);
-    out.push_back(std::move(f));
-    if (end == text.size()) break;
-    pos = end + 1;
+bool LineFramer::next(FramedLine& line) {
+  if (done_) return false;
+  size_t end = text_.find('\n', pos_);
+  if (end == std::string_view::npos) end = text_.size();
+  std::string_view text = text_.substr(pos_, end - pos_);
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  if (text.size() > 4096) text = text.substr(0, 4096);  // no tool prints a longer line; reading it costs for nothing
+  line.number = ++number_;
+  line.rank = -1;
+  line.text = strip_prefixes(text, line.rank);
+  if (end == text_.size()) {
+    done_ = true;
+    return !line.text.empty();
   }
-  if (!out.empty() && out.back().text.empty()) out.pop_back();
-  return out;
+  pos_ = end + 1;
+  return true;
 }
 
 }  // namespace gsq::topo

@@ -2,13 +2,12 @@
 // --tag-output "[1,0]<stdout>:", Slurm --label "3: ", torchrun "[rank3]:"/"[default3]:", Ray and vLLM
 // "(RayWorkerWrapper pid=1234)", "(VllmWorker rank=2 pid=7)", kubectl "[pod/x/y]", docker compose "svc-1  | ",
 // pdsh/DeepSpeed "host: ", ISO and Python-logging timestamps, vLLM's "INFO 05-14 10:11:12 [file.py:12]").
-// framed_lines() strips those, remembers the rank a prefix names, and drops Open MPI tags that interleaved output left
-// in the middle of a line. Hand-written scanning, no regular expressions: it runs on every line.
+// LineFramer strips those, remembers the rank a prefix names, and drops Open MPI tags that interleaved output left in
+// the middle of a line. Hand-written scanning, no regular expressions: it runs on every line.
 #pragma once
 
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace gsq::topo {
 
@@ -21,7 +20,19 @@ struct FramedLine {
 // One line without the prefixes in front of it; `rank` is set when one of them names a rank.
 [[nodiscard]] std::string strip_prefixes(std::string_view line, int& rank);
 
-// Every line of the text, framed; carriage returns and a line's trailing spaces removed.
-[[nodiscard]] std::vector<FramedLine> framed_lines(const std::string& text);
+// The lines of a text, framed one at a time: carriage returns, a line's trailing spaces and its prefixes removed. A
+// reader holds the few lines it looks at: all the lines of a 100 MB log, as strings, took twice its size in memory and
+// a fifth of the time to read it.
+class LineFramer {
+ public:
+  explicit LineFramer(std::string_view text) : text_(text) {}
+  // The next line into `line`; false when there is none (an empty last line, after the file's final newline, is none).
+  bool next(FramedLine& line);
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0, number_ = 0;
+  bool done_ = false;
+};
 
 }  // namespace gsq::topo

@@ -4,8 +4,12 @@
 #include "topo/nccl_errors.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
 
 namespace gsq::topo {
 
@@ -30,6 +34,43 @@ std::string number_after(std::string_view s, std::string_view key) {
   while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
   return std::string(s.substr(i, j - i));
 }
+
+// The catalogue's needles for match_errors(), which reads a line in one pass instead of a search per needle, looking at
+// every step-th position only (Wu and Manber's sampling): every needle is at least `shortest` bytes long, so an
+// occurrence starts a 4-byte gram at each of its first step = shortest - 3 offsets, and one of those is a multiple of
+// step. Each needle is indexed under the hashes of those grams; a bitmap of the hashes in use answers for the positions
+// that start none.
+struct NeedleIndex {
+  static constexpr size_t kGram = 4;
+  struct Entry {
+    std::string_view needle;
+    size_t kind, offset;
+  };
+  size_t step = 1;
+  std::vector<std::vector<Entry>> by_hash = decltype(by_hash)(1 << 16);
+  std::bitset<1 << 16> used;
+  NeedleIndex() {
+    const auto& c = error_catalogue();
+    size_t shortest = SIZE_MAX;
+    for (const auto& k : c)
+      for (const char* w : k.any) shortest = std::min(shortest, std::string_view(w).size());
+    if (shortest < kGram) throw std::logic_error("error catalogue: a needle shorter than 4 bytes");
+    step = shortest - kGram + 1;
+    for (size_t k = 0; k < c.size(); ++k)
+      for (const char* w : c[k].any)
+        for (size_t d = 0; d < step; ++d) {
+          const uint32_t h = hash(w + d);
+          by_hash[h].push_back({w, k, d});
+          used.set(h);
+        }
+  }
+  // The gram's 16-bit hash (Fibonacci hashing of its four bytes).
+  static uint32_t hash(const char* gram) {
+    uint32_t x = 0;
+    std::memcpy(&x, gram, kGram);
+    return x * 0x9E3779B1u >> 16;
+  }
+};
 
 }  // namespace
 
@@ -234,30 +275,21 @@ const char* nccl_result_name(int code) {
 std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::string, std::string>& facts) {
   std::vector<const ErrorKind*> out;
   const auto& cat = error_catalogue();
-  // One pass over the line, the needles indexed by their first two bytes, instead of a search per needle.
-  struct Index {
-    std::vector<std::vector<std::pair<std::string_view, size_t>>> by_pair = decltype(by_pair)(1 << 16);
-    Index() {
-      const auto& c = error_catalogue();
-      for (size_t k = 0; k < c.size(); ++k)
-        for (const char* w : c[k].any) {
-          const std::string_view v(w);
-          by_pair[static_cast<unsigned char>(v[0]) << 8 | static_cast<unsigned char>(v[1])].emplace_back(v, k);
-        }
+  static const NeedleIndex index;
+  std::vector<bool> seen;  // sized on the first hit: most lines have none
+  for (size_t p = 0; p + NeedleIndex::kGram <= line.size(); p += index.step) {
+    const uint32_t h = NeedleIndex::hash(line.data() + p);
+    if (!index.used[h]) continue;
+    for (const auto& e : index.by_hash[h]) {
+      if (e.offset > p || (!seen.empty() && seen[e.kind])) continue;
+      const size_t start = p - e.offset;
+      if (start + e.needle.size() <= line.size() && line.substr(start, e.needle.size()) == e.needle) {
+        if (seen.empty()) seen.resize(cat.size(), false);
+        seen[e.kind] = true;
+      }
     }
-  };
-  static const Index index;
-  std::vector<bool> seen(cat.size(), false);
-  bool any = false;
-  for (size_t i = 0; i + 1 < line.size(); ++i) {
-    const auto& cands =
-        index.by_pair[static_cast<unsigned char>(line[i]) << 8 | static_cast<unsigned char>(line[i + 1])];
-    for (const auto& [needle, k] : cands)
-      if (!seen[k] && i + needle.size() <= line.size() && line[i + needle.size() - 1] == needle.back() &&
-          line.substr(i, needle.size()) == needle)
-        seen[k] = any = true;
   }
-  for (size_t ki = 0; ki < cat.size() && any; ++ki) {
+  for (size_t ki = 0; ki < seen.size(); ++ki) {
     const auto& k = cat[ki];
     if (!seen[ki]) continue;
     const std::string_view id = k.id;
@@ -303,8 +335,9 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
   if (has(line, "nvls.cc") && (has(line, "WARN") || has(line, " -> ")) &&
       std::find(out.begin(), out.end(), &error_kind("nvls-error")) == out.end())
     out.push_back(&error_kind("nvls-error"));
-  // "file.cc:123 -> 2": an NCCL call returned an error, printed at every level it passes back through.
-  if (const size_t at = line.rfind(" -> ");
+  // "file.cc:123 -> 2": an NCCL call returned an error, printed at every level it passes back through. (rfind compares
+  // at every position of the line: a memchr for the '>' first spares that on the many lines without one.)
+  if (const size_t at = line.find('>') == std::string_view::npos ? std::string_view::npos : line.rfind(" -> ");
       at != std::string_view::npos && at + 4 < line.size() && std::isdigit(static_cast<unsigned char>(line[at + 4]))) {
     const auto before = line.substr(0, at);
     // "include/net.h:24 -> 2" is printed while NCCL probes for an external network plugin that is not there: harmless.

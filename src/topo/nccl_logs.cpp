@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <regex>
@@ -21,14 +22,60 @@ bool has(std::string_view s, std::string_view w) {
   return s.find(w) != std::string_view::npos;
 }
 
-std::vector<std::string> words(std::string_view s) {
-  std::vector<std::string> w;
+// A string literal as a template argument.
+template <size_t N>
+struct Literal {
+  consteval Literal(const char (&s)[N]) { std::copy_n(s, N, text); }  // implicit: has<"NCCL INFO">()
+  char text[N]{};
+};
+
+// A line with the pairs of adjacent bytes it holds, hashed into 1024 bits. A line is checked against some forty needles
+// and holds few of them: has() rules most out from a pair the line lacks, with the needle's pairs hashed at compile
+// time, instead of searching the line for each (those searches were half of the reader's time on a large log).
+class ScannedLine {
+ public:
+  explicit ScannedLine(std::string_view s) : text_(s) {
+    for (size_t i = 0; i + 1 < s.size(); ++i) {
+      const uint16_t at = slot(s[i], s[i + 1]);
+      pairs_[at >> 6] |= uint64_t{1} << (at & 63);
+    }
+  }
+  template <Literal W>
+  [[nodiscard]] bool has() const {
+    static constexpr auto slots = [] {
+      std::array<uint16_t, sizeof(W.text) - 2> a{};
+      for (size_t i = 0; i < a.size(); ++i) a[i] = slot(W.text[i], W.text[i + 1]);
+      return a;
+    }();
+    for (const uint16_t at : slots)
+      if ((pairs_[at >> 6] >> (at & 63) & 1) == 0) return false;
+    return text_.find(std::string_view(W.text, sizeof(W.text) - 1)) != std::string_view::npos;
+  }
+
+ private:
+  // Fibonacci hashing of the pair to 10 bits.
+  static constexpr uint16_t slot(char a, char b) {
+    return static_cast<uint16_t>(
+        (uint32_t{static_cast<unsigned char>(a)} << 8 | static_cast<unsigned char>(b)) * 0x9E3779B1u >> 22);
+  }
+  std::string_view text_;
+  std::array<uint64_t, 16> pairs_{};
+};
+
+// std::isspace in the "C" locale (the program never sets another), without a library call per byte.
+bool space(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+// The words of s, as views into it.
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> w;
   size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    while (i < s.size() && space(s[i])) ++i;
     size_t j = i;
-    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-    if (j > i) w.emplace_back(s.substr(i, j - i));
+    while (j < s.size() && !space(s[j])) ++j;
+    if (j > i) w.push_back(s.substr(i, j - i));
     i = j;
   }
   return w;
@@ -41,7 +88,7 @@ bool is_number(const std::string& s) {
   return *end == '\0';
 }
 
-bool is_integer(const std::string& s) {
+bool is_integer(std::string_view s) {
   return !s.empty() && std::all_of(s.begin() + (s[0] == '-' ? 1 : 0), s.end(), [](char c) {
     return std::isdigit(static_cast<unsigned char>(c));
   }) && s != "-";
@@ -76,7 +123,8 @@ std::string word_after(std::string_view s, std::string_view key) {
 // flushes left in the middle of a row are dropped, and a column a user put in front (a node count) is skipped.
 bool read_row(const std::string& line, NcclLog& log) {
   std::vector<std::string> w;
-  for (auto x : words(line)) {
+  for (const auto word : words(line)) {
+    std::string x(word);
     // "-1[0]", "[0]1626.5", "[0]": a rank tag glued to a number
     for (size_t open = x.find('['); open != std::string::npos; open = x.find('[')) {
       const size_t close = x.find(']', open);
@@ -86,7 +134,7 @@ bool read_row(const std::string& line, NcclLog& log) {
         break;
       x.erase(open, close - open + 1);
     }
-    if (!x.empty()) w.push_back(x);
+    if (!x.empty()) w.push_back(std::move(x));
   }
   size_t s = 0;
   while (s < 2 && s + 3 < w.size() &&
@@ -156,6 +204,30 @@ std::string nccl_process(std::string_view line) {
   while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) ++j;
   return std::string(line.substr(0, j));
 }
+
+// The line read and the three after it (where a wrapped line continues), framed as the reader comes to them.
+class LineWindow {
+ public:
+  explicit LineWindow(std::string_view text) : framer_(text) { fill(); }
+  [[nodiscard]] bool empty() const { return count_ == 0; }
+  // How many lines after the current one are there (at most 3); only while !empty().
+  [[nodiscard]] size_t ahead() const { return count_ - 1; }
+  // The current line (0) or one after it (up to ahead()).
+  [[nodiscard]] const FramedLine& operator[](size_t k) const { return lines_[(head_ + k) % lines_.size()]; }
+  void advance() {
+    head_ = (head_ + 1) % lines_.size();
+    --count_;
+    fill();
+  }
+
+ private:
+  void fill() {
+    while (count_ < lines_.size() && framer_.next(lines_[(head_ + count_) % lines_.size()])) ++count_;
+  }
+  LineFramer framer_;
+  std::array<FramedLine, 4> lines_;
+  size_t head_ = 0, count_ = 0;
+};
 
 struct Reader {
   NcclLog& log;
@@ -256,49 +328,51 @@ struct Reader {
 
   bool line(const FramedLine& fl, const std::string& joined) {
     const std::string& line = fl.text;
+    const ScannedLine scan(line);
     bool hit = false;
     if (fl.rank >= 0) log.ranks_seen.insert(fl.rank);
     // nccl-tests
-    if (has(line, "nccl-tests version ")) log.tests_version = word_after(line, "nccl-tests version "), hit = true;
-    if (const size_t at = line.find("Collective test starting: "); at != std::string::npos)
-      log.test = line.substr(at + 26), hit = true;
-    if (has(line, "minBytes ") && has(line, "maxBytes ")) {
+    if (scan.has<"nccl-tests version ">()) log.tests_version = word_after(line, "nccl-tests version "), hit = true;
+    if (scan.has<"Collective test starting: ">())
+      log.test = line.substr(line.find("Collective test starting: ") + 26), hit = true;
+    if (scan.has<"minBytes ">() && scan.has<"maxBytes ">()) {
       log.min_bytes = static_cast<uint64_t>(std::max<int64_t>(0, int_after(line, "minBytes ")));
       log.max_bytes = static_cast<uint64_t>(std::max<int64_t>(0, int_after(line, "maxBytes ")));
       hit = true;
     }
-    if (line.starts_with("#") && has(line, "Rank ") && has(line, " device ") && has(line, " on ")) {
+    if (line.starts_with("#") && scan.has<"Rank ">() && scan.has<" device ">() && scan.has<" on ">()) {
       log.devices.push_back(line.substr(line.find("Rank ")));
-      const auto w = words(line.substr(line.find(" on ") + 4));
-      if (!w.empty()) log.test_hosts.insert(w[0]);
+      const auto w = words(std::string_view(line).substr(line.find(" on ") + 4));
+      if (!w.empty()) log.test_hosts.emplace(w[0]);
       hit = true;
     }
-    if (has(line, "Avg bus bandwidth")) {
+    if (scan.has<"Avg bus bandwidth">()) {
       const size_t c = line.find(':', line.find("Avg bus bandwidth"));
       if (c != std::string::npos) log.avg_busbw = std::strtod(line.c_str() + c + 1, nullptr);
       hit = true;
     }
-    if (has(line, "Out of bounds values")) {
+    if (scan.has<"Out of bounds values">()) {
       log.out_of_bounds = std::max<int64_t>(0, int_after(line, "Out of bounds values"));
-      if (has(line, "FAILED")) log.tests_failed = true;
+      if (scan.has<"FAILED">()) log.tests_failed = true;
       hit = true;
     }
     if (starts_with_digit(line) && (read_row(line, log) || (&joined != &line && read_row(joined, log)))) hit = true;
     // NCCL INFO
-    if (log.nccl_version.empty() && has(line, "NCCL version")) {
+    if (log.nccl_version.empty() && scan.has<"NCCL version">()) {
       std::string v = word_after(line, "NCCL version ");
       while (!v.empty() && !std::isalnum(static_cast<unsigned char>(v.back()))) v.pop_back();
       if (!v.empty() && std::isdigit(static_cast<unsigned char>(v[0]))) log.nccl_version = v, hit = true;
     }
-    const bool nccl_line = has(line, "NCCL INFO") || has(line, "NCCL WARN");
+    const bool nccl_line = scan.has<"NCCL INFO">() || scan.has<"NCCL WARN">();
     if (nccl_line) {
       if (const auto h = nccl_host(line); !h.empty() && log.hosts.size() < 4096) log.hosts.insert(h);
     }
-    if (has(line, " via ") && (has(line, "Channel") || has(line, " -> "))) {
+    if (scan.has<" via ">() && (scan.has<"Channel">() || scan.has<" -> ">())) {
       static const std::regex via(
           R"(via (NET/[A-Za-z_0-9]+(?:/\d+)?(?:\(\d+\))?(?:/GDRDMA)?|P2P/[A-Za-z ]+|SHM\S*|NVLS|COLLNET\S*|direct shared memory))");
       std::smatch m;
-      if (std::regex_search(line, m, via)) {
+      // The search starts at the first "via ", where any match starts: std::regex tries every position before it.
+      if (std::regex_search(line.begin() + static_cast<std::ptrdiff_t>(line.find("via ")), line.end(), m, via)) {
         std::string t = m[1];
         if (t.starts_with("NET/")) {  // NET/IB/3(2)/GDRDMA → NET/IB/GDRDMA: the device index is not a kind
           static const std::regex dev(R"(/\d+(\(\d+\))?)");
@@ -315,43 +389,43 @@ struct Reader {
         hit = true;
       }
     }
-    if (has(line, "Using network ")) {
+    if (scan.has<"Using network ">()) {
       log.network = word_after(line, "Using network ");
       if (const auto h = nccl_process(line); !h.empty() && log.network_by_host.size() < 4096)
         log.network_by_host[h] = log.network;
       hit = true;
     }
-    if (has(line, "NET/Socket : Using")) {
+    if (scan.has<"NET/Socket : Using">()) {
       log.socket_fallback = true;
       // "[0]ib0:…", "[0]ibp5s0:…": sockets over IP-over-InfiniBand, so the host has InfiniBand that RDMA does not use.
       const size_t at = line.find("]ib", line.find("NET/Socket : Using"));
       if (at != std::string::npos) log.ib_device_failed = true;
       hit = true;
     }
-    if (has(line, "Failed to open libibverbs") || has(line, "libibverbs.so")) log.ibverbs_missing = true, hit = true;
-    if (has(line, "Unable to open device") || has(line, "ibv_open_device failed"))
+    if (scan.has<"Failed to open libibverbs">() || scan.has<"libibverbs.so">()) log.ibverbs_missing = true, hit = true;
+    if (scan.has<"Unable to open device">() || scan.has<"ibv_open_device failed">())
       log.ib_device_failed = true, hit = true;
-    if (nccl_line && has(line, "NVLS") && !has(line, "not available") && !has(line, "0 nvls channels") &&
-        !has(line, "NVLS_ENABLE"))
+    if (nccl_line && scan.has<"NVLS">() && !scan.has<"not available">() && !scan.has<"0 nvls channels">() &&
+        !scan.has<"NVLS_ENABLE">())
       log.nvls = true, hit = true;
-    if (has(line, "Init COMPLETE")) {
+    if (scan.has<"Init COMPLETE">()) {
       ++log.init_complete;
       if (const auto n = int_after(line, "nranks "); n > 0) log.nranks = std::max<int>(log.nranks, static_cast<int>(n));
       hit = true;
     }
-    if (has(line, " nRanks ")) {
+    if (scan.has<" nRanks ">()) {
       if (const auto n = int_after(line, " nRanks "); n > 0)
         log.nranks = std::max<int>(log.nranks, static_cast<int>(n));
       if (const auto n = int_after(line, " nNodes "); n > 0)
         log.nnodes = std::max<int>(log.nnodes, static_cast<int>(n));
       hit = true;
     }
-    if (has(line, "Pattern ") && has(line, "nChannels ")) {
+    if (scan.has<"Pattern ">() && scan.has<"nChannels ">()) {
       NcclLog::Graph g;
       g.pattern = static_cast<int>(int_after(line, "Pattern "));
       g.crossnic = static_cast<int>(int_after(line, "crossNic "));
       g.channels = static_cast<int>(std::max<int64_t>(0, int_after(line, "nChannels ")));
-      const char* bwkey = has(line, " bw ") ? " bw " : " speed ";
+      const char* bwkey = scan.has<" bw ">() ? " bw " : " speed ";
       if (const size_t at = line.find(bwkey); at != std::string::npos) {
         char* end = nullptr;
         g.bw_intra = std::strtod(line.c_str() + at + std::strlen(bwkey), &end);
@@ -361,7 +435,7 @@ struct Reader {
       if (log.graphs.size() < 16) log.graphs.push_back(g);
       hit = true;
     }
-    if (has(line, " coll channels")) {
+    if (scan.has<" coll channels">()) {
       const size_t at = line.find(" coll channels");
       const size_t start = line.find_last_not_of("0123456789", at - 1);
       log.coll_channels =
@@ -372,7 +446,7 @@ struct Reader {
       }
       hit = true;
     }
-    if (has(line, " Bytes -> Algo ")) {
+    if (scan.has<" Bytes -> Algo ">()) {
       static const std::regex tuning(
           R"((\w+): (\d+) Bytes -> Algo (\w+) proto (\w+) channel\{Lo\.\.Hi\}=\{(\d+)\.\.(\d+)\})");
       std::smatch m;
@@ -390,7 +464,7 @@ struct Reader {
         hit = true;
       }
     }
-    if (has(line, "set by environment to")) {
+    if (scan.has<"set by environment to">()) {
       static const std::regex env(R"((NCCL_[A-Z0-9_]+) set by environment to (\S+))");
       std::smatch m;
       if (std::regex_search(line, m, env)) {
@@ -400,12 +474,12 @@ struct Reader {
         hit = true;
       }
     }
-    if (has(line, "-x ") && has(line, "NCCL_")) {
+    if (scan.has<"-x ">() && scan.has<"NCCL_">()) {
       static const std::regex xenv(R"(-x\s+(NCCL_[A-Z0-9_]+)=(\S+))");
       for (auto it = std::sregex_iterator(line.begin(), line.end(), xenv); it != std::sregex_iterator(); ++it)
         log.env[(*it)[1]] = (*it)[2], hit = true;
     }
-    if (has(line, "NCCL WARN")) {
+    if (scan.has<"NCCL WARN">()) {
       ++log.warn_lines;
       if (log.warnings.size() < 8) log.warnings.push_back(line.substr(line.find("NCCL WARN") + 10, 240));
       hit = true;
@@ -413,45 +487,46 @@ struct Reader {
     // PyTorch ProcessGroupNCCL
     if (has(joined, "WorkNCCL(") && (has(joined, "atchdog caught") || has(joined, "timeout")))
       watchdog(joined, fl.rank), hit = true;
-    if ((has(line, "Timeout at NCCL work") || has(line, "detected by watchdog at work")) && !has(line, "WorkNCCL(")) {
+    if ((scan.has<"Timeout at NCCL work">() || scan.has<"detected by watchdog at work">()) &&
+        !scan.has<"WorkNCCL(">()) {
       // The watchdog's verdict without the WorkNCCL(...) text: the collective's number only.
       NcclLog::Timeout t;
       t.rank = fl.rank;
-      t.seq = has(line, "sequence id") ? int_after(line, "sequence id") : int_after(line, "at work");
-      if (has(line, "at NCCL work")) t.seq = int_after(line, "at NCCL work");
+      t.seq = scan.has<"sequence id">() ? int_after(line, "sequence id") : int_after(line, "at work");
+      if (scan.has<"at NCCL work">()) t.seq = int_after(line, "at NCCL work");
       const bool seen = std::any_of(log.timeouts.begin(), log.timeouts.end(),
                                     [&](const NcclLog::Timeout& x) { return x.seq == t.seq && x.rank == t.rank; });
       if (!seen && t.seq >= 0) log.timeouts.push_back(t);
       hit = true;
     }
-    if (has(line, "ast enqueued")) progress(line, fl.rank), hit = true;
+    if (scan.has<"ast enqueued">()) progress(line, fl.rank), hit = true;
     // NCCL RAS ("ncclras"): "N ranks have launched up to operation M", then the outliers "Rank R -- GPU …".
-    if (has(line, "ranks have launched up to operation")) {
+    if (scan.has<"ranks have launched up to operation">()) {
       in_ras = true;
       hit = true;
     }
-    if (in_ras && line.find("Rank ") != std::string::npos && has(line, " -- GPU ")) {
+    if (in_ras && scan.has<"Rank ">() && scan.has<" -- GPU ">()) {
       const int64_t r = int_after(line, "Rank ");
       if (r >= 0) log.lagging_ranks.insert(static_cast<int>(r));
       if (log.desync.size() < 8) log.desync.push_back(line.substr(0, 200));
       hit = true;
     }
-    if (has(line, "Desync") || has(line, "desync")) hit = true;
-    if (has(line, "lagging ranks") || has(line, "joined but didn't finish") || has(line, "finished collective #") ||
-        has(line, " is not joined")) {
+    if (scan.has<"Desync">() || scan.has<"desync">()) hit = true;
+    if (scan.has<"lagging ranks">() || scan.has<"joined but didn't finish">() || scan.has<"finished collective #">() ||
+        scan.has<" is not joined">()) {
       // "[7] finished collective #182, …": the "[7] " came off as a rank prefix, and names the rank.
       if ((line.starts_with("finished collective") || line.starts_with("joined but didn't finish")) && fl.rank >= 0)
         log.lagging_ranks.insert(fl.rank);
       desync(line);
       hit = true;
     }
-    if (has(line, "mismatch between collectives") || has(line, "CollectiveFingerPrint")) {
+    if (scan.has<"mismatch between collectives">() || scan.has<"CollectiveFingerPrint">()) {
       if (log.mismatches.size() < 4) log.mismatches.push_back(line.substr(0, 600));
       hit = true;
     }
-    if (has(line, "ProcessGroupNCCL") || has(line, "torch.distributed") || has(line, "c10d")) hit = true;
+    if (scan.has<"ProcessGroupNCCL">() || scan.has<"torch.distributed">() || scan.has<"c10d">()) hit = true;
     const bool known_error = error_line(fl);
-    if (has(line, "NCCL WARN") && !known_error) ++log.unknown_warn_lines;
+    if (scan.has<"NCCL WARN">() && !known_error) ++log.unknown_warn_lines;
     return hit || known_error || nccl_line;
   }
 };
@@ -479,27 +554,30 @@ std::string ranks_text(const std::set<int>& ranks) {
 NcclLog parse_nccl_log(const std::string& text, const std::string& origin) {
   NcclLog log;
   log.origin = origin;
-  const auto lines = framed_lines(text);
-  log.lines = lines.size();
   Reader reader{log};
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const auto& fl = lines[i];
+  for (LineWindow lines(text); !lines.empty(); lines.advance()) {
+    const auto& fl = lines[0];
+    ++log.lines;
     // A hard-wrapped line: the watchdog's message or a table row continued on the next line(s).
     std::string joined;
     const std::string* with_next = &fl.text;
     const bool open_work = has(fl.text, "WorkNCCL(") && !has(fl.text, "milliseconds");
     bool short_row = false;
-    if (starts_with_digit(fl.text) && i + 1 < lines.size() && starts_with_digit(lines[i + 1].text)) {
-      // A row cut after a few columns whose continuation starts with a time, not a new size and count.
-      const auto here = words(fl.text), next = words(lines[i + 1].text);
-      short_row = here.size() >= 4 && here.size() < 12 && is_integer(here[0]) && next.size() >= 2 &&
-                  next.size() + here.size() >= 12 && !(is_integer(next[0]) && is_integer(next[1]) && next.size() >= 8);
+    if (starts_with_digit(fl.text) && lines.ahead() >= 1 && starts_with_digit(lines[1].text)) {
+      // A row cut after a few columns whose continuation starts with a time, not a new size and count. The next line
+      // is split only when this one is short (most rows are whole).
+      const auto here = words(fl.text);
+      if (here.size() >= 4 && here.size() < 12 && is_integer(here[0])) {
+        const auto next = words(lines[1].text);
+        short_row = next.size() >= 2 && next.size() + here.size() >= 12 &&
+                    !(is_integer(next[0]) && is_integer(next[1]) && next.size() >= 8);
+      }
     }
     if (open_work || short_row) {
       joined = fl.text;
-      for (size_t k = 1; k <= (open_work ? 3 : 1) && i + k < lines.size(); ++k) {
+      for (size_t k = 1; k <= (open_work ? 3 : 1) && k <= lines.ahead(); ++k) {
         // The watchdog's message is often wrapped inside a word ("Nume" / "lOut=1"): rejoin without a space.
-        joined += (open_work ? "" : " ") + lines[i + k].text;
+        joined += (open_work ? "" : " ") + lines[k].text;
         if (open_work && has(joined, "milliseconds")) break;
       }
       with_next = &joined;
