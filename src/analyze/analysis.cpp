@@ -313,6 +313,30 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
         "preprocessing to the GPU or a background thread, and keep the host ahead by not synchronising per step.",
         "GPU idle with the launching thread outside CUDA calls", b.wall_ns));
   }
+  // The DataLoader's own ranges (PyTorch records each `next()` as "enumerate(DataLoader)#...__next__"): the time the
+  // training loop waited for its input, whatever the GPU did meanwhile.
+  int64_t loader_ns = 0;
+  size_t loader_calls = 0;
+  for (const auto& e : ev)
+    if ((e.kind == Kind::cpu_op || e.kind == Kind::annotation) && t.name(e).starts_with("enumerate(DataLoader)"))
+      loader_ns += e.dur_ns, ++loader_calls;
+  if (static_cast<double>(loader_ns) / w >= 0.05) {
+    const bool single = std::any_of(ev.begin(), ev.end(), [&](const Event& e) {
+      return e.kind != Kind::kernel && t.name(e).find("_SingleProcessDataLoaderIter") != std::string::npos;
+    });
+    fs.push_back(finding(
+        "dataloader", static_cast<double>(loader_ns) / w,
+        fmt::format("The loop waits for the DataLoader {} of the time ({} batches fetched{})",
+                    pct(static_cast<double>(loader_ns) / w), loader_calls,
+                    single ? ", in the training process itself: num_workers=0" : ""),
+        {{"dataloader_ns", std::to_string(loader_ns)}, {"batches", std::to_string(loader_calls)}}, loader_ns,
+        "DataLoader(num_workers=N (the CPU cores the augmentation needs), pin_memory=True, persistent_workers=True, "
+        "prefetch_factor=2+); move per-sample CPU transforms to the GPU (torchvision.transforms.v2 on tensors, DALI) "
+        "when the workers cannot keep up.",
+        "enumerate(DataLoader) ranges ≥ 5% of the steady-state window; saving: their time, an upper bound (the "
+        "workers must keep up)",
+        b.wall_ns));
+  }
   if (!a.syncs.empty()) {
     const auto& s = a.syncs.front();
     size_t count = 0;

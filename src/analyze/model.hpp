@@ -82,8 +82,9 @@ struct Trace {
 
 // Keeps only the steady state: the span of the step markers of the process that launches the most GPU work (start-up,
 // warm-up and teardown around the steps are not what a per-step verdict or saving is about), with the GPU work
-// launched in that span (a GPU that lags the host finishes it after the last marker), and GPU work already running
-// when the first step begins, cut at its start. A trace without step markers is left whole. Sets Trace::window.
+// launched in that span (a GPU that lags the host finishes it after the last marker) and any other GPU work that ran
+// until that work was done (cut at the first step's start). A trace without step markers is left whole. Sets
+// Trace::window.
 void keep_steady_state(Trace& t);
 
 // Parses "Memcpy HtoD (Pageable -> Device)" style names into the copy kind and memory kinds.

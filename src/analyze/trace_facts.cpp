@@ -120,7 +120,18 @@ void keep_steady_state(Trace& t) {
     if (e.start_ns < lo) lo = e.start_ns, first = t.name(e);
     if (e.end_ns() > host_hi) host_hi = e.end_ns(), last = t.name(e);
   }
-  if (steps == 0) return;
+  if (steps == 0) {
+    // No steps: the whole recording, less the CPU events of processes that launch nothing (a stray range another
+    // process recorded would stretch the window with idle time that is not this program's).
+    const size_t before = t.events.size();
+    std::erase_if(t.events, [&](const Event& e) { return !e.on_gpu() && e.kind != Kind::sync && !launches.count(e.pid); });
+    t.outside_window = before - t.events.size();
+    if (t.outside_window)
+      t.window = fmt::format("the whole recording (no step markers); {} events of processes that launch no GPU work "
+                             "left out",
+                             t.outside_window);
+    return;
+  }
   // GPU work launched inside the steps ends the window.
   std::unordered_map<int64_t, bool> launched_inside;
   for (const auto& e : t.events)
@@ -136,11 +147,10 @@ void keep_steady_state(Trace& t) {
   for (Event e : t.events) {
     bool keep = false;
     if (e.on_gpu()) {
+      // The work launched inside, and whatever else ran in the window: a GPU that lags the host is still busy with
+      // work launched before the first step when it begins (leaving that out would show idle time that was not).
       const auto c = launched_inside.find(e.correlation);
-      if (c != launched_inside.end())
-        keep = c->second || (e.start_ns < lo && e.end_ns() > lo);  // launched before, still running at the start
-      else
-        keep = e.end_ns() > lo && e.start_ns < hi;
+      keep = (c != launched_inside.end() && c->second) || (e.end_ns() > lo && e.start_ns < hi);
       if (keep && e.start_ns < lo) e.dur_ns = e.end_ns() - lo, e.start_ns = lo;
     } else if (e.kind == Kind::sync) {
       keep = e.start_ns >= lo && e.start_ns < hi;

@@ -259,6 +259,20 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
       }
       g.host_scale = (lo + hi) / 2;
     }
+    const double found = g.host_scale;
+    // Where the GPU sets the step, the untraced step bounds the host's time from above only: a smaller factor (the
+    // recorder's cost per record) that still gives the step within 2% is as consistent with it, and is taken.
+    const double cost = gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
+    const double by_cost = std::max(0.0, 1.0 - cost * static_cast<double>(g.records) / static_cast<double>(g.host_ns));
+    if (by_cost < found && static_cast<double>(p50(by_cost)) >= 0.98 * static_cast<double>(corr.untraced_step_ns)) {
+      g.host_scale = by_cost;
+      g.correction = fmt::format(
+          "host time × {:.3f} ({}'s cost per record on the real-model corpus): the untraced step given ({:.3f} ms) is "
+          "the GPU's, so it bounds the host's time from above only (× {:.3f} at most)",
+          by_cost, recorder, static_cast<double>(corr.untraced_step_ns) / 1e6, found);
+      return;
+    }
+    g.host_scale = found;
     g.correction = fmt::format(
         "host time × {:.3f}: the factor that makes the as-recorded replay give the untraced step given ({:.3f} ms)",
         g.host_scale, static_cast<double>(corr.untraced_step_ns) / 1e6);

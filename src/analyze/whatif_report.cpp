@@ -209,6 +209,9 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
           std::max<int64_t>(0, base.wall_ns - replay(t, *graph, parse_fixes(it->second), rates).wall_ns);
     const int64_t saved = saved_by_fix[it->second];
     f.saving_ratio = static_cast<double>(saved) / static_cast<double>(base.wall_ns);
+    // A predicted saving of 10% warns, as an idle share of 10% does (detail::finding), even where the idle time the
+    // finding counts is small (a sync that stalls the next step's launches costs more than its own wait).
+    if (*f.saving_ratio >= 0.10 && f.severity == Severity::info) f.severity = Severity::warn;
     for (auto& e : f.evidence)
       if (e.name == "saving_ns") e.value = std::to_string(saved);
     f.evidence.push_back({"saving_kind", "predicted"});
