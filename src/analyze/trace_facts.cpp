@@ -124,12 +124,14 @@ void keep_steady_state(Trace& t) {
     // No steps: the whole recording, less the CPU events of processes that launch nothing (a stray range another
     // process recorded would stretch the window with idle time that is not this program's).
     const size_t before = t.events.size();
-    std::erase_if(t.events, [&](const Event& e) { return !e.on_gpu() && e.kind != Kind::sync && !launches.count(e.pid); });
+    std::erase_if(t.events,
+                  [&](const Event& e) { return !e.on_gpu() && e.kind != Kind::sync && !launches.count(e.pid); });
     t.outside_window = before - t.events.size();
     if (t.outside_window)
-      t.window = fmt::format("the whole recording (no step markers); {} events of processes that launch no GPU work "
-                             "left out",
-                             t.outside_window);
+      t.window = fmt::format(
+          "the whole recording (no step markers); {} events of processes that launch no GPU work "
+          "left out",
+          t.outside_window);
     return;
   }
   // GPU work launched inside the steps ends the window.
