@@ -88,7 +88,12 @@ void walk_critical_path(const std::vector<Segment>& segs, const GpuState& gpu, i
     }
     const int64_t d = end - sg.start;
     if (sg.kind == Segment::gap) {
-      path.host_ns += d;
+      if (sg.end - sg.start <= kDispatchGapNs) {
+        path.cpu_ops_ns += d;
+        path.by_op["(Python and dispatch between ops)"] += d;
+      } else {
+        path.host_ns += d;
+      }
     } else if (sg.kind == Segment::op) {
       // The DataLoader's `next()` is input work on the host, not framework dispatch.
       (t.names[sg.name].starts_with("enumerate(DataLoader)") ? path.host_ns : path.cpu_ops_ns) += d;
@@ -198,7 +203,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
                          std::any_of(it.calls.begin(), it.calls.end(), [](const Call& c) { return !c.gpu.empty(); });
       int64_t gap = graph && prev_graph ? 0 : host(it.gap_before);
       prev_graph = graph;
-      if (fx.host) {
+      if (fx.host && gap > kDispatchGapNs) {  // input work moves to the worker; the per-op dispatch cannot
         worker += gap;
       } else {
         if (gap > 0) segs.push_back({Segment::gap, now, now + gap, 0, -1});
@@ -289,7 +294,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       if (now > seg_cursor) segs.push_back({Segment::op, seg_cursor, now, it.name, -1});
     }
     const int64_t trailing = host(s.trailing_gap);
-    if (fx.host) {
+    if (fx.host && trailing > kDispatchGapNs) {
       worker += trailing;
     } else {
       if (trailing > 0) segs.push_back({Segment::gap, now, now + trailing, 0, -1});

@@ -139,7 +139,7 @@ TEST(WhatIf, TheLayoutFixOfTheNchwLoopPredictsItsMeasuredStep) {
 
 // A public ResNet-50 training trace (Kineto's tb_plugin samples, V100, PyTorch 1.9) whose cuDNN convolutions
 // transpose NCHW <-> NHWC: the layout fix saves at most those kernels' time and the dropped contiguous calls, never
-// more — here nearly nothing, since the host (the DataLoader), not the GPU, holds the critical path — and leaves a trace
+// more — here nearly nothing, since the DataLoader and the other kernels hold the critical path — and leaves a trace
 // without them alone.
 TEST(WhatIf, TheLayoutFixSavesAtMostTheTransposesItRemoves) {
   const auto file = test::shared_data(
@@ -155,8 +155,9 @@ TEST(WhatIf, TheLayoutFixSavesAtMostTheTransposesItRemoves) {
   const auto base = replay(t), fixed = replay(t, parse_fixes("layout"));
   ASSERT_TRUE(base.ok && fixed.ok);
   EXPECT_LE(fixed.wall_ns, base.wall_ns);
-  // The DataLoader's next() (num_workers=0) holds the path: input work, host-bound.
-  EXPECT_EQ(critical_verdict(base.path), "host-bound");
+  // The DataLoader's next() (num_workers=0) holds a third of the path: input work, not launches.
+  EXPECT_NE(critical_verdict(base.path), "launch-bound");
+  EXPECT_GT(static_cast<double>(base.path.host_ns), 0.3 * static_cast<double>(base.path.total()));
   EXPECT_LT(static_cast<double>(base.wall_ns - fixed.wall_ns), 0.01 * static_cast<double>(base.wall_ns));
   const auto contiguous = base.path.by_op.find("aten::contiguous");
   EXPECT_LE(base.wall_ns - fixed.wall_ns, transposes + (contiguous == base.path.by_op.end() ? 0 : contiguous->second));
@@ -245,7 +246,8 @@ TEST(WhatIf, SyncsAreCheapOnAHostBoundLoopAndRankBelowTheHostWork) {
   EXPECT_LT(saving("sync"), 0.03);    // not the 66% "after a sync" the adjacency rule claimed
   EXPECT_LT(saving("pinned"), 0.02);  // 128 KiB copies: staging is cheap
   EXPECT_GT(saving("host"), 0.2);     // the 3 ms of input work per step is the bottleneck
-  EXPECT_GT(saving("sync,pinned,host"), saving("host"));
+  // Together never worse than the host work alone; where the worker preparing the input sets the pace, no better.
+  EXPECT_GE(saving("sync,pinned,host"), saving("host"));
 }
 
 TEST(WhatIf, DroppingTheFinalSyncOfAGpuBoundRunSavesNothingTheGpuStillHasToDo) {
