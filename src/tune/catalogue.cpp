@@ -137,6 +137,25 @@ const std::map<std::string, std::string>& rejected() {
   return r;
 }
 
+const std::vector<DocumentedDefault>& documented_defaults() {
+  static const std::vector<DocumentedDefault> d{
+      {"env.CUDA_MODULE_LOADING", "LAZY", 12020,
+       "CUDA Programming Guide, \"Lazy Loading\": the default since CUDA 12.2"},
+      {"env.CUDA_DEVICE_MAX_CONNECTIONS", "8", 0, "CUDA Programming Guide, \"CUDA Environment Variables\": default 8"},
+      {"env.CUDA_LAUNCH_BLOCKING", "0", 0, "CUDA Programming Guide, \"CUDA Environment Variables\": default 0"},
+      {"env.CUDA_CACHE_DISABLE", "0", 0, "CUDA Programming Guide, \"CUDA Environment Variables\": default 0"},
+  };
+  return d;
+}
+
+std::optional<std::string> default_when_unset(const std::string& id, std::optional<int> cuda_driver_version) {
+  for (const auto& d : documented_defaults())
+    if (id == d.id &&
+        (d.since_cuda_driver == 0 || (cuda_driver_version && *cuda_driver_version >= d.since_cuda_driver)))
+      return d.value;
+  return std::nullopt;
+}
+
 namespace {
 
 // The CUDA driver and runtime variables of the CUDA Programming Guide's environment-variable list.

@@ -1,6 +1,8 @@
 // capture, verify, plan, apply and rollback over the tunables of one machine, with the journal of saved values.
 #include "tune/engine.hpp"
 
+#include "tune/catalogue.hpp"
+
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "gpu/collect.hpp"
@@ -72,6 +74,22 @@ Check verify_lock(const Setting& s, const Tunable& t, const nlohmann::json& stat
   return c;
 }
 
+// Why an unset setting already has the profile's value: its documented default on this driver ("" when it has not).
+// The driver's CUDA version is read only for a setting with a default that depends on it.
+std::string unset_means(const Setting& s, const std::string& now, const Machine& m) {
+  if (now != kUnset) return "";
+  const auto& all = documented_defaults();
+  const auto d = std::find_if(all.begin(), all.end(), [&](const DocumentedDefault& x) { return s.id == x.id; });
+  if (d == all.end()) return "";
+  std::optional<int> driver;
+  if (int v = 0; d->since_cuda_driver != 0 && m.gpu != nullptr && m.gpu->cuda_driver_version(v) == NVML_SUCCESS)
+    driver = v;
+  if (default_when_unset(s.id, driver) != s.value) return "";
+  return d->since_cuda_driver == 0 ? fmt::format("unset is {} ({})", s.value, d->source)
+                                   : fmt::format("unset is {} on this driver (CUDA {}.{}; {})", s.value, *driver / 1000,
+                                                 (*driver % 1000) / 10, d->source);
+}
+
 }  // namespace
 
 const char* status_name(Status s) {
@@ -132,6 +150,10 @@ std::vector<Check> verify(const Profile& p, const Machine& m) {
       if (s.group() == "env")
         c.detail = m.pid ? fmt::format("in process {}", *m.pid)
                          : fmt::format("in {}; --pid PID checks a running process", m.env_file().string());
+    } else if (const auto why = unset_means(s, *now, m); !why.empty()) {
+      c.status = Status::passed;
+      c.actual = *now;
+      c.detail = why;
     } else if (t.lasting == Lasting::next_load && t.configured && t.configured().value == s.value) {
       c.status = Status::pending;
       c.actual = *now;
@@ -213,6 +235,12 @@ std::vector<Step> plan(const Profile& p, const Machine& m) {
       if (const auto why = t.check(s.value); !why.empty())
         refused.push_back(fmt::format("{}: {}: {}", s.origin, s.id, why));
     if (step.from == step.to) step.action = Step::Action::unchanged;
+    if (const auto why = unset_means(s, step.from, m); !why.empty()) {
+      step.action = Step::Action::unchanged;
+      step.note = why;
+      out.push_back(step);
+      continue;
+    }
     if (t.lasting == Lasting::next_load) step.note = "in effect from the next module load";
     if (t.lasting == Lasting::process && s.group() == "env") step.note = "for processes started with the env file";
     out.push_back(step);

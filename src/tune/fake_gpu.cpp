@@ -39,6 +39,7 @@ std::unique_ptr<FakeGpuControl> FakeGpuControl::from_file(const std::filesystem:
   const auto j = read_json_file(file, "gpusqueeze.fake-gpu/1");
   fake->gpus.clear();
   try {
+    fake->cuda_driver = j.value("cuda_driver", fake->cuda_driver);
     for (const auto& g : j.at("gpus")) {
       Gpu x;
       x.id = {g.at("name"), g.at("uuid"), g.at("bus_id")};
@@ -66,6 +67,7 @@ void FakeGpuControl::save() const {
   nlohmann::json j;
   j["schema"] = "gpusqueeze.fake-gpu/1";
   j["synthetic"] = "fake GPUs for tests (GSQ_TUNE_FAKE_GPU): no value here was measured";
+  j["cuda_driver"] = cuda_driver;
   for (const auto& g : gpus) {
     nlohmann::json locks = nlohmann::json::object();
     for (const auto& [d, v] : g.locks) locks[domain_name(d)] = {v.first, v.second};
@@ -182,6 +184,10 @@ nvmlReturn_t FakeGpuControl::reset_clocks(unsigned gpu, ClockDomain d) {
   if (const auto rc = enter("reset_clocks", gpu); rc != NVML_SUCCESS) return rc;
   gpus[gpu].locks.erase(d);
   return wrote("reset_clocks");
+}
+nvmlReturn_t FakeGpuControl::cuda_driver_version(int& version) {
+  version = cuda_driver;
+  return enter("cuda_driver_version", 0);
 }
 
 }  // namespace gsq::tune

@@ -40,6 +40,8 @@ class GpuControl {
   [[nodiscard]] virtual nvmlReturn_t current_clock(unsigned gpu, ClockDomain d, unsigned& mhz) = 0;
   [[nodiscard]] virtual nvmlReturn_t lock_clocks(unsigned gpu, ClockDomain d, unsigned min_mhz, unsigned max_mhz) = 0;
   [[nodiscard]] virtual nvmlReturn_t reset_clocks(unsigned gpu, ClockDomain d) = 0;
+  // The CUDA version the driver supports, as NVML counts it (12020 = 12.2): some settings' defaults depend on it.
+  [[nodiscard]] virtual nvmlReturn_t cuda_driver_version(int& version) = 0;
 };
 
 // NVML through the session's function table; a symbol the driver lacks answers NVML_ERROR_FUNCTION_NOT_FOUND.
@@ -61,6 +63,7 @@ class FakeGpuControl final : public GpuControl {
     unsigned graphics_now = 1980, memory_now = 3201;
     std::map<ClockDomain, std::pair<unsigned, unsigned>> locks;  // what the driver holds; invisible to getters
   };
+  int cuda_driver = 13000;  // the H200 fixture's driver (CUDA 13.0)
   explicit FakeGpuControl(unsigned gpus);
   // Loads (or creates with `gpus` defaults) the state file.
   static std::unique_ptr<FakeGpuControl> from_file(const std::filesystem::path& file, unsigned gpus = 1);
@@ -87,6 +90,7 @@ class FakeGpuControl final : public GpuControl {
   nvmlReturn_t current_clock(unsigned gpu, ClockDomain d, unsigned& mhz) override;
   nvmlReturn_t lock_clocks(unsigned gpu, ClockDomain d, unsigned min_mhz, unsigned max_mhz) override;
   nvmlReturn_t reset_clocks(unsigned gpu, ClockDomain d) override;
+  nvmlReturn_t cuda_driver_version(int& version) override;
 
  private:
   nvmlReturn_t enter(const std::string& call, unsigned gpu);

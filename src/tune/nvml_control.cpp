@@ -84,6 +84,10 @@ class NvmlControl final : public GpuControl {
     return d == ClockDomain::graphics ? with(gpu, api().nvmlDeviceResetGpuLockedClocks)
                                       : with(gpu, api().nvmlDeviceResetMemoryLockedClocks);
   }
+  nvmlReturn_t cuda_driver_version(int& version) override {
+    return api().nvmlSystemGetCudaDriverVersion == nullptr ? NVML_ERROR_FUNCTION_NOT_FOUND
+                                                           : api().nvmlSystemGetCudaDriverVersion(&version);
+  }
 
  private:
   [[nodiscard]] const gpu::NvmlApi& api() const { return nvml_.api(); }

@@ -129,7 +129,10 @@ TEST_F(TuneTest, CaptureApplyVerifyRollbackReturnsEverySettingToTheFirstCapture)
   EXPECT_FALSE(fs::exists(root / "proc/4242"));
   EXPECT_NE(read_text_file(root / "etc/modprobe.d/gpusqueeze.conf").find("NVreg_RestrictProfilingToAdminUsers=0"),
             std::string::npos);
-  EXPECT_NE(read_text_file(root / "etc/gpusqueeze/tune.env").find("CUDA_MODULE_LOADING=LAZY"), std::string::npos);
+  // LAZY is the fake driver's default (CUDA 13.0): nothing to write for it; the allocator setting is written.
+  EXPECT_EQ(read_text_file(root / "etc/gpusqueeze/tune.env").find("CUDA_MODULE_LOADING"), std::string::npos);
+  EXPECT_NE(read_text_file(root / "etc/gpusqueeze/tune.env").find("PYTORCH_ALLOC_CONF=expandable_segments:True"),
+            std::string::npos);
 
   const auto back = rollback(m);
   EXPECT_TRUE(back.failed.empty());
@@ -266,6 +269,36 @@ TEST_F(TuneTest, EnvironmentIsCheckedInARunningProcess) {
   EXPECT_EQ(checks.at(0).status, Status::failed);
   EXPECT_EQ(checks.at(0).actual, "EAGER");
   EXPECT_EQ(checks.at(1).status, Status::passed);
+}
+
+// A setting left unset has its documented default: a profile naming that default holds (the false "env.
+// CUDA_MODULE_LOADING is (unset), the profile says LAZY" of issue 49), on a driver where it is the default only.
+TEST_F(TuneTest, AnUnsetSettingHoldsWhereItsDocumentedDefaultIsTheProfilesValue) {
+  const auto p = parse_profile(
+      "[env]\nCUDA_MODULE_LOADING = \"LAZY\"\nCUDA_DEVICE_MAX_CONNECTIONS = \"8\"\nCUDA_LAUNCH_BLOCKING = \"1\"\n",
+      "env.toml");
+  fake.cuda_driver = 12020;  // CUDA 12.2: lazy loading is the default
+  std::map<std::string, Check> by;
+  for (const auto& c : verify(p, m)) by[c.id] = c;
+  EXPECT_EQ(by.at("env.CUDA_MODULE_LOADING").status, Status::passed) << check_line(by.at("env.CUDA_MODULE_LOADING"));
+  EXPECT_EQ(by.at("env.CUDA_MODULE_LOADING").actual, kUnset);
+  EXPECT_NE(by.at("env.CUDA_MODULE_LOADING").detail.find("unset is LAZY on this driver (CUDA 12.2"), std::string::npos)
+      << by.at("env.CUDA_MODULE_LOADING").detail;
+  EXPECT_EQ(by.at("env.CUDA_DEVICE_MAX_CONNECTIONS").status, Status::passed);
+  EXPECT_EQ(by.at("env.CUDA_LAUNCH_BLOCKING").status, Status::failed);  // unset is 0, the profile wants 1
+  std::map<std::string, Step::Action> planned;
+  for (const auto& s : plan(p, m)) planned[s.id] = s.action;
+  EXPECT_EQ(planned.at("env.CUDA_MODULE_LOADING"), Step::Action::unchanged);  // apply writes what verify wants only
+  EXPECT_EQ(planned.at("env.CUDA_LAUNCH_BLOCKING"), Step::Action::change);
+
+  fake.cuda_driver = 12010;  // CUDA 12.1 loads eagerly unless told
+  for (const auto& c : verify(p, m)) by[c.id] = c;
+  EXPECT_EQ(by.at("env.CUDA_MODULE_LOADING").status, Status::failed);
+  for (const auto& s : plan(p, m)) planned[s.id] = s.action;
+  EXPECT_EQ(planned.at("env.CUDA_MODULE_LOADING"), Step::Action::change);
+  fake.cuda_driver = 13000;
+  const auto eager = parse_profile("[env]\nCUDA_MODULE_LOADING = \"EAGER\"\n", "eager.toml");
+  EXPECT_EQ(verify(eager, m).at(0).status, Status::failed);  // the default is LAZY, not what this profile wants
 }
 
 TEST_F(TuneTest, ACorruptJournalIsAClearError) {
