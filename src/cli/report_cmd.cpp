@@ -23,6 +23,7 @@
 #include "doctor/checks.hpp"
 #include "env/fingerprint.hpp"
 #include "report/report.hpp"
+#include "tune/profile.hpp"
 
 #include <fmt/format.h>
 
@@ -52,7 +53,13 @@ Action register_report(CLI::App& app) {
       "logs (--nccl). The page opens with the verdict (at most five findings, worst and costliest first) and one card\n"
       "per step of the method. Files are named relative to the working directory, never by absolute path.\n"
       "Without an NVIDIA GPU the report says so and is built from the snapshot recorded on an H200 that ships with\n"
-      "gpusqueeze, labelled as such. Open OUT/index.html in any browser: it has no external resources.");
+      "gpusqueeze, labelled as such. Open OUT/index.html in any browser: it has no external resources.\n"
+      "A file recorded on a GPU this machine does not have is labelled with that GPU in its title and verdict lines.\n"
+      "Every file is read and checked before anything is measured, and refused as its own command refuses it.\n"
+      "Exit codes: 0 the page is written and holds no fail-level finding; 1 it is written and holds one (CI can gate "
+      "on\n"
+      "it); 2 bad usage or a file refused (nothing measured, no page written); 3 no GPU and no bundled snapshot;\n"
+      "70 an unexpected CUDA/NVML failure.");
   add_snapshot_options(*cmd, o->snap, true);
   cmd->add_option("-o,--out", o->out_dir, "Report folder")->capture_default_str();
   cmd->add_option("--budget", o->budget_s,
@@ -138,7 +145,77 @@ Action register_report(CLI::App& app) {
     }
     // Every file is named on the page as report::display_name gives it: no absolute path of this machine.
     using report::display_name;
-    for (const auto& f : bench_files) r.add(bench_section_of(bench::load_run(f), display_name(f)));
+    // Every file is read and judged before any live measurement: a file that is refused costs no measuring time, and
+    // is refused as the command that owns it refuses it (a truncated trtexec log as `trt audit` without --partial).
+    const auto labelled = [&s](report::Section sec, const std::string& recorded_on) {
+      return label_recorded_on(std::move(sec), recorded_on, s);
+    };
+    std::vector<report::Section> bench_sections, file_sections;
+    for (const auto& f : bench_files) {
+      const auto run = bench::load_run(f);
+      bench_sections.push_back(labelled(bench_section_of(run, display_name(f)), run.gpu_name));
+    }
+    for (const auto& f : trace_files) {
+      const auto trace = analyze::load_trace(f);
+      auto a = analyze::analyze(trace);
+      a.origin = display_name(f);
+      auto sec = analysis_section_of(a);
+      const auto roof = analyze::roofline(trace, a);
+      std::vector<report::SolPoint> points;
+      for (const auto& p : roof.points)
+        if (p.memory >= 0 && p.compute >= 0) points.push_back({p.kernel, p.memory, p.compute, p.share});
+      if (!points.empty())
+        sec.figures_svg.push_back(
+            report::sol_svg(fmt::format("Top kernels against the roofs ({})", roof.device), points));
+      file_sections.push_back(labelled(std::move(sec), roof.device));
+    }
+    for (const auto& f : torch_files) {
+      const auto j = read_json_file(f, "gpusqueeze.torch_compare/1");
+      file_sections.push_back(
+          labelled(torch_section_of(j, display_name(f)), j.contains("gpu") && j["gpu"].is_string() ? j["gpu"] : ""));
+    }
+    for (const auto& f : o->memory_files) {
+      auto m = triage::analyze_memory(triage::read_memory_snapshot(f));
+      m.origin = display_name(f);
+      file_sections.push_back(memory_section_of(m));  // an allocator snapshot does not name its GPU model
+    }
+    for (const auto& f : jitter_files) {
+      const auto t = trace::read_trace(f);
+      auto j = triage::analyze_jitter(t);
+      j.origin = display_name(f);
+      file_sections.push_back(
+          labelled(jitter_section_of(j, t), t.counters.empty() ? std::string() : t.counters.front().device_name));
+    }
+    for (const auto& f : o->trt_files) {
+      const auto a = triage::audit_trt(triage::parse_trtexec_log(read_text_file(f), display_name(f)), {}, {}, {});
+      file_sections.push_back(
+          labelled(trt_section_of(a, display_name(f)), a.runs.empty() ? "" : a.runs.front().device));
+    }
+    std::vector<report::Section> step5_sections;
+    for (const auto& f : o->topo_files)
+      step5_sections.push_back(
+          topo_section_of(topo::parse_topo_matrix(read_text_file(f), display_name(f)), display_name(f)));
+    for (const auto& f : o->nccl_files)
+      step5_sections.push_back(
+          nccl_section_of(topo::parse_nccl_log(read_text_file(f), display_name(f)), display_name(f)));
+    for (const auto& f : o->p2p_files)
+      step5_sections.push_back(p2p_section_of(
+          topo::p2p_from_json(read_json_file(f, "gpusqueeze.p2p/1"), display_name(f)), "(" + display_name(f) + ")"));
+    // The profile is verified against the machine running report: on a page of another machine (a replayed
+    // snapshot, the bundled H200) its results would be read as that machine's, so they are left off.
+    std::optional<TuneView> tune_view;
+    if (r.this_machine)
+      tune_view = verify_tune_profile(o->tune_file, true);
+    else if (!o->tune_file.empty()) {
+      (void)tune::read_profile(o->tune_file);  // a profile that does not read is refused all the same
+      note("--tune: not verified, the page is not of this machine (`gpusqueeze tune verify` checks this one)");
+    }
+    const auto earlier =
+        o->compare_file.empty() ? nlohmann::json() : read_json_file(o->compare_file, report::kReportSchema);
+    if (!o->compare_file.empty())  // judged against an empty page now, so that a foreign document is refused here
+      (void)report::compare_section(earlier, report::render_json(report::Report{}), display_name(o->compare_file));
+
+    for (auto& sec : bench_sections) r.add(std::move(sec));
     // A live GPU: the memory and PCIe ceilings measured now, unless the user gave runs or no budget.
     if (r.this_machine && !s.gpus.empty() && o->bench_files.empty() && o->budget_s > 0) {
       std::filesystem::create_directories(o->out_dir);
@@ -173,37 +250,7 @@ Action register_report(CLI::App& app) {
       }
       for (const auto& n : live.notes) note(n);
     }
-    for (const auto& f : trace_files) {
-      const auto trace = analyze::load_trace(f);
-      auto a = analyze::analyze(trace);
-      a.origin = display_name(f);
-      auto sec = analysis_section_of(a);
-      const auto roof = analyze::roofline(trace, a);
-      std::vector<report::SolPoint> points;
-      for (const auto& p : roof.points)
-        if (p.memory >= 0 && p.compute >= 0) points.push_back({p.kernel, p.memory, p.compute, p.share});
-      if (!points.empty())
-        sec.figures_svg.push_back(
-            report::sol_svg(fmt::format("Top kernels against the roofs ({})", roof.device), points));
-      r.add(std::move(sec));
-    }
-    for (const auto& f : torch_files)
-      r.add(torch_section_of(read_json_file(f, "gpusqueeze.torch_compare/1"), display_name(f)));
-    for (const auto& f : o->memory_files) {
-      auto m = triage::analyze_memory(triage::read_memory_snapshot(f));
-      m.origin = display_name(f);
-      r.add(memory_section_of(m));
-    }
-    for (const auto& f : jitter_files) {
-      const auto t = trace::read_trace(f);
-      auto j = triage::analyze_jitter(t);
-      j.origin = display_name(f);
-      r.add(jitter_section_of(j, t));
-    }
-    for (const auto& f : o->trt_files)
-      r.add(trt_section_of(
-          triage::audit_trt(triage::parse_trtexec_log(read_text_file(f), display_name(f), true), {}, {}, {}),
-          display_name(f)));
+    for (auto& sec : file_sections) r.add(std::move(sec));
     // A live machine with several GPUs: its topology through NVML (step 5), unless the user gave a saved one.
     if (r.this_machine && s.gpus.size() > 1 && o->topo_files.empty()) {
       try {
@@ -218,17 +265,10 @@ Action register_report(CLI::App& app) {
         note(std::string("topology not read: ") + e.what());
       }
     }
-    for (const auto& f : o->topo_files)
-      r.add(topo_section_of(topo::parse_topo_matrix(read_text_file(f), display_name(f)), display_name(f)));
-    for (const auto& f : o->nccl_files)
-      r.add(nccl_section_of(topo::parse_nccl_log(read_text_file(f), display_name(f)), display_name(f)));
-    for (const auto& f : o->p2p_files)
-      r.add(p2p_section_of(topo::p2p_from_json(read_json_file(f, "gpusqueeze.p2p/1"), display_name(f)),
-                           "(" + display_name(f) + ")"));
-    if (const auto tv = verify_tune_profile(o->tune_file, true)) r.add(tune_section_of(*tv));
+    for (auto& sec : step5_sections) r.add(std::move(sec));
+    if (tune_view) r.add(tune_section_of(*tune_view));
     if (!o->compare_file.empty())
-      r.add(report::compare_section(read_json_file(o->compare_file, report::kReportSchema), report::render_json(r),
-                                    display_name(o->compare_file)));
+      r.add(report::compare_section(earlier, report::render_json(r), display_name(o->compare_file)));
     // The page follows the method: sections by step (field triage last), in the order given within a step.
     std::stable_sort(r.sections.begin(), r.sections.end(),
                      [](const report::Section& a, const report::Section& b) { return a.step < b.step; });
@@ -236,7 +276,14 @@ Action register_report(CLI::App& app) {
     std::cout << fmt::format("report written to {}/index.html (also report.md, report.json)\n{}\n", o->out_dir,
                              provenance);
     std::cout << fmt::format("doctor: worst finding {}\n", to_string(worst(findings)));
-    return 0;
+    // A fail-level finding anywhere on the page fails the run, so CI can gate on the report.
+    size_t failing = 0;
+    for (const auto& sec : r.sections)
+      failing += std::count_if(sec.findings.begin(), sec.findings.end(),
+                               [](const Finding& f) { return f.severity == Severity::fail; });
+    if (failing == 0) return 0;
+    std::cout << fmt::format("report: {} fail-level finding(s) on the page (exit 1)\n", failing);
+    return 1;
   };
 }
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 namespace gsq::cli {
@@ -60,12 +61,25 @@ std::string kernels_headline(const std::vector<bench::Ceiling>& cs) {
 }
 }  // namespace
 
+namespace {
+// gpusqueeze's own variables (GSQ_KERNELS_LIBRARY, ...) name files of its install on the machine that recorded the run:
+// the page names them by file name only, never by that machine's path (nor relative to this machine's directory, which
+// has nothing to do with it).
+nlohmann::json without_local_paths(nlohmann::json run) {
+  if (run.contains("env_fields") && run["env_fields"].is_object())
+    for (auto& [key, value] : run["env_fields"].items())
+      if (key.starts_with("host.env.GSQ_") && value.is_string() && value.get<std::string>().starts_with("/"))
+        value = std::filesystem::path(value.get<std::string>()).filename().string();
+  return run;
+}
+}  // namespace
+
 report::Section bench_section_of(const bench::Run& run, const std::string& origin) {
   const Table t = bench::results_table(run);
   auto sec = report::bench_section(
       fmt::format("{} ({})", run.suite, origin), t.header, t.rows,
       {fmt::format("suite {} on {} at {}, fingerprint {}.", run.suite, run.gpu_name, run.created_at, run.fingerprint)},
-      bench::to_json(run, false));
+      without_local_paths(bench::to_json(run, false)));
   sec.more = fmt::format("gpusqueeze compare {} NEW.json", origin);
   sec.step = step_of_suite(run.suite);
   if (sec.step != 1) {
@@ -144,10 +158,12 @@ report::Section memory_section_of(const triage::MemoryReport& m) {
   sec.tables.emplace_back("Where the reserved memory is (gpusqueeze memory for sites and maps)", t);
   sec.findings = m.findings;
   sec.data = triage::to_json(m);
-  uint64_t reserved = 0, fragmented = 0;
-  for (const auto& d : m.devices) reserved += d.reserved, fragmented += d.fragmented;
-  sec.headline = fmt::format("allocator: {} MiB reserved, {:.1f}% fragmented", mib(reserved),
-                             reserved ? 100.0 * static_cast<double>(fragmented) / static_cast<double>(reserved) : 0.0);
+  // Per GPU: each device is a separate pool of memory, so a sum over them is no GPU's figure.
+  std::string per_gpu;
+  for (const auto& d : m.devices)
+    per_gpu += fmt::format("{}GPU {} {} MiB reserved, {:.1f}% fragmented", per_gpu.empty() ? "" : "; ", d.device,
+                           mib(d.reserved), 100 * d.ratio(d.fragmented));
+  sec.headline = "allocator: " + (per_gpu.empty() ? std::string("no GPU memory in the snapshot") : per_gpu);
   return sec;
 }
 
@@ -342,6 +358,15 @@ report::Section tune_section_of(const TuneView& v) {
   sec.findings = tune_findings(v);
   sec.data = {{"profile", v.name}, {"checks", tune::to_json(v.checks)}};
   sec.headline = tune_headline(v);
+  return sec;
+}
+
+report::Section label_recorded_on(report::Section sec, const std::string& gpu, const gpu::Snapshot& s) {
+  if (gpu.empty() ||
+      std::any_of(s.gpus.begin(), s.gpus.end(), [&](const auto& g) { return g.name.ok() && *g.name == gpu; }))
+    return sec;
+  sec.recorded_on = gpu;
+  sec.title += " (recorded on " + gpu + ")";
   return sec;
 }
 

@@ -32,5 +32,8 @@ namespace gsq::cli {
 [[nodiscard]] report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& origin);
 [[nodiscard]] report::Section nccl_section_of(const topo::NcclLog& log, const std::string& origin);
 [[nodiscard]] report::Section tune_section_of(const TuneView& v);
+// `sec`, built from a file recorded on `gpu` (empty: the file does not say): when none of the snapshot's GPUs is that
+// model, its title and verdict lines say where it was recorded, so its findings are not read as this machine's.
+[[nodiscard]] report::Section label_recorded_on(report::Section sec, const std::string& gpu, const gpu::Snapshot& s);
 
 }  // namespace gsq::cli

@@ -29,6 +29,11 @@ std::string bytes_text(const json& v) {
   return fmt::format("{:.1f} GiB", v.get<double>() / (1ULL << 30));
 }
 
+// " (recorded on NVIDIA A100-SXM4-80GB)" after a verdict line of a file from another machine.
+std::string recorded_on_text(const TopFinding& t) {
+  return t.recorded_on.empty() ? "" : " (recorded on " + t.recorded_on + ")";
+}
+
 std::string verdict_heading(const Report& r) {
   return r.this_machine ? "Verdict on this machine" : "Verdict on the recorded machine (not this one)";
 }
@@ -125,7 +130,7 @@ std::vector<TopFinding> top_findings(const Report& r, size_t max) {
       const auto same = std::find_if(
           all.begin(), all.end(), [&](const TopFinding& t) { return t.section_id == sec.id && t.finding.id == f.id; });
       if (same == all.end())
-        all.push_back({f, sec.id, sec.more, 0});
+        all.push_back({f, sec.id, sec.more, 0, sec.recorded_on});
       else if (f.severity > same->finding.severity ||
                (f.severity == same->finding.severity &&
                 f.saving_ratio.value_or(0) > same->finding.saving_ratio.value_or(0))) {
@@ -311,9 +316,10 @@ std::string render_markdown(const Report& r) {
   if (top.empty()) md += "No check failed or asked for a look.\n";
   for (size_t i = 0; i < top.size(); ++i) {
     const auto& f = top[i].finding;
-    md += fmt::format("{}. **{}** {} — {}{}{}{}\n", i + 1, to_string(f.severity), f.title, f.subject,
-                      f.evidence.empty() ? "" : " (" + abbreviate(evidence_text(f), 160) + ")", alike_text(top[i]),
-                      top[i].more.empty() ? "" : fmt::format(". More: `{}`", top[i].more));
+    md +=
+        fmt::format("{}. **{}** {} — {}{}{}{}{}\n", i + 1, to_string(f.severity), f.title, f.subject,
+                    recorded_on_text(top[i]), f.evidence.empty() ? "" : " (" + abbreviate(evidence_text(f), 160) + ")",
+                    alike_text(top[i]), top[i].more.empty() ? "" : fmt::format(". More: `{}`", top[i].more));
   }
   Table steps{{"step", "status", "headline"}, {}};
   for (const auto& c : step_cards(r)) {
@@ -405,10 +411,11 @@ std::string render_html(const Report& r) {
   for (const auto& t : top) {
     const auto& f = t.finding;
     h += fmt::format(
-        "<li><span class=\"badge {0}\">{0}</span> <b>{1}</b> — {2}{3}{4} <a href=\"#{5}\">details</a></li>",
+        "<li><span class=\"badge {0}\">{0}</span> <b>{1}</b> — {2}{6}{3}{4} <a href=\"#{5}\">details</a></li>",
         to_string(f.severity), html_escape(f.title), html_escape(f.subject),
         f.evidence.empty() ? "" : " (" + html_escape(abbreviate(evidence_text(f), 160)) + ")",
-        t.more.empty() ? "" : ". More: <code>" + html_escape(t.more) + "</code>", html_escape(t.section_id));
+        t.more.empty() ? "" : ". More: <code>" + html_escape(t.more) + "</code>", html_escape(t.section_id),
+        html_escape(recorded_on_text(t)));
   }
   if (!top.empty()) h += "</ol>";
   h += "<div class=\"cards\">";
@@ -455,7 +462,11 @@ json render_json(const Report& r) {
   }
   json verdict = json::array();
   for (const auto& t : top_findings(r))
-    verdict.push_back({{"finding", t.finding}, {"section", t.section_id}, {"more", t.more}, {"alike", t.alike}});
+    verdict.push_back({{"finding", t.finding},
+                       {"section", t.section_id},
+                       {"more", t.more},
+                       {"alike", t.alike},
+                       {"recorded_on", t.recorded_on}});
   json steps = json::array();
   for (const auto& c : step_cards(r))
     steps.push_back({{"step", c.step},

@@ -27,6 +27,9 @@ struct Section {
   int step = 0;          // the method's step this section belongs to (kTriageStep for the field-failure tools)
   std::string headline;  // one line for the step's card: "sync-bound, 66.5% of wall"
   std::string more;      // the command that shows more: "gpusqueeze analyze trace.json"
+  // The GPU a file was recorded on when the page's machine has none of that model ("NVIDIA A100-SXM4-80GB"): said in
+  // the title and with each of its findings in the verdict, which is otherwise read as the page's machine's.
+  std::string recorded_on;
 };
 
 // Steps 0-7 of the method, and the field-failure tools as one more card.
@@ -100,8 +103,9 @@ struct Report {
 struct TopFinding {
   Finding finding;
   std::string section_id;
-  std::string more;  // the section's command
-  int alike = 0;     // further findings of the same check in the same section
+  std::string more;         // the section's command
+  int alike = 0;            // further findings of the same check in the same section
+  std::string recorded_on;  // the section's: the finding is of a file recorded on that GPU
 };
 [[nodiscard]] std::vector<TopFinding> top_findings(const Report& r, size_t max = 5);
 

@@ -134,6 +134,117 @@ TEST(Cli, ReportFromSnapshotWritesTheFolder) {
   fs::remove_all(dir);
 }
 
+// Exit codes (issue 49): 0 with no fail-level finding on the page, 1 with one (the page is still written), 2 for a file
+// refused — before anything is measured: the live GPU's measurements run only after every file reads.
+TEST(CliReport, ExitsOneWithAFailLevelFindingOnThePageAndZeroWithout) {
+  const fs::path dir = fs::temp_directory_path() / ("gsq-cli-report-exit-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto clean = run("report --snapshot " + kFixture + " -o " + dir.string());
+  ASSERT_EQ(clean.rc, 0) << clean.err;
+  for (const auto& [name, f] : nlohmann::json::parse(slurp(dir / "report.json"))["sections"].items())
+    for (const auto& x : f.value("findings", nlohmann::json::array()))
+      EXPECT_NE(x.value("severity", ""), "fail") << name;  // what 0 promises
+  const auto timeout = temp_file(  // SYNTHETIC: PyTorch's watchdog on one collective, a fail-level NCCL finding
+      "gsq-watchdog.log",
+      "[rank0]:[E ProcessGroupNCCL.cpp:1] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, "
+      "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600023 milliseconds before timing out.\n");
+  const auto failing = run("report --snapshot " + kFixture + " -o " + dir.string() + " --nccl " + timeout);
+  EXPECT_EQ(failing.rc, 1) << failing.err;
+  EXPECT_NE(failing.out.find("fail-level finding(s) on the page (exit 1)"), std::string::npos) << failing.out;
+  EXPECT_TRUE(fs::exists(dir / "index.html"));
+  const auto j = nlohmann::json::parse(slurp(dir / "report.json"));
+  EXPECT_EQ(j["verdict"][0]["finding"]["severity"], "fail");
+  const auto help = run("report --help");
+  EXPECT_NE(help.out.find("Exit codes: 0 the page is written and holds no fail-level finding; 1"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// A file report cannot use is refused as its own command refuses it, with the same message and exit code, and before
+// any live measurement: on a machine with a GPU the run stops at once (the budget is never spent), without one it
+// stops before the bundled page is written.
+TEST(CliReport, RefusesACorruptFileAsItsCommandDoesBeforeMeasuringAnything) {
+  const fs::path dir = fs::temp_directory_path() / ("gsq-cli-report-refuse-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string cut = temp_file("gsq-report-trt-cut.log",  // SYNTHETIC: a log cut inside its run
+                                    "&&&& RUNNING TensorRT.trtexec [TensorRT v101601] # trtexec --onnx=m.onnx\n"
+                                    "[07/07/2026-02:10:45] [I] === Build Opt");
+  const auto owner = run("trt audit " + cut);
+  ASSERT_EQ(owner.rc, 2);
+  const auto inside = run("report -o " + dir.string() + " --budget 600 --trt " + cut);
+  EXPECT_EQ(inside.rc, owner.rc) << inside.err;
+  const auto why = owner.err.substr(owner.err.find("truncated"));
+  EXPECT_NE(inside.err.find(why), std::string::npos) << inside.err << "\nvs\n" << owner.err;
+  EXPECT_EQ(inside.err.find("measuring"), std::string::npos) << inside.err;  // refused before the first measurement
+  EXPECT_FALSE(fs::exists(dir / "index.html"));
+  const std::string trace = temp_file("gsq-report-cut-trace.json", R"({"traceEvents": [{"ph": "X", "name": )");
+  const auto analyze = run("analyze " + trace), bad_trace = run("report -o " + dir.string() + " --trace " + trace);
+  EXPECT_EQ(bad_trace.rc, 2) << bad_trace.err;
+  EXPECT_EQ(bad_trace.rc, analyze.rc);
+  EXPECT_EQ(bad_trace.err.find("measuring"), std::string::npos) << bad_trace.err;
+  EXPECT_FALSE(fs::exists(dir / "index.html"));
+  fs::remove_all(dir);
+}
+
+// Files from another machine say so: an A100's trtexec log on the H200's page is labelled with its GPU in its title
+// and in each of its verdict lines.
+// One allocator snapshot of a process on three GPUs: each GPU's figures, never their sum (issue 49 saw "109318 MiB
+// reserved", GPUs 0, 1 and 2 added up).
+TEST(CliReport, GivesAnAllocatorSnapshotsFiguresPerGpu) {
+  const fs::path snapshot = test::shared_data("pytorch-snapshots/csun_multigpu_expandable_oom.pickle");
+  if (!fs::exists(snapshot)) GTEST_SKIP() << snapshot << " is not here";
+  const fs::path dir = fs::temp_directory_path() / ("gsq-cli-report-alloc-" + std::to_string(::getpid()));
+  const auto r = run("report --snapshot " + kFixture + " -o " + dir.string() + " --memory " + snapshot.string());
+  ASSERT_LE(r.rc, 1) << r.err;
+  const std::string headline = nlohmann::json::parse(slurp(dir / "report.json"))["steps"][8]["headlines"][0];
+  EXPECT_EQ(headline,
+            "allocator: GPU 0 8146.0 MiB reserved, 0.0% fragmented; GPU 1 80302.0 MiB reserved, 0.0% fragmented; GPU 2 "
+            "20870.0 MiB reserved, 0.0% fragmented");
+  EXPECT_EQ(headline.find("109318"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// The bundled H200 page names no path of the machine that recorded its files (GSQ_KERNELS_LIBRARY was one).
+TEST(CliReport, TheBundledPageNamesNoPathOfTheRecordingMachine) {
+  if (has_nvidia_driver()) GTEST_SKIP() << "an NVIDIA driver is loaded here; the bundled page is the no-GPU fallback";
+  const fs::path dir = fs::temp_directory_path() / ("gsq-cli-report-paths-" + std::to_string(::getpid()));
+  ASSERT_EQ(run("report -o " + dir.string()).rc, 0);
+  const auto j = nlohmann::json::parse(slurp(dir / "report.json"));
+  const auto& env = j["sections"]["bench-kernels"]["env_fields"];
+  ASSERT_TRUE(env.contains("host.env.GSQ_KERNELS_LIBRARY")) << env.dump();
+  EXPECT_EQ(env["host.env.GSQ_KERNELS_LIBRARY"], "libgsqkernels.so");
+  for (const auto& file : {"report.json", "report.md", "index.html"})
+    EXPECT_EQ(slurp(dir / file).find("/work/"), std::string::npos) << file;
+  // The tune profile is checked against the machine running report, so it is not on another machine's page.
+  EXPECT_FALSE(j["sections"].contains("tune"));
+  fs::remove_all(dir);
+}
+
+TEST(CliReport, LabelsAFileRecordedOnAnotherGpu) {
+  const fs::path dir = fs::temp_directory_path() / ("gsq-cli-report-label-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string log = temp_file(  // SYNTHETIC: a complete trtexec run on an A100 with a 1 MiB workspace
+      "gsq-report-a100.log",
+      "&&&& RUNNING TensorRT.trtexec [TensorRT v100100] # trtexec --onnx=m.onnx --memPoolSize=workspace:1\n"
+      "[07/07/2026-02:10:45] [I] TensorRT version: 10.1.0\n"
+      "[07/07/2026-02:10:45] [I] Selected Device: NVIDIA A100-SXM4-80GB\n"
+      "&&&& PASSED TensorRT.trtexec [TensorRT v100100] # trtexec --onnx=m.onnx --memPoolSize=workspace:1\n");
+  const auto r = run("report --snapshot " + kFixture + " -o " + dir.string() + " --trt " + log);
+  ASSERT_LE(r.rc, 1) << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir / "report.json"));
+  const std::string md = slurp(dir / "report.md");
+  EXPECT_NE(md.find("TensorRT: gsq-report-a100.log (recorded on NVIDIA A100-SXM4-80GB)"), std::string::npos);
+  size_t labelled = 0;
+  for (const auto& v : j["verdict"])
+    if (v["section"] == "trt") {
+      EXPECT_EQ(v["recorded_on"], "NVIDIA A100-SXM4-80GB");
+      ++labelled;
+    } else {
+      EXPECT_EQ(v["recorded_on"], "");  // the H200's own findings are not labelled
+    }
+  EXPECT_GT(labelled, 0u) << j["verdict"].dump();
+  fs::remove_all(dir);
+}
+
 TEST(Cli, ReportRefusesATorchComparisonWithFieldsOfTheWrongType) {
   const auto bad = temp_file("gsq-bad-torch.json",
                              R"({"schema": "gpusqueeze.torch_compare/1", "rows": [{"op": 3, "ours_gbps": "fast"}]})");
@@ -572,7 +683,7 @@ TEST(CliReport, OpensWithARankedVerdictAndStepCardsAndNamesNoAbsolutePath) {
   const auto r = run("report --snapshot " + fs::absolute(kFixture).string() + " -o " + out.string() + " --trace " +
                      fs::absolute(trace).string() + " --trace " + fs::absolute(trace).string() + " --topo " +
                      fs::absolute(topo).string() + " --nccl " + fs::absolute(nccl).string());
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.rc, 1) << r.err;  // the page is written, with a fail-level finding on it
   const std::string md = slurp(out / "report.md"), html = slurp(out / "index.html"),
                     json_text = slurp(out / "report.json");
   const std::vector<std::string> machine_paths = {fs::weakly_canonical(shared).string(), std::string(GSQ_SOURCE_DIR),
