@@ -4,6 +4,7 @@
 # none: GPU records only), interleaved rounds, ms per step from the program's own clock. Writes tracer_cost.jsonl and
 # tracer_cost.log to $OUT. Needs the carried build (scripts/device_carry.sh).
 # Usage: run(command="bash bench/device/tracer_cost.sh", carry=[".carry/build.txz"])
+#        SPECS="graphs_mobilenet_infer 200" ROUNDS=6 bash bench/device/tracer_cost.sh   (pairs and steps, rounds)
 set -uo pipefail
 FINAL=${OUT:-/tmp/gsq-out}
 mkdir -p "$FINAL" /tmp/tc
@@ -15,8 +16,9 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRAR
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
 B=.carry/build/gpusqueeze
 end=$(( $(date +%s) + ${BUDGET_S:-480} ))
-for round in 1 2 3; do
-  for spec in "graphs_mobilenet_infer 60" "item_resnet18_train 20" "cl_resnet50_infer 30"; do
+IFS=, read -ra specs <<<"${SPECS:-graphs_mobilenet_infer 60,item_resnet18_train 20,cl_resnet50_infer 30}"
+for round in $(seq 1 "${ROUNDS:-3}"); do
+  for spec in "${specs[@]}"; do
     set -- $spec
     for mode in untraced callbacks activity none; do
       [ "$(date +%s)" -lt "$end" ] || { echo "skipped $1 $mode round $round (budget)" | tee -a "$log"; continue; }

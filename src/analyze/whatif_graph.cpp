@@ -227,7 +227,7 @@ std::unordered_map<size_t, size_t> event_waits(const Trace& t) {
 }
 
 // The recorder's cost out of the host time (RecorderCorrection): by the untraced step when there is one, else by the
-// recorder's cost per launch.
+// recorder's cost per record.
 void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& corr) {
   const bool gsqt = t.source == "gpusqueeze";
   const char* recorder = gsqt ? "gpusqueeze trace" : "the profiler";
@@ -252,14 +252,17 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     }
     if (corr.untraced_step_ns >= top) {
       g.host_scale = 2;
-    } else {
-      for (int i = 0; i < 30; ++i) {
-        const double mid = (lo + hi) / 2;
-        (p50(mid) < corr.untraced_step_ns ? lo : hi) = mid;
-      }
-      g.host_scale = (lo + hi) / 2;
+      g.correction = fmt::format(
+          "host time × 2, the most allowed: the untraced step given ({:.3f} ms) is longer than the replay with twice "
+          "the recorded host time ({:.3f} ms); the recording may not be of the same program or settings",
+          static_cast<double>(corr.untraced_step_ns) / 1e6, static_cast<double>(top) / 1e6);
+      return;
     }
-    const double found = g.host_scale;
+    for (int i = 0; i < 30; ++i) {
+      const double mid = (lo + hi) / 2;
+      (p50(mid) < corr.untraced_step_ns ? lo : hi) = mid;
+    }
+    const double found = (lo + hi) / 2;
     // Where the GPU sets the step, the untraced step bounds the host's time from above only: a smaller factor (the
     // recorder's cost per record) that still gives the step within 2% is as consistent with it, and is taken.
     const double cost = gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
