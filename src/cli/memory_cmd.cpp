@@ -68,6 +68,12 @@ void print_device(const triage::DeviceMemory& d) {
   if (d.trace_growth_bytes)
     std::cout << fmt::format("\nOver the recorded trace live memory changed by {:+.1f} MiB\n",
                              static_cast<double>(*d.trace_growth_bytes) / (1 << 20));
+  if (d.peak_live && !d.peak_sites.empty()) {
+    Table p{{fmt::format("live bytes at the trace's peak ({} MiB) by site", mib(*d.peak_live)), "MiB", "blocks"}, {}};
+    for (const auto& x : d.peak_sites)
+      p.rows.push_back({x.site.empty() ? "(no frames recorded)" : x.site, mib(x.bytes), std::to_string(x.blocks)});
+    std::cout << '\n' << p.markdown();
+  }
 }
 
 int run_memory(const MemoryCliOptions& o) {

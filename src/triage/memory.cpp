@@ -127,6 +127,30 @@ void findings_for(const DeviceMemory& d, const nlohmann::json& settings, std::ve
                        "this; alert on the fragmented ratio instead",
                        d.device));
   }
+  // The peak of the recorded trace, when it is above what the snapshot holds now: what to shrink to fit a larger batch
+  // or model is what held the peak, not what is left at the end.
+  if (d.peak_live && *d.peak_live > d.active && !d.peak_sites.empty()) {
+    std::vector<Evidence> ev{{"peak_live", mib(*d.peak_live)}, {"live_at_snapshot", mib(d.active)}};
+    if (d.peak_time_us) ev.push_back({"peak_time_us", fmt::format("{:.0f}", *d.peak_time_us)});
+    for (size_t i = 0; i < std::min<size_t>(3, d.peak_sites.size()); ++i)
+      ev.push_back({fmt::format("peak_site_{}", i + 1),
+                    fmt::format("{} ({}, {} blocks)",
+                                d.peak_sites[i].site.empty() ? "(no frames recorded)" : d.peak_sites[i].site,
+                                mib(d.peak_sites[i].bytes), d.peak_sites[i].blocks)});
+    out.push_back(
+        make("memory-peak", Severity::info,
+             fmt::format("Live memory peaked at {} during the recorded trace ({} more than at the "
+                         "snapshot); {} held {} of it",
+                         mib(*d.peak_live), mib(*d.peak_live - d.active),
+                         d.peak_sites.front().site.empty() ? "(no frames recorded)" : d.peak_sites.front().site,
+                         pct(static_cast<double>(d.peak_sites.front().bytes) /
+                             static_cast<double>(std::max<uint64_t>(1, *d.peak_live)))),
+             std::move(ev),
+             "Shrink what held the peak: activations (backward: sites) with activation checkpointing or a "
+             "smaller micro-batch, optimizer state with a fused/foreach optimizer or ZeRO/FSDP sharding, "
+             "temporaries by freeing them (del, set_to_none=True) before the peak",
+             d.device));
+  }
   // Growth: live bytes higher at the end of every quarter of the trace than at the end of the one before, by a real
   // amount. One trace cannot tell a leak from a warm-up (weights, optimizer state): info, and the way to tell.
   const auto& q = d.trace_quarters;
@@ -152,6 +176,50 @@ void findings_for(const DeviceMemory& d, const nlohmann::json& settings, std::ve
                          d.device));
     }
   }
+}
+
+// The peak of live bytes over one device's trace and the sites holding them then: walking back from the snapshot's
+// live blocks, each entry after the peak undone (an alloc removes its block, a free puts it back with the site of the
+// alloc that made it, when the trace has that alloc).
+void peak_of(const MemorySnapshot& s, int dev, const std::vector<const TraceEvent*>& list, DeviceMemory& d,
+             size_t top) {
+  if (list.empty()) return;
+  int64_t live = static_cast<int64_t>(d.allocated + d.awaiting_free), peak = live;
+  size_t peak_after = list.size();  // the state after entry peak_after - 1; list.size(): the snapshot's own state
+  for (size_t i = list.size(); i-- > 0;) {
+    const TraceEvent& e = *list[i];
+    if (e.action == "alloc") live -= static_cast<int64_t>(e.size);
+    if (e.action == "free_completed") live += static_cast<int64_t>(e.size);
+    if (live > peak) peak = live, peak_after = i;
+  }
+  d.peak_live = static_cast<uint64_t>(std::max<int64_t>(0, peak));
+  if (peak_after > 0 && list[peak_after - 1]->time_us) d.peak_time_us = list[peak_after - 1]->time_us;
+  std::vector<std::string> freed_site(list.size());  // for each free: the site of the alloc it frees
+  std::unordered_map<uint64_t, std::string> alloc_site;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i]->action == "alloc") alloc_site[list[i]->address] = list[i]->site;
+    if (list[i]->action == "free_completed") {
+      const auto it = alloc_site.find(list[i]->address);
+      freed_site[i] = it == alloc_site.end() ? "(allocated before the trace)" : it->second;
+    }
+  }
+  std::unordered_map<uint64_t, std::pair<uint64_t, std::string>> blocks;  // address → size, site
+  for (const auto& seg : s.segments)
+    if (seg.device == dev)
+      for (const auto& b : seg.blocks)
+        if (b.state != BlockState::inactive) blocks[b.address] = {b.size, b.site};
+  for (size_t i = list.size(); i-- > peak_after;) {
+    if (list[i]->action == "alloc") blocks.erase(list[i]->address);
+    if (list[i]->action == "free_completed") blocks[list[i]->address] = {list[i]->size, freed_site[i]};
+  }
+  std::unordered_map<std::string, SiteBytes> by_site;
+  for (const auto& [addr, v] : blocks) {
+    auto& x = by_site[v.second];
+    x.site = v.second;
+    x.bytes += v.first;
+    ++x.blocks;
+  }
+  d.peak_sites = top_of(by_site, top);
 }
 
 }  // namespace
@@ -257,6 +325,7 @@ MemoryReport analyze_memory(const MemorySnapshot& s, const MemoryOptions& o) {
       }
     }
     d.ooms.assign(ooms.rbegin(), ooms.rend());
+    peak_of(s, dev, list, d, o.top_sites);
     for (size_t i = 0; i < list.size(); ++i) {
       const TraceEvent* e = list[i];
       if (e->action == "alloc") {
@@ -331,7 +400,10 @@ nlohmann::json to_json(const MemoryReport& r) {
          {"segment_maps", d.segment_maps},
          {"trace_growth_bytes", d.trace_growth_bytes ? nlohmann::json(*d.trace_growth_bytes) : nlohmann::json(nullptr)},
          {"trace_growth_quarters_bytes", d.trace_quarters},
-         {"growth_sites", sites(d.growth_sites)}});
+         {"growth_sites", sites(d.growth_sites)},
+         {"peak_live_bytes", d.peak_live ? nlohmann::json(*d.peak_live) : nlohmann::json(nullptr)},
+         {"peak_time_us", d.peak_time_us ? nlohmann::json(*d.peak_time_us) : nlohmann::json(nullptr)},
+         {"peak_sites", sites(d.peak_sites)}});
   }
   return {{"schema", kMemorySchema}, {"origin", r.origin},
           {"format", r.format},      {"allocator_settings", r.allocator_settings},

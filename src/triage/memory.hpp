@@ -97,6 +97,12 @@ struct DeviceMemory {
   std::optional<int64_t> trace_growth_bytes;
   std::vector<int64_t> trace_quarters;
   std::vector<SiteBytes> growth_sites;
+  // The most live bytes (allocated plus awaiting free) at any point of the recorded trace, when it was, and the
+  // allocation sites that held them then (the snapshot's blocks with the later entries undone; blocks allocated before
+  // the trace began are "(allocated before the trace)").
+  std::optional<uint64_t> peak_live;
+  std::optional<double> peak_time_us;
+  std::vector<SiteBytes> peak_sites;
   [[nodiscard]] double ratio(uint64_t part) const {
     return reserved ? static_cast<double>(part) / static_cast<double>(reserved) : 0.0;
   }

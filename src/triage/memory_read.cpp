@@ -31,19 +31,43 @@ std::string_view short_path(std::string_view file) {
   return prev == std::string_view::npos ? file : file.substr(prev + 1);
 }
 
-// The first frame outside PyTorch's own Python and C++ code, else the first frame at all.
+// The allocator's and the dispatcher's own C++ frames, which every allocation has (snapshots recorded with
+// context="all" or stacks="cpp"): never a site.
+bool is_plumbing(std::string_view name) {
+  for (std::string_view p : {"torch::unwind::", "torch::CapturedTraceback::", "gather_with_cpp", "CUDACachingAllocator",
+                             "at::detail::empty", "at::native::empty", "at::_ops::", "c10::impl::", "at::(anonymous",
+                             "at::TensorBase at::detail::", "at::native::new_", "at::Tensor::new_"})
+    if (name.find(p) != std::string_view::npos) return true;
+  return false;
+}
+
+// The first frame outside PyTorch's own Python and C++ code. An allocation with no such Python frame happened in C++
+// alone — autograd's backward thread, mostly: it is named by the autograd node that made it ("backward:
+// BmmBackward0"), else by its first C++ frame that is not allocator or dispatcher plumbing, else the first frame.
 std::string site_of(const PyList& frames) {
-  const PyValue* pick = nullptr;
+  const PyValue* first = nullptr;
   for (const auto& f : frames) {
     if (!f.is(PyValue::Type::dict)) continue;
-    if (!pick) pick = &f;
+    if (!first) first = &f;
     const PyValue* file = f.get("filename");
-    if (file && file->is(PyValue::Type::string) && !is_torch_internal(*file->text)) {
-      pick = &f;
-      break;
-    }
+    if (file && file->is(PyValue::Type::string) && !is_torch_internal(*file->text))
+      return fmt::format("{} ({}:{})", f.str_or("name", "?"), short_path(*file->text), f.int_or("line", 0));
   }
-  if (!pick) return "";
+  if (!first) return "";
+  const PyValue* cpp = nullptr;
+  for (const auto& f : frames) {
+    if (!f.is(PyValue::Type::dict)) continue;
+    const std::string name = f.str_or("name", "");
+    // torch::autograd::generated::BmmBackward0::apply(...) → BmmBackward0
+    if (const size_t g = name.find("autograd::generated::"); g != std::string::npos) {
+      const size_t from = g + 21, to = name.find("::", from);
+      return "backward: " + name.substr(from, to == std::string::npos ? std::string::npos : to - from);
+    }
+    if (name.find("AccumulateGrad") != std::string::npos) return "backward: AccumulateGrad";
+    if (name.find("torch::autograd::Engine::") != std::string::npos) return "backward (autograd engine)";
+    if (!cpp && !name.empty() && !is_plumbing(name)) cpp = &f;
+  }
+  const PyValue* pick = cpp ? cpp : first;
   return fmt::format("{} ({}:{})", pick->str_or("name", "?"), short_path(pick->str_or("filename", "?")),
                      pick->int_or("line", 0));
 }

@@ -145,6 +145,49 @@ TEST(MemorySnapshot, AllocationSitesAreTheCallersNotPyTorchInternals) {
   for (const auto& s : r.devices[2].top_sites) EXPECT_EQ(s.site.find("torch/"), std::string::npos) << s.site;
 }
 
+// Allocations made in C++ alone (autograd's backward thread: no Python frame) were all "torch::unwind::unwind()
+// (??:0)", the stack walker's own frame. They are named by the autograd node that made them.
+TEST(MemorySnapshot, AllocationsMadeInCppAloneAreNamedByTheirAutogradNode) {
+  NEED_SNAPSHOT("kk_fullstep_1010_segments.pickle");
+  const auto r = analyze_memory(read_memory_snapshot(file), {.top_sites = 1000});
+  bool backward = false;
+  for (const auto& d : r.devices)
+    for (const auto& s : d.top_sites) {
+      EXPECT_EQ(s.site.find("torch::unwind"), std::string::npos) << s.site;
+      EXPECT_EQ(s.site.find("CUDACachingAllocator"), std::string::npos) << s.site;
+      backward = backward || s.site == "backward: BmmBackward0";
+    }
+  EXPECT_TRUE(backward);
+  for (const char* other : {"eor_small_with_snapshot_events.pickle", "ftcourse_old_format.pickle"}) {
+    const fs::path f = snapshot_dir() / other;
+    if (!fs::exists(f)) continue;
+    for (const auto& d : analyze_memory(read_memory_snapshot(f)).devices)
+      for (const auto& s : d.top_sites) EXPECT_EQ(s.site.find("torch::unwind"), std::string::npos) << other;
+  }
+}
+
+// The peak of live memory over the recorded trace, and the sites holding it then: the live-byte walk and the block
+// walk (each entry after the peak undone on the snapshot's blocks) are two computations that must agree, up to the
+// allocator's rounding: a trace entry may carry a size up to 512 bytes off its block's.
+TEST(MemorySnapshot, ThePeakOfTheTraceIsHeldByTheSitesAtThatMoment) {
+  size_t traced = 0;
+  for (const auto& entry : fs::directory_iterator(snapshot_dir())) {
+    if (entry.path().extension() != ".pickle") continue;
+    const auto r = analyze_memory(read_memory_snapshot(entry.path()), {.top_sites = 100000});
+    for (const auto& d : r.devices) {
+      if (!d.peak_live) continue;
+      ++traced;
+      EXPECT_GE(*d.peak_live, d.active) << entry.path();
+      uint64_t held = 0, blocks = 0;
+      for (const auto& s : d.peak_sites) held += s.bytes, blocks += s.blocks;
+      const auto diff = held > *d.peak_live ? held - *d.peak_live : *d.peak_live - held;
+      EXPECT_LE(diff, 512 * blocks) << entry.path() << " GPU " << d.device << ": " << held << " vs " << *d.peak_live;
+      EXPECT_LT(static_cast<double>(diff), 1e-6 * static_cast<double>(*d.peak_live)) << entry.path();
+    }
+  }
+  if (traced == 0) GTEST_SKIP() << "no public snapshot with a trace present";
+}
+
 TEST(MemoryGrowth, ListsTheSiteWhoseLiveBytesGrew) {
   NEED_SNAPSHOT("eor_small_with_snapshot_events.pickle");
   const auto before = read_memory_snapshot(file);
