@@ -462,10 +462,9 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
       if ((e.kind == Kind::annotation || e.kind == Kind::cpu_op) && t.name(e).starts_with("Optimizer.step#"))
         optimizer_range_ns += e.dur_ns;
     const auto per_launch = std::max<int64_t>(a.median_launch_call_ns, 5000);
-    const auto saving = static_cast<int64_t>(std::max({static_cast<double>(optim_ns),
-                                                       static_cast<double>(optim_kernels) * 3.0 *
-                                                           static_cast<double>(per_launch),
-                                                       static_cast<double>(optimizer_range_ns)}));
+    const auto saving = static_cast<int64_t>(std::max(
+        {static_cast<double>(optim_ns), static_cast<double>(optim_kernels) * 3.0 * static_cast<double>(per_launch),
+         static_cast<double>(optimizer_range_ns)}));
     fs.push_back(finding(
         "unfused-optimizer", static_cast<double>(saving) / w,
         fmt::format("The optimizer updates one tensor at a time: {:.0f} addcdiv_/addcmul_/lerp_ kernels per step",
