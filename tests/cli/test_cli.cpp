@@ -728,6 +728,13 @@ TEST(CliWhatIf, DiffChecksThePredictionOfTheAppliedFixesAgainstTheAfterTrace) {
   ASSERT_EQ(r.rc, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_LT(std::abs(j["prediction"]["error"].get<double>()), 0.03) << j["prediction"].dump();
+  EXPECT_FALSE(j["prediction"]["model_failure"].get<bool>());
+  // Claiming the wrong fix (a CUDA graph, which the fixed loop does not use) misses by over 10%: a model failure,
+  // said in the text too.
+  const auto wrong = run("diff --json --fixes graphs " + slow + " " + fixed);
+  ASSERT_EQ(wrong.rc, 0) << wrong.err;
+  EXPECT_TRUE(nlohmann::json::parse(wrong.out)["prediction"]["model_failure"].get<bool>()) << wrong.out;
+  EXPECT_NE(run("diff --fixes graphs " + slow + " " + fixed).out.find("model failure"), std::string::npos);
   const auto w = run("analyze --json --what-if sync,pinned,fuse " + slow);
   ASSERT_EQ(w.rc, 0) << w.err;
   const auto a = nlohmann::json::parse(w.out);
@@ -735,6 +742,26 @@ TEST(CliWhatIf, DiffChecksThePredictionOfTheAppliedFixesAgainstTheAfterTrace) {
   EXPECT_EQ(a["critical_path"]["verdict"], "host-bound");
   EXPECT_EQ(a["what_if"]["rows"].size(), 5u);
   EXPECT_EQ(run("analyze --what-if everything " + slow).rc, 2);
+}
+
+// The untraced step the user measured sets the recorder's correction; --recorder-cost 0 judges the host as recorded;
+// a step that is not a positive number is refused.
+TEST(CliWhatIf, TheUntracedStepAndTheRecordersCostAreTheUsersToGive) {
+  const auto slow = test::fixture("torch-host-slow.json.gz").string();
+  const auto given = run("analyze --json --untraced-step 4.806 " + slow);
+  ASSERT_EQ(given.rc, 0) << given.err;
+  const auto g = nlohmann::json::parse(given.out)["critical_path"];
+  EXPECT_NE(g["correction"].get<std::string>().find("untraced step given (4.806 ms)"), std::string::npos) << g.dump();
+  EXPECT_NEAR(g["untraced_step_p50_ns"].get<double>() / 4.806e6, 1.0, 0.01);
+  const auto none = run("analyze --json --recorder-cost 0 " + slow);
+  ASSERT_EQ(none.rc, 0) << none.err;
+  const auto n = nlohmann::json::parse(none.out)["critical_path"];
+  EXPECT_EQ(n["host_scale"].get<double>(), 1.0);
+  EXPECT_EQ(n["untraced_step_p50_ns"], n["replayed_step_p50_ns"]);
+  const auto plain = nlohmann::json::parse(run("analyze --json " + slow).out)["critical_path"];
+  EXPECT_LT(plain["host_scale"].get<double>(), 1.0);  // the corpus's cost per record comes out by default
+  EXPECT_EQ(run("analyze --untraced-step -3 " + slow).rc, 2);
+  EXPECT_EQ(run("analyze --recorder-cost fast " + slow).rc, 2);
 }
 
 TEST(CliTune, KeysListTheRejectedKnobsAndApplyWithoutYesWritesNothing) {
