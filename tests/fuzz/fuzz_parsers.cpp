@@ -41,14 +41,21 @@ void guarded(Fn&& fn) {
 extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   guarded([&] {
-    const auto t = gsq::analyze::parse_kineto(text, "fuzz");
+    auto t = gsq::analyze::parse_kineto(text, "fuzz");
     (void)gsq::analyze::to_json(gsq::analyze::analyze(t));
+    // As `analyze` reads a file: the steady-state window, and the recorder's correction from an untraced step.
+    gsq::analyze::keep_steady_state(t);
+    gsq::analyze::Thresholds th;
+    th.untraced_step_ns = 1'000'000;
+    (void)gsq::analyze::to_json(gsq::analyze::analyze(t, th));
   });
   guarded([&] {
     const auto file = gsq::trace::parse_trace(text, "fuzz.gsqt");
     std::ostringstream chrome;
     gsq::trace::write_chrome(file, chrome);
-    (void)gsq::analyze::to_json(gsq::analyze::analyze(gsq::analyze::from_gsqt(file)));
+    auto t = gsq::analyze::from_gsqt(file);
+    gsq::analyze::keep_steady_state(t);
+    (void)gsq::analyze::to_json(gsq::analyze::analyze(t));
   });
   guarded([&] {
     (void)gsq::gpu::snapshot_from_json(gsq::parse_json_text(text, "fuzz", gsq::gpu::kSnapshotSchema), "fuzz");
