@@ -62,7 +62,8 @@ def implied_costs(binary, traces, pairs):
                 trace = os.path.join(traces, pattern.format(name, v))
                 if not os.path.exists(trace):
                     continue
-                doc, _ = analyze(binary, trace, "", "--untraced-step", p[v]["median_ms"])
+                # --recorder-cost 0: the factor the untraced step alone gives, not bounded by the default cost
+                doc, _ = analyze(binary, trace, "", "--untraced-step", p[v]["median_ms"], "--recorder-cost", 0)
                 c = (doc or {}).get("critical_path", {})
                 s, h, n = c.get("host_scale"), c.get("host_ns", 0), c.get("records", 0)
                 if s is not None and 0 < s < 1 and n:

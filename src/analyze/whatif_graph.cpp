@@ -264,8 +264,9 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     }
     const double found = (lo + hi) / 2;
     // Where the GPU sets the step, the untraced step bounds the host's time from above only: a smaller factor (the
-    // recorder's cost per record) that still gives the step within 2% is as consistent with it, and is taken.
-    const double cost = gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
+    // recorder's cost per record: --recorder-cost, else the corpus's) that still gives the step within 2% is as
+    // consistent with it, and is taken.
+    const double cost = corr.record_ns >= 0 ? corr.record_ns : gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
     const double by_cost = std::max(0.0, 1.0 - cost * static_cast<double>(g.records) / static_cast<double>(g.host_ns));
     if (by_cost < found && static_cast<double>(p50(by_cost)) >= 0.98 * static_cast<double>(corr.untraced_step_ns)) {
       g.host_scale = by_cost;
