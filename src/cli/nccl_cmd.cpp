@@ -21,15 +21,47 @@ struct NcclCliOptions {
   bool json = false;
 };
 
+// Findings that only the ranks side by side can give: the same SeqNum in different collectives, a rank behind.
+bool compares_ranks(const Finding& f) {
+  return f.id == "nccl-collective-mismatch" || f.id == "nccl-lagging-rank";
+}
+
 int run_nccl_analyze(const NcclCliOptions& o) {
   Severity worst_seen = Severity::pass;
   nlohmann::json all = nlohmann::json::array();
-  for (const auto& f : o.files) {
-    const auto log = topo::parse_nccl_log(read_text_file(f), f);
-    const auto findings = topo::nccl_findings(log);
+  // Several files are usually one job's ranks (a log per rank from Slurm, torchrun --log-dir, Kubernetes pods): each is
+  // read alone, then all of them together for what only the ranks compared show.
+  std::vector<std::string> texts;
+  std::vector<Finding> per_file;
+  for (const auto& f : o.files) texts.push_back(read_text_file(f));
+  std::vector<std::string> names = o.files;
+  std::string joined;
+  if (o.files.size() > 1) {
+    for (const auto& t : texts) joined += t + (t.ends_with('\n') ? "" : "\n");
+    texts.push_back(std::move(joined));
+    names.push_back(fmt::format("all {} files, ranks compared", o.files.size()));
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const auto& f = names[i];
+    const bool job = i == o.files.size();
+    const auto log = topo::parse_nccl_log(texts[i], f);
+    auto findings = topo::nccl_findings(log);
+    if (job) {  // only what no single file said
+      std::erase_if(findings, [&](const Finding& x) {
+        return !compares_ranks(x) || std::any_of(per_file.begin(), per_file.end(),
+                                                 [&](const Finding& y) { return y.id == x.id && y.title == x.title; });
+      });
+      if (findings.empty()) break;
+    } else {
+      per_file.insert(per_file.end(), findings.begin(), findings.end());
+    }
     worst_seen = std::max(worst_seen, worst(findings));
     if (o.json) {
       all.push_back(topo::to_json(log, findings));
+      continue;
+    }
+    if (job) {
+      std::cout << fmt::format("# {}\n\n{}\n", f, report::findings_table(findings).markdown());
       continue;
     }
     std::cout << fmt::format("# {}\n\n{} of {} lines read{}{}{}\n", f, log.recognized, log.lines,
@@ -104,7 +136,9 @@ Action register_nccl(CLI::App& app) {
       "bootstrap mismatches, system/internal/invalid-usage/remote errors and their '-> N' chains, shm, CUDA, OOM),\n"
       "the watchdog's timeouts and progress rank by rank (a rank behind the others, different collectives at one\n"
       "SeqNum), desync reports, and judges nccl-tests against the bus bandwidth the hardware gives, with cliffs,\n"
-      "wrong results and sweeps that stopped. Give every rank's log at once to compare ranks.\n"
+      "wrong results and sweeps that stopped. Give every rank's log at once to compare ranks: each file is read\n"
+      "alone, then all together, and what only the ranks side by side show (different collectives at one SeqNum, a\n"
+      "rank behind the others) is reported for the job (in JSON, a last element \"all N files, ranks compared\").\n"
       "What is true, against common advice: NCCL has no collective timeout (NCCL_SOCKET_TIMEOUT does not exist;\n"
       "the timeout that fires is PyTorch's); NCCL_TREE_THRESHOLD was removed in 2.5; NCCL_MIN_NCHANNELS is\n"
       "NCCL_MIN_CTAS since 2.17; NCCL_IB_DISABLE=1 is a debugging switch that puts IB/RoCE clusters on TCP.\n"

@@ -706,17 +706,25 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                            {{"seq", std::to_string(seq)}, {"calls", what}},
                            error_kind("collective-mismatch").first_try));
       }
+    // Behind: fewer collectives completed than the others (a rank may have enqueued more and still be stuck earlier:
+    // torchtune#2093's rank 0 enqueued #619732 but completed only #619724, its peer #619726); where the log gives no
+    // completed count, fewer enqueued.
+    bool completed_known = false;
+    for (const auto& [r, p] : log.progress) completed_known = completed_known || p.last_completed >= 0;
+    auto count = [&](const auto& p) { return completed_known ? p.last_completed : p.last_enqueued; };
     int64_t most = -1;
-    for (const auto& [r, p] : log.progress) most = std::max(most, p.last_enqueued);
+    for (const auto& [r, p] : log.progress) most = std::max(most, count(p));
     std::set<int> behind;
     for (const auto& [r, p] : log.progress)
-      if (r >= 0 && p.last_enqueued >= 0 && p.last_enqueued < most) behind.insert(r);
+      if (r >= 0 && count(p) >= 0 && count(p) < most) behind.insert(r);
     if (!behind.empty() && log.progress.size() > 1)
       out.push_back(make("nccl-lagging-rank", Severity::fail,
-                         fmt::format("Rank{} {} enqueued fewer collectives than the others (up to #{}): it never "
-                                     "reached the collective the others waited in",
-                                     behind.size() > 1 ? "s" : "", ranks_text(behind), most),
-                         {{"ranks", ranks_text(behind)}, {"others_last_enqueued", std::to_string(most)}},
+                         fmt::format("Rank{} {} {} fewer collectives than the others (up to #{}): behind the "
+                                     "collective the others waited in",
+                                     behind.size() > 1 ? "s" : "", ranks_text(behind),
+                                     completed_known ? "completed" : "enqueued", most),
+                         {{"ranks", ranks_text(behind)},
+                          {completed_known ? "others_last_completed" : "others_last_enqueued", std::to_string(most)}},
                          error_kind("lagging-rank").first_try));
   }
   if (!log.lagging_ranks.empty())

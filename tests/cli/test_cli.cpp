@@ -744,6 +744,31 @@ TEST(CliWhatIf, DiffChecksThePredictionOfTheAppliedFixesAgainstTheAfterTrace) {
   EXPECT_EQ(run("analyze --what-if everything " + slow).rc, 2);
 }
 
+// One log per rank, as Slurm or torchrun --log-dir write them (here torchtune#2093's log split by its [rankN]:
+// prefix): neither file alone shows a rank behind; read together, the job section names rank 0, and the run fails.
+TEST(CliNccl, LogsOfSeveralRanksAreComparedTogether) {
+  std::ifstream in(fs::path(GSQ_SOURCE_DIR) /
+                   "tests/data/triage/torch-dist/torchtune2093_checkpoint_save_rank0_behind_rank3.log");
+  const fs::path dir = fs::temp_directory_path() / ("gsq-cli-ranks-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream r0(dir / "rank0.log"), r3(dir / "rank3.log");
+    for (std::string line; std::getline(in, line);) (line.starts_with("[rank0]") ? r0 : r3) << line << '\n';
+  }
+  const auto r0 = (dir / "rank0.log").string(), r3 = (dir / "rank3.log").string();
+  const auto alone = run("nccl analyze --json " + r0);
+  EXPECT_EQ(alone.out.find("nccl-lagging-rank"), std::string::npos);
+  const auto both = run("nccl analyze --json " + r0 + " " + r3);
+  EXPECT_EQ(both.rc, 1) << both.err;
+  const auto j = nlohmann::json::parse(both.out);
+  ASSERT_EQ(j.size(), 3U);  // each file, then the job
+  EXPECT_EQ(j[2]["origin"], "all 2 files, ranks compared");
+  ASSERT_EQ(j[2]["findings"].size(), 1U);
+  EXPECT_EQ(j[2]["findings"][0]["id"], "nccl-lagging-rank");
+  EXPECT_NE(j[2]["findings"][0]["title"].get<std::string>().find("Rank 0 completed fewer"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 // The untraced step the user measured sets the recorder's correction; --recorder-cost 0 judges the host as recorded;
 // a step that is not a positive number is refused.
 TEST(CliWhatIf, TheUntracedStepAndTheRecordersCostAreTheUsersToGive) {

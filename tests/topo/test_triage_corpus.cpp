@@ -98,6 +98,15 @@ TEST(TriageCorpus, DesyncReportNamesTheLaggingRank) {
   EXPECT_NE(r.find("nccl-lagging-rank"), nullptr);
 }
 
+// torchtune#2093: rank 0 enqueued more (#619732) but completed less (#619724) than rank 3 (#619730, #619726); the
+// thread's maintainers: rank 0 is two collectives behind. Behind is by completed work, not by enqueued.
+TEST(TriageCorpus, TheRankBehindIsTheOneThatCompletedLess) {
+  const auto r = read("torch-dist/torchtune2093_checkpoint_save_rank0_behind_rank3.log");
+  const auto* f = r.find("nccl-lagging-rank");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(evidence(*f, "ranks"), "0");
+}
+
 TEST(TriageCorpus, ProgressIsNeverInventedWhenTheLogDoesNotSayIt) {
   for (const auto& name :
        {"torch-dist/pytorch118369_old_format_no_numel.log", "torch-dist/basicsr737_allreduce_seq808.log"}) {
