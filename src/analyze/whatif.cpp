@@ -161,6 +161,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   int64_t prev_end = now;        // where the previous step ended (its CPU and GPU work done)
   int64_t rec_prev_end = now;    // the same, as recorded
   int64_t prev_step_start = -1;  // the previous step's CPU start: when a prefetched copy was issued
+  bool loader_seen = false;      // workers: a DataLoader range was replayed
   for (auto& s : steps) {
     // Fixes that change the graph's shape: dropped items, fused runs.
     std::vector<Item> items;
@@ -208,6 +209,11 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       } else {
         if (gap > 0) segs.push_back({Segment::gap, now, now + gap, 0, -1});
         now += gap;
+      }
+      if (fx.workers > 0 && t.names[it.name].starts_with("enumerate(DataLoader)")) {
+        loader_seen = true;
+        worker += host(it.dur) / fx.workers;  // the batch is made by one of N workers, N at a time
+        continue;
       }
       int64_t shift = 0, seg_cursor = now;
       const bool dropped_sync_after_copy =
@@ -300,7 +306,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       if (trailing > 0) segs.push_back({Segment::gap, now, now + trailing, 0, -1});
       now += trailing;
     }
-    if (fx.host && worker > now - step_start) {  // the worker cannot keep up: it sets the pace
+    if ((fx.host || fx.workers > 0) && worker > now - step_start) {  // the workers cannot keep up: they set the pace
       segs.push_back({Segment::gap, now, step_start + worker, 0, -1});
       now = step_start + worker;
     }
@@ -334,6 +340,15 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
         "layout: top-level aten::contiguous calls dropped, NCHW<->NHWC transpose kernels and their launches free; "
         "converting weights and inputs once at load is not counted");
   if (fx.host) r.assumptions.push_back("one worker thread; each step waits for its input from the worker");
+  if (fx.workers > 0 && !loader_seen)
+    r.assumptions.push_back(
+        "workers: the trace has no enumerate(DataLoader) ranges (torch.profiler records them; `gpusqueeze trace` does "
+        "not see Python), so the fix changes nothing here");
+  if (fx.workers > 0)
+    r.assumptions.push_back(fmt::format(
+        "workers:{}: each batch's enumerate(DataLoader) time spent by one of {} workers in parallel, prefetching; the "
+        "main process's next() then costs nothing, and the workers' CPU cores are free",
+        fx.workers, fx.workers));
   if (fx.prefetch)
     r.assumptions.push_back(
         "prefetch: each asynchronous host-to-device copy issued one step earlier on a side stream (the first step "

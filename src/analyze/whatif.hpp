@@ -36,6 +36,8 @@ struct Fixes {
   bool prefetch = false;  // host-to-device copies from pinned memory issued one step ahead on a side stream (the next
                           // batch's copy overlaps this step's compute); the first kernel after each copy waits for it
   std::vector<std::pair<std::string, double>> faster;  // kernels whose name contains the text run N× faster
+  int workers = 0;  // DataLoader(num_workers=N): each batch's next() (its enumerate(DataLoader) range) done by one of N
+                    // workers that prefetch; the loop waits only when they fall behind (0: off)
   // Not a fix: the host's own time (CPU ops, gaps, launches) taken as zero, leaving the GPU work, its order and the
   // waits — the step's floor. A profiler slows the host more than the GPU, so a step the replay finds launch- or
   // host-bound lies between the replay and this floor.

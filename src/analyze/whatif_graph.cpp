@@ -72,7 +72,10 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
   int64_t launched_end = 0;
   for (const auto& e : t.events) {
     const std::pair<int32_t, int32_t> th{e.pid, e.tid};
-    if (!launching.count(th) || (e.kind != Kind::cpu_op && e.kind != Kind::runtime)) continue;
+    // The DataLoader's next() is recorded as a range (user_annotation) since PyTorch 1.11: an item like a CPU op, so
+    // the time the loop waits for its input is known as such.
+    const bool loader = e.kind == Kind::annotation && t.name(e).starts_with("enumerate(DataLoader)");
+    if (!launching.count(th) || (e.kind != Kind::cpu_op && e.kind != Kind::runtime && !loader)) continue;
     auto& [open_end, open_index] = open.try_emplace(th, INT64_MIN, 0).first->second;
     if (e.start_ns >= open_end) {
       owned.push_back({{e.start_ns, e.dur_ns, 0, e.name, {}}, th});
@@ -167,10 +170,19 @@ Fixes parse_fixes(const std::string& list) {
       }
       if (x <= 0) throw_bad_input(fmt::format("--what-if {}: the factor must be a positive number", w));
       f.faster.emplace_back(w.substr(7, eq - 7), x);
+    } else if (w.rfind("workers:", 0) == 0) {
+      int n = 0;
+      try {
+        n = std::stoi(w.substr(8));
+      } catch (...) {
+      }
+      if (n <= 0 || n > 1024)
+        throw_bad_input(fmt::format("--what-if {}: N is the DataLoader's num_workers, 1 to 1024", w));
+      f.workers = n;
     } else if (!w.empty()) {
       std::string known;
       for (const auto& n : kNamedFixes) known += std::string(n.name) + ", ";
-      throw_bad_input(fmt::format("--what-if: unknown fix '{}' ({}kernel:NAME=N)", w, known));
+      throw_bad_input(fmt::format("--what-if: unknown fix '{}' ({}workers:N, kernel:NAME=N)", w, known));
     }
   }
   return f;
@@ -181,6 +193,7 @@ std::string fixes_name(const Fixes& f) {
   auto add = [&](const std::string& w) { s += (s.empty() ? "" : ",") + w; };
   for (const auto& n : kNamedFixes)
     if (f.*(n.member)) add(n.name);
+  if (f.workers > 0) add(fmt::format("workers:{}", f.workers));
   for (const auto& [k, x] : f.faster) add(fmt::format("kernel:{}={:g}", k, x));
   return s.empty() ? "as recorded" : s;
 }

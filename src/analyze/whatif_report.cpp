@@ -37,6 +37,11 @@ WhatIf what_if(const Trace& t, const Fixes& requested, std::shared_ptr<const Rep
       f.*(n.member) = true;
       sets.push_back(f);
     }
+  if (requested.workers > 0) {
+    Fixes f;
+    f.workers = requested.workers;
+    sets.push_back(f);
+  }
   for (const auto& k : requested.faster) {
     Fixes f;
     f.faster.push_back(k);

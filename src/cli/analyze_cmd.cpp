@@ -88,7 +88,8 @@ Action register_analyze(CLI::App& app) {
                   "Replay the trace with fixes and predict the step time: sync (drop per-step syncs), pinned (pinned "
                   "async copies), fuse (one kernel per elementwise chain), graphs (CUDA graphs for launch-only ops), "
                   "host (input work on a worker thread), layout (no NCHW<->NHWC conversions: channels_last at load), "
-                  "prefetch (input copies one step ahead on a side stream), kernel:NAME=N (kernels named NAME N× "
+                  "prefetch (input copies one step ahead on a side stream), workers:N (the DataLoader's next() on N "
+                  "prefetching workers, from its enumerate(DataLoader) ranges), kernel:NAME=N (kernels named NAME N× "
                   "faster); comma-separated: each alone, then all together, each with its GPU floor (the host's own "
                   "time at zero)");
   cmd->add_option("--untraced-step", o->untraced_step_ms,

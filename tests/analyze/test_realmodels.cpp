@@ -1,4 +1,4 @@
-// The analyzer on real model code: torch.profiler recordings of the "before" variant of seven pairs of the real-model
+// The analyzer on real model code: torch.profiler recordings of the "before" variant of eight pairs of the real-model
 // corpus (bench/realmodels/pairs.py, recorded on an H100 with `bash bench/device/realmodels.sh measure`; each fix
 // measured untraced in the same call: bench/results/2026-12-06-h100-realmodels/realmodels.json). The verdict or the
 // top-ranked finding must name the fix that was measured, and where a what-if models the fix, the predicted untraced
@@ -44,9 +44,10 @@ TEST(RealModels, TheVerdictOrTheTopFindingNamesTheMeasuredFix) {
       {"graphs_mobilenet_infer", {"launch-bound"}, {"launch-bound"}},  // eager b1 → CUDA graph: −88%
       {"graphs_bert_infer", {"launch-bound"}, {"launch-bound"}},       // eager → CUDA graph: −83%
       {"h2d_resnet50_infer", {"transfer-bound"}, {"pageable-copy", "sync-copy", "unoverlapped-copy"}},  // −35%
-      {"cl_resnet50_infer", {}, {"layout-conversions"}},  // NCHW → channels_last: −31%
-      {"bf16_bert_infer", {}, {"fp32-gemm"}},             // fp32 → bf16 autocast: −51%
-      {"sdpa_gpt2_infer", {}, {"unfused-attention"}},     // eager attention → SDPA: −42%
+      {"cl_resnet50_infer", {}, {"layout-conversions"}},      // NCHW → channels_last: −31%
+      {"bf16_bert_infer", {}, {"fp32-gemm"}},                 // fp32 → bf16 autocast: −51%
+      {"sdpa_gpt2_infer", {}, {"unfused-attention"}},         // eager attention → SDPA: −42%
+      {"dl_resnet50_infer", {"host-bound"}, {"dataloader"}},  // num_workers=0 → 8 workers + pin_memory: −81%
   };
   for (const auto& c : cases) {
     const auto a = analyze(load(c.pair));
@@ -82,6 +83,18 @@ TEST(RealModels, TheFixesWhatIfPredictsTheMeasuredUntracedStep) {
     EXPECT_NEAR(static_cast<double>(w.rows.back().step_p50_ns) / 1e6 / c.after_ms, 1.0, c.within) << c.pair;
     EXPECT_NE(w.correction.find("untraced step given"), std::string::npos) << c.pair << ": " << w.correction;
   }
+}
+
+// The DataLoader pair (ResNet-50 inference, CPU augmentation, num_workers=0: 51.7 ms a step untraced; with 8 workers
+// and pinned memory 9.84 ms): its next() ranges replayed on 8 prefetching workers predict the measured step.
+TEST(RealModels, MoreDataLoaderWorkersPredictTheMeasuredStep) {
+  const auto t = load("dl_resnet50_infer");
+  const auto a = analyze(t);
+  const auto w = what_if(t, parse_fixes("workers:8"), a.replay_graph);
+  ASSERT_EQ(w.rows.size(), 2U);
+  EXPECT_EQ(w.rows[1].fixes, "workers:8");
+  EXPECT_NEAR(static_cast<double>(w.rows[1].step_p50_ns) / 1e6 / 9.84, 1.0, 0.10);
+  EXPECT_EQ(critical_verdict(replay(t).path), "host-bound");
 }
 
 // Without a measured untraced step, the profiler's cost per record comes out of the host time: ResNet-50 NCHW
