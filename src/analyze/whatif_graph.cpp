@@ -255,20 +255,18 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     // the recording) up to twice it.
     double lo = 0, hi = 2;
     const int64_t floor = p50(0), top = p50(2);
-    if (corr.untraced_step_ns <= floor) {
-      g.host_scale = 0;
+    // Outside what the replay can give: at or under its GPU floor the host's time is all taken out; past twice the
+    // recorded host time the factor stops there.
+    if (corr.untraced_step_ns <= floor || corr.untraced_step_ns >= top) {
+      const bool under = corr.untraced_step_ns <= floor;
+      g.host_scale = under ? 0 : 2;
       g.correction = fmt::format(
-          "host time taken out entirely: the untraced step given ({:.3f} ms) is at or under the replay's GPU floor "
-          "({:.3f} ms)",
-          static_cast<double>(corr.untraced_step_ns) / 1e6, static_cast<double>(floor) / 1e6);
-      return;
-    }
-    if (corr.untraced_step_ns >= top) {
-      g.host_scale = 2;
-      g.correction = fmt::format(
-          "host time × 2, the most allowed: the untraced step given ({:.3f} ms) is longer than the replay with twice "
-          "the recorded host time ({:.3f} ms); the recording may not be of the same program or settings",
-          static_cast<double>(corr.untraced_step_ns) / 1e6, static_cast<double>(top) / 1e6);
+          "{}: the untraced step given ({:.3f} ms) is {} ({:.3f} ms){}",
+          under ? "host time taken out entirely" : "host time × 2, the most allowed",
+          static_cast<double>(corr.untraced_step_ns) / 1e6,
+          under ? "at or under the replay's GPU floor" : "longer than the replay with twice the recorded host time",
+          static_cast<double>(under ? floor : top) / 1e6,
+          under ? "" : "; the recording may not be of the same program or settings");
       return;
     }
     for (int i = 0; i < 30; ++i) {
