@@ -30,38 +30,18 @@ int run_nccl_analyze(const NcclCliOptions& o) {
   Severity worst_seen = Severity::pass;
   nlohmann::json all = nlohmann::json::array();
   // Several files are usually one job's ranks (a log per rank from Slurm, torchrun --log-dir, Kubernetes pods): each is
-  // read alone, then all of them together for what only the ranks compared show.
-  std::vector<std::string> texts;
+  // read alone, and the ranks' timeouts and progress of all of them are then compared side by side.
+  topo::NcclLog job;
   std::vector<Finding> per_file;
-  for (const auto& f : o.files) texts.push_back(read_text_file(f));
-  std::vector<std::string> names = o.files;
-  std::string joined;
-  if (o.files.size() > 1) {
-    for (const auto& t : texts) joined += t + (t.ends_with('\n') ? "" : "\n");
-    texts.push_back(std::move(joined));
-    names.push_back(fmt::format("all {} files, ranks compared", o.files.size()));
-  }
-  for (size_t i = 0; i < texts.size(); ++i) {
-    const auto& f = names[i];
-    const bool job = i == o.files.size();
-    const auto log = topo::parse_nccl_log(texts[i], f);
-    auto findings = topo::nccl_findings(log);
-    if (job) {  // only what no single file said
-      std::erase_if(findings, [&](const Finding& x) {
-        return !compares_ranks(x) || std::any_of(per_file.begin(), per_file.end(),
-                                                 [&](const Finding& y) { return y.id == x.id && y.title == x.title; });
-      });
-      if (findings.empty()) break;
-    } else {
-      per_file.insert(per_file.end(), findings.begin(), findings.end());
-    }
+  for (const auto& f : o.files) {
+    const auto log = topo::parse_nccl_log(read_text_file(f), f);
+    const auto findings = topo::nccl_findings(log);
+    per_file.insert(per_file.end(), findings.begin(), findings.end());
+    job.timeouts.insert(job.timeouts.end(), log.timeouts.begin(), log.timeouts.end());
+    for (const auto& [rank, p] : log.progress) job.progress.insert_or_assign(rank, p);
     worst_seen = std::max(worst_seen, worst(findings));
     if (o.json) {
       all.push_back(topo::to_json(log, findings));
-      continue;
-    }
-    if (job) {
-      std::cout << fmt::format("# {}\n\n{}\n", f, report::findings_table(findings).markdown());
       continue;
     }
     std::cout << fmt::format("# {}\n\n{} of {} lines read{}{}{}\n", f, log.recognized, log.lines,
@@ -116,6 +96,21 @@ int run_nccl_analyze(const NcclCliOptions& o) {
     }
     if (!findings.empty()) std::cout << '\n' << report::findings_table(findings).markdown();
     std::cout << '\n';
+  }
+  if (o.files.size() > 1) {  // only what no single file said
+    job.origin = fmt::format("all {} files, ranks compared", o.files.size());
+    auto findings = topo::nccl_findings(job);
+    std::erase_if(findings, [&](const Finding& x) {
+      return !compares_ranks(x) || std::any_of(per_file.begin(), per_file.end(),
+                                               [&](const Finding& y) { return y.id == x.id && y.title == x.title; });
+    });
+    if (!findings.empty()) {
+      worst_seen = std::max(worst_seen, worst(findings));
+      if (o.json)
+        all.push_back(topo::to_json(job, findings));
+      else
+        std::cout << fmt::format("# {}\n\n{}\n", job.origin, report::findings_table(findings).markdown());
+    }
   }
   if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << '\n';
   return worst_seen == Severity::fail ? static_cast<int>(ExitCode::findings) : 0;
