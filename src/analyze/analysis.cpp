@@ -318,7 +318,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   int64_t loader_ns = 0;
   size_t loader_calls = 0;
   for (const auto& e : ev)
-    if ((e.kind == Kind::cpu_op || e.kind == Kind::annotation) && t.name(e).starts_with("enumerate(DataLoader)"))
+    if ((e.kind == Kind::cpu_op || e.kind == Kind::annotation) && is_dataloader_range(t.name(e)))
       loader_ns += e.dur_ns, ++loader_calls;
   if (static_cast<double>(loader_ns) / w >= 0.05) {
     const bool single = std::any_of(ev.begin(), ev.end(), [&](const Event& e) {

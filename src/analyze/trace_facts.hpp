@@ -23,6 +23,10 @@ struct Interval {
 [[nodiscard]] bool is_launch_call(std::string_view n);
 [[nodiscard]] bool is_sync_call(std::string_view n);
 [[nodiscard]] bool is_gemm_kernel(std::string_view n);
+// The DataLoader's own range: PyTorch records each `next()` as "enumerate(DataLoader)#...__next__".
+[[nodiscard]] inline bool is_dataloader_range(std::string_view n) {
+  return n.starts_with("enumerate(DataLoader)");
+}
 [[nodiscard]] std::string size_bucket(uint64_t bytes);  // "a ≤4 KiB" ... "e >16 MiB" (the letter sorts them)
 [[nodiscard]] std::string copy_kind_name(CopyKind k);
 // For every runtime call: the outermost CPU op (aten::item, aten::to, ...) enclosing it on its thread, else -1.

@@ -1,5 +1,6 @@
 // The replay of the launching thread's items and the GPU ops they feed, with or without fixes, and the critical path.
 #include "analyze/whatif.hpp"
+#include "analyze/trace_facts.hpp"
 #include "analyze/whatif_graph.hpp"
 
 #include <fmt/format.h>
@@ -96,7 +97,7 @@ void walk_critical_path(const std::vector<Segment>& segs, const GpuState& gpu, i
       }
     } else if (sg.kind == Segment::op) {
       // The DataLoader's `next()` is input work on the host, not framework dispatch.
-      (t.names[sg.name].starts_with("enumerate(DataLoader)") ? path.host_ns : path.cpu_ops_ns) += d;
+      (detail::is_dataloader_range(t.names[sg.name]) ? path.host_ns : path.cpu_ops_ns) += d;
       path.by_op[t.names[sg.name]] += d;
     } else {
       path.wait_kernels_ns += d;
@@ -210,7 +211,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
         if (gap > 0) segs.push_back({Segment::gap, now, now + gap, 0, -1});
         now += gap;
       }
-      if (fx.workers > 0 && t.names[it.name].starts_with("enumerate(DataLoader)")) {
+      if (fx.workers > 0 && detail::is_dataloader_range(t.names[it.name])) {
         loader_seen = true;
         worker += host(it.dur) / fx.workers;  // the batch is made by one of N workers, N at a time
         continue;

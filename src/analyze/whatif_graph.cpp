@@ -74,7 +74,7 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
     const std::pair<int32_t, int32_t> th{e.pid, e.tid};
     // The DataLoader's next() is recorded as a range (user_annotation) since PyTorch 1.11: an item like a CPU op, so
     // the time the loop waits for its input is known as such.
-    const bool loader = e.kind == Kind::annotation && t.name(e).starts_with("enumerate(DataLoader)");
+    const bool loader = e.kind == Kind::annotation && detail::is_dataloader_range(t.name(e));
     if (!launching.count(th) || (e.kind != Kind::cpu_op && e.kind != Kind::runtime && !loader)) continue;
     auto& [open_end, open_index] = open.try_emplace(th, INT64_MIN, 0).first->second;
     if (e.start_ns >= open_end) {
