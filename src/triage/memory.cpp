@@ -178,22 +178,11 @@ void findings_for(const DeviceMemory& d, const nlohmann::json& settings, std::ve
   }
 }
 
-// The peak of live bytes over one device's trace and the sites holding them then: walking back from the snapshot's
-// live blocks, each entry after the peak undone (an alloc removes its block, a free puts it back with the site of the
-// alloc that made it, when the trace has that alloc).
-void peak_of(const MemorySnapshot& s, int dev, const std::vector<const TraceEvent*>& list, DeviceMemory& d,
-             size_t top) {
-  if (list.empty()) return;
-  int64_t live = static_cast<int64_t>(d.allocated + d.awaiting_free), peak = live;
-  size_t peak_after = list.size();  // the state after entry peak_after - 1; list.size(): the snapshot's own state
-  for (size_t i = list.size(); i-- > 0;) {
-    const TraceEvent& e = *list[i];
-    if (e.action == "alloc") live -= static_cast<int64_t>(e.size);
-    if (e.action == "free_completed") live += static_cast<int64_t>(e.size);
-    if (live > peak) peak = live, peak_after = i;
-  }
-  d.peak_live = static_cast<uint64_t>(std::max<int64_t>(0, peak));
-  if (peak_after > 0 && list[peak_after - 1]->time_us) d.peak_time_us = list[peak_after - 1]->time_us;
+// The sites holding the live bytes at the trace's peak (the state after entry peak_after - 1; list.size(): the
+// snapshot's own state): walking back from the snapshot's live blocks, each entry after the peak undone (an alloc
+// removes its block, a free puts it back with the site of the alloc that made it, when the trace has that alloc).
+void peak_sites_of(const MemorySnapshot& s, int dev, const std::vector<const TraceEvent*>& list, size_t peak_after,
+                   DeviceMemory& d, size_t top) {
   std::vector<std::string> freed_site(list.size());  // for each free: the site of the alloc it frees
   std::unordered_map<uint64_t, std::string> alloc_site;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -297,11 +286,14 @@ MemoryReport analyze_memory(const MemorySnapshot& s, const MemoryOptions& o) {
     traced[dev] = true;
     DeviceMemory& d = by_device[dev];
     d.device = dev;
-    // Walking backwards from the snapshot's state undoes each entry, so every OOM sees the state it happened in.
+    // Walking backwards from the snapshot's state undoes each entry, so every OOM sees the state it happened in, and
+    // the most live bytes at any point (the peak) are found on the way.
     int64_t live = static_cast<int64_t>(d.allocated + d.awaiting_free), reserved = static_cast<int64_t>(d.reserved);
+    int64_t peak = live;
+    size_t peak_after = list.size();
     std::vector<OomEvent> ooms;
-    for (auto it = list.rbegin(); it != list.rend(); ++it) {
-      const TraceEvent& e = **it;
+    for (size_t i = list.size(); i-- > 0;) {
+      const TraceEvent& e = *list[i];
       const auto size = static_cast<int64_t>(e.size);
       if (e.action == "oom") {
         OomEvent oom{e.size,
@@ -323,9 +315,14 @@ MemoryReport analyze_memory(const MemorySnapshot& s, const MemoryOptions& o) {
       } else if (e.action == "segment_free" || e.action == "segment_unmap") {
         reserved += size;
       }
+      if (live > peak) peak = live, peak_after = i;
     }
     d.ooms.assign(ooms.rbegin(), ooms.rend());
-    peak_of(s, dev, list, d, o.top_sites);
+    if (!list.empty()) {
+      d.peak_live = static_cast<uint64_t>(std::max<int64_t>(0, peak));
+      if (peak_after > 0 && list[peak_after - 1]->time_us) d.peak_time_us = list[peak_after - 1]->time_us;
+      peak_sites_of(s, dev, list, peak_after, d, o.top_sites);
+    }
     for (size_t i = 0; i < list.size(); ++i) {
       const TraceEvent* e = list[i];
       if (e->action == "alloc") {
