@@ -35,10 +35,14 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   std::vector<int64_t> launch_call_ns;
   int64_t wall_lo = INT64_MAX, wall_hi = INT64_MIN;
   std::vector<Interval> gpu_iv, kernel_iv, copy_iv, comm_iv, compute_iv;
+  int64_t loader_ns = 0;  // the DataLoader's own ranges: the time the loop waited for its input
+  size_t loader_calls = 0;
   for (size_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
     wall_lo = std::min(wall_lo, e.start_ns);
     wall_hi = std::max(wall_hi, e.end_ns());
+    if ((e.kind == Kind::cpu_op || e.kind == Kind::annotation) && is_dataloader_range(t.name(e)))
+      loader_ns += e.dur_ns, ++loader_calls;
     if (e.kind == Kind::runtime) {
       ++a.runtime_calls;
       if (e.correlation >= 0) runtime_by_corr.emplace(e.correlation, i);
@@ -313,13 +317,8 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
         "preprocessing to the GPU or a background thread, and keep the host ahead by not synchronising per step.",
         "GPU idle with the launching thread outside CUDA calls", b.wall_ns));
   }
-  // The DataLoader's own ranges (PyTorch records each `next()` as "enumerate(DataLoader)#...__next__"): the time the
-  // training loop waited for its input, whatever the GPU did meanwhile.
-  int64_t loader_ns = 0;
-  size_t loader_calls = 0;
-  for (const auto& e : ev)
-    if ((e.kind == Kind::cpu_op || e.kind == Kind::annotation) && is_dataloader_range(t.name(e)))
-      loader_ns += e.dur_ns, ++loader_calls;
+  // The DataLoader's own ranges (summed in the first pass): the time the training loop waited for its input, whatever
+  // the GPU did meanwhile.
   if (static_cast<double>(loader_ns) / w >= 0.05) {
     const bool single = std::any_of(ev.begin(), ev.end(), [&](const Event& e) {
       return e.kind != Kind::kernel && t.name(e).find("_SingleProcessDataLoaderIter") != std::string::npos;
