@@ -5,14 +5,12 @@
 # teardown.log to $OUT. Needs the carried build (scripts/device_carry.sh).
 # Usage: run(command="N=50 bash bench/device/teardown.sh", carry=[".carry/build.txz"])
 set -uo pipefail
-FINAL=${OUT:-/tmp/gsq-out}
-mkdir -p "$FINAL" /tmp/td
-log=$FINAL/teardown.log
-{ echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv;
-  python3 -c 'import torch; print("torch", torch.__version__)'; } 2>&1 | tee "$log"
 [ -f .carry/build.txz ] && [ ! -d .carry/build ] && tar xJf .carry/build.txz -C .carry
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-B=.carry/build/gpusqueeze
+BUILD=.carry/build LOG=teardown.log source "$(dirname "$0")/lib.sh"  # $OUT, $B, $log and its header
+export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:$LD_LIBRARY_PATH
+python3 -c 'import torch; print("torch", torch.__version__)' >>"$log" 2>&1
+FINAL=$OUT
+mkdir -p /tmp/td
 end=$(( $(date +%s) + ${BUDGET_S:-500} ))
 for i in $(seq 1 "${N:-50}"); do
   for mode in untraced traced; do

@@ -6,15 +6,13 @@
 # Usage: run(command="bash bench/device/tracer_cost.sh", carry=[".carry/build.txz"])
 #        SPECS="graphs_mobilenet_infer 200" ROUNDS=6 bash bench/device/tracer_cost.sh   (pairs and steps, rounds)
 set -uo pipefail
-FINAL=${OUT:-/tmp/gsq-out}
-mkdir -p "$FINAL" /tmp/tc
-log=$FINAL/tracer_cost.log
-{ echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv;
-  python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)'; } 2>&1 | tee "$log"
 [ -f .carry/build.txz ] && [ ! -d .carry/build ] && tar xJf .carry/build.txz -C .carry
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
-export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
-B=.carry/build/gpusqueeze
+BUILD=.carry/build LOG=tracer_cost.log source "$(dirname "$0")/lib.sh"  # $OUT, $B, $log and its header
+export LD_LIBRARY_PATH=/usr/local/nvidia/lib64:$LD_LIBRARY_PATH PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
+python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)' \
+  >>"$log" 2>&1
+FINAL=$OUT
+mkdir -p /tmp/tc
 end=$(( $(date +%s) + ${BUDGET_S:-480} ))
 IFS=, read -ra specs <<<"${SPECS:-graphs_mobilenet_infer 60,item_resnet18_train 20,cl_resnet50_infer 30}"
 for round in $(seq 1 "${ROUNDS:-3}"); do
