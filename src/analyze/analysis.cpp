@@ -192,7 +192,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   std::sort(a.syncs.begin(), a.syncs.end(), [](const auto& x, const auto& y) { return x.wait_ns > y.wait_ns; });
 
   for (const auto& e : ev)
-    if (e.kind == Kind::annotation && t.name(e).starts_with("ProfilerStep#")) a.step_ns.push_back(e.dur_ns);
+    if (e.kind == Kind::annotation && is_step_marker(t.name(e))) a.step_ns.push_back(e.dur_ns);
 
   // Verdict: the largest share of the steady state (wall time less one-off start-up). Short kernels' run time counts
   // as launch-limited, not as GPU work.

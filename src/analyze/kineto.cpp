@@ -1,5 +1,6 @@
 // Kineto JSON import with simdjson's on-demand parser: one pass, no DOM, so memory stays near the file's size.
 #include "analyze/kineto.hpp"
+#include "analyze/trace_facts.hpp"
 
 #include "core/error.hpp"
 #include "core/gzip.hpp"
@@ -106,7 +107,7 @@ void parse_event(od::object obj, Trace& t, std::vector<std::string>& scratch) {
   bool keep = false;
   e.kind = kind_of(cat, keep);
   // PyTorch 1.8-1.10 wrote the step markers as CPU ops ("Operator"): a step, not one op lasting the whole step.
-  if (e.kind == Kind::cpu_op && name.starts_with("ProfilerStep#")) e.kind = Kind::annotation;
+  if (e.kind == Kind::cpu_op && detail::is_step_marker(name)) e.kind = Kind::annotation;
   if (!keep || std::isnan(ts)) {
     ++t.skipped_events;
     return;

@@ -115,7 +115,7 @@ void keep_steady_state(Trace& t) {
   size_t steps = 0;
   std::string first, last;
   for (const auto& e : t.events) {
-    if (e.kind != Kind::annotation || e.pid != pid || !t.name(e).starts_with("ProfilerStep#")) continue;
+    if (e.kind != Kind::annotation || e.pid != pid || !detail::is_step_marker(t.name(e))) continue;
     ++steps;
     if (e.start_ns < lo) lo = e.start_ns, first = t.name(e);
     if (e.end_ns() > host_hi) host_hi = e.end_ns(), last = t.name(e);

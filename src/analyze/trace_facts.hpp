@@ -23,6 +23,10 @@ struct Interval {
 [[nodiscard]] bool is_launch_call(std::string_view n);
 [[nodiscard]] bool is_sync_call(std::string_view n);
 [[nodiscard]] bool is_gemm_kernel(std::string_view n);
+// A step marker: torch.profiler's ProfilerStep#N range (an NVTX range of that name in `gpusqueeze trace` recordings).
+[[nodiscard]] inline bool is_step_marker(std::string_view n) {
+  return n.starts_with("ProfilerStep#");
+}
 // The DataLoader's own range: PyTorch records each `next()` as "enumerate(DataLoader)#...__next__".
 [[nodiscard]] inline bool is_dataloader_range(std::string_view n) {
   return n.starts_with("enumerate(DataLoader)");

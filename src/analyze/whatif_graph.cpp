@@ -50,15 +50,14 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
   // thread marks steps; autograd's backward thread may launch more than it), else the whole run as one step.
   std::map<int32_t, size_t> marks;
   for (const auto& e : t.events)
-    if (e.kind == Kind::annotation && e.pid == main.first && t.name(e).starts_with("ProfilerStep#")) ++marks[e.tid];
+    if (e.kind == Kind::annotation && e.pid == main.first && detail::is_step_marker(t.name(e))) ++marks[e.tid];
   std::vector<Step> steps;
   if (!marks.empty()) {
     const int32_t marker_tid = std::max_element(marks.begin(), marks.end(), [](const auto& a, const auto& b) {
                                  return a.second < b.second;
                                })->first;
     for (const auto& e : t.events)
-      if (e.kind == Kind::annotation && e.pid == main.first && e.tid == marker_tid &&
-          t.name(e).starts_with("ProfilerStep#"))
+      if (e.kind == Kind::annotation && e.pid == main.first && e.tid == marker_tid && detail::is_step_marker(t.name(e)))
         steps.push_back({e.start_ns, e.end_ns(), 0, {}});
   }
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.start < b.start; });
