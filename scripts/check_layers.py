@@ -25,6 +25,7 @@ ALLOWED = {
     "topo": {"core", "host", "gpu", "cuda"},
     "tune": {"core", "host", "gpu"},
     "report": {"core", "gpu"},
+    "program": {"core", "gpu", "trace", "analyze"},
     "cli": None,  # the top: may include any library
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')

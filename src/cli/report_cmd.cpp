@@ -4,6 +4,8 @@
 #include "cli/report_sections.hpp"
 #include "cli/tune_view.hpp"
 
+#include "program/run.hpp"
+
 #include "topo/live.hpp"
 #include "topo/multigpu_probe.hpp"
 #include "topo/nccl_logs.hpp"
@@ -37,7 +39,9 @@ struct ReportOptions {
   SnapshotOptions snap;
   std::string out_dir = "gsq-report";
   std::string compare_file, tune_file;
-  double budget_s = 120;  // what report may spend measuring a live GPU
+  double budget_s = -1;  // what report may spend measuring: 180 s with a program to run, else 120 s
+  program::ProgramOptions program;
+  bool no_trace = false, no_memory = false;
   std::vector<std::string> bench_files, trace_files, memory_files, jitter_files, trt_files, topo_files, nccl_files,
       torch_files, p2p_files;
 };
@@ -56,6 +60,20 @@ Action register_report(CLI::App& app) {
       "gpusqueeze, labelled as such. Open OUT/index.html in any browser: it has no external resources.\n"
       "A file recorded on a GPU this machine does not have is labelled with that GPU in its title and verdict lines.\n"
       "Every file is read and checked before anything is measured, and refused as its own command refuses it.\n"
+      "With a program after --, report runs it on this machine first and puts it at the top of the page:\n"
+      "  1. --runs N untraced runs (only its NVTX ranges recorded): the steps' P50/P90/P99 with 95% intervals,\n"
+      "     warm-up split off, the GPU's clocks and power sampled throughout. Steps are the ranges named like\n"
+      "     --step-range (PyTorch's ProfilerStep#N by default), or output lines matching --step-regex, else whole "
+      "runs;\n"
+      "  2. one run under `gpusqueeze trace`, analysed with the recorder's cost taken out so that its step is the\n"
+      "     untraced one: the verdict, and the predicted untraced step after each fix (--no-trace skips it);\n"
+      "  3. a Python program once more with the PyTorch allocator's history recorded (a sitecustomize shim on\n"
+      "     PYTHONPATH, no change to the program), judged as `gpusqueeze memory` judges it (--no-memory skips it).\n"
+      "  The runs' files stay in OUT/program/. A run that would not fit in --budget is skipped, one that outlives\n"
+      "  it is stopped (SIGINT, SIGTERM, SIGKILL); the machine's own measurements get what the program leaves.\n"
+      "  gpusqueeze report -- python3 train.py --epochs 1\n"
+      "  gpusqueeze report --runs 3 --step-regex 'step [0-9]+' -- ./serve_bench --requests 500\n"
+      "  A program that fails is a fail-level finding (exit 1).\n"
       "Exit codes: 0 the page is written and holds no fail-level finding; 1 it is written and holds one (CI can gate "
       "on\n"
       "it); 2 bad usage or a file refused (nothing measured, no page written); 3 no GPU and no bundled snapshot;\n"
@@ -63,10 +81,26 @@ Action register_report(CLI::App& app) {
   add_snapshot_options(*cmd, o->snap, true);
   cmd->add_option("-o,--out", o->out_dir, "Report folder")->capture_default_str();
   cmd->add_option("--budget", o->budget_s,
-                  "Seconds report may spend measuring a live GPU (short runs of probe mem and pcie, bench core's "
-                  "launch and GEMM, one kernel against cudaMemcpy, clocks sampled throughout); 0 measures nothing")
-      ->check(CLI::Range(0.0, 3600.0))
+                  "Seconds report may spend measuring (default 120, or 180 with a program after --): the program's "
+                  "runs first, then short runs of probe mem and pcie, bench core's launch and GEMM, one kernel "
+                  "against cudaMemcpy, clocks sampled throughout; 0 measures nothing on the machine")
+      ->check(CLI::Range(0.0, 3600.0));
+  auto& prog = o->program;
+  cmd->add_option("--runs", prog.runs, "Untraced runs of the program for its baseline (-- CMD)")
+      ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  cmd->add_flag("--no-trace", o->no_trace, "Time the program's steps only: no traced run, no analysis (-- CMD)");
+  cmd->add_flag("--no-memory", o->no_memory,
+                "No run with the PyTorch allocator's history recorded (-- CMD; a Python program only)");
+  cmd->add_option("--step-range", prog.step_range,
+                  "NVTX ranges that mark one step each, a regular expression over the whole name (-- CMD)")
+      ->capture_default_str();
+  cmd->add_option("--step-regex", prog.step_regex,
+                  "Time steps from the program's output instead: each line matching this regular expression ends "
+                  "one (-- CMD; e.g. 'step [0-9]+'); the output is passed on unchanged, Python's unbuffered");
+  cmd->add_option("command", prog.command,
+                  "A program to run and judge: its untraced steps (step 1), a traced run analysed with the predicted "
+                  "untraced step after each fix (step 2), its allocator history (PyTorch); after --");
   cmd->add_option("--bench", o->bench_files, "Add a bench run (gpusqueeze.bench/1) as the baseline section")
       ->check(CLI::ExistingFile);
   cmd->add_option("--trace", o->trace_files, "Add the analysis of a trace (Kineto JSON)")->check(CLI::ExistingFile);
@@ -93,6 +127,9 @@ Action register_report(CLI::App& app) {
                   "Add a saved `gpusqueeze probe p2p --json` (step 5): its bandwidth and latency matrices as heat maps")
       ->check(CLI::ExistingFile);
   return [o]() {
+    const bool with_program = !o->program.command.empty();
+    const double budget = o->budget_s >= 0 ? o->budget_s : with_program ? 180.0 : 120.0;
+    if (with_program && budget <= 0) throw_bad_input("report -- CMD: --budget 0 leaves no time to run the program");
     gpu::Snapshot s;
     std::string provenance;
     std::optional<std::filesystem::path> bundled_dir;  // set when showing the H200 files instead of this machine
@@ -105,6 +142,8 @@ Action register_report(CLI::App& app) {
                             s.captured_at, s.host.hostname.ok() ? *s.host.hostname : "an unnamed host");
     } catch (const Error& e) {
       if (e.code() != ExitCode::no_gpu) throw;
+      if (with_program)  // the bundled H200 page is no place for this machine's program
+        throw_no_gpu(std::string(e.what()) + "; report -- CMD runs the program on this machine's GPU");
       const auto bundled = bundled_snapshot();
       if (!bundled) throw;
       note(std::string(e.what()));
@@ -216,11 +255,55 @@ Action register_report(CLI::App& app) {
       (void)report::compare_section(earlier, report::render_json(report::Report{}), display_name(o->compare_file));
 
     for (auto& sec : bench_sections) r.add(std::move(sec));
+    // The user's program, after every file was accepted and before the machine's own measurements: it gets the
+    // budget first, the live measurements what it leaves.
+    double live_budget = budget;
+    if (with_program) {
+      if (!r.this_machine)
+        throw_no_gpu(
+            "report -- CMD runs the program on this machine and judges it on this machine's GPU: none is usable here "
+            "(or --snapshot replays another machine)");
+      auto po = o->program;
+      po.trace = !o->no_trace;
+      po.memory = !o->no_memory;
+      po.budget_s = budget;
+      po.dir = o->out_dir;
+      const auto pr = program::run_program(po, note);
+      live_budget = std::max(0.0, budget - pr.elapsed_s);
+      r.add(program_baseline_section_of(pr));
+      if (auto sec = program_analysis_section_of(pr)) r.add(std::move(*sec));
+      if (pr.clocks) {
+        const auto t = trace::read_trace(*pr.clocks);
+        if (!t.counters.empty()) {
+          auto j = triage::analyze_jitter(t);
+          j.origin = "the program's untraced runs";
+          auto sec = jitter_section_of(j, t);
+          sec.id = "program-clocks";
+          sec.more = "gpusqueeze jitter " + display_name(*pr.clocks);
+          r.add(std::move(sec));
+        }
+      }
+      for (const auto& f : pr.memory_snapshots) {
+        try {
+          auto m = triage::analyze_memory(triage::read_memory_snapshot(f));
+          m.origin = display_name(f);
+          r.add(memory_section_of(m));
+        } catch (const Error& e) {
+          note(fmt::format("{}: not read: {}", display_name(f), e.what()));
+        }
+      }
+      if (live_budget < 10 && budget > 0)
+        note(
+            fmt::format("the program used {:.0f} s of the {:.0f} s budget: the machine's own ceilings are not "
+                        "measured (raise --budget)",
+                        pr.elapsed_s, budget));
+    }
     // A live GPU: the memory and PCIe ceilings measured now, unless the user gave runs or no budget.
-    if (r.this_machine && !s.gpus.empty() && o->bench_files.empty() && o->budget_s > 0) {
+    if (r.this_machine && !s.gpus.empty() && o->bench_files.empty() && live_budget >= (with_program ? 10 : 0) &&
+        live_budget > 0) {
       std::filesystem::create_directories(o->out_dir);
       const auto& u = s.gpus.front().utilization_gpu_pct;  // read before the report loaded the GPU
-      const auto live = measure_live(o->budget_s, s.gpus.size(), std::filesystem::path(o->out_dir) / "clocks.gsqt",
+      const auto live = measure_live(live_budget, s.gpus.size(), std::filesystem::path(o->out_dir) / "clocks.gsqt",
                                      u.ok() && *u <= 10);
       if (live.p2p) r.add(p2p_section_of(*live.p2p));
       for (const auto& run : live.runs) {

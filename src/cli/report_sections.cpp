@@ -5,6 +5,7 @@
 #include "analyze/analysis.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "core/table.hpp"
 #include "report/report.hpp"
 
@@ -367,6 +368,115 @@ report::Section label_recorded_on(report::Section sec, const std::string& gpu, c
     return sec;
   sec.recorded_on = gpu;
   sec.title += " (recorded on " + gpu + ")";
+  return sec;
+}
+
+}  // namespace gsq::cli
+
+namespace gsq::cli {
+
+namespace {
+std::string ms(double ns) {
+  return fmt::format("{:.3f} ms", ns / 1e6);
+}
+std::string ms_ci(const stats::Interval& ci) {
+  return fmt::format("{:.3f}–{:.3f}", ci.lo / 1e6, ci.hi / 1e6);
+}
+}  // namespace
+
+report::Section program_baseline_section_of(const program::ProgramResult& r) {
+  auto sec = section("program-baseline", "Step 1 — baseline of the program: " + r.command, 1,
+                     "gpusqueeze report --runs N -- " + r.command);
+  const auto& s = r.steps;
+  Table runs{{"run", "how it ended", "wall", "steps", "step P50"}, {}};
+  for (const auto& x : r.runs) {
+    const std::string how = x.timed_out             ? "stopped at the budget"
+                            : !x.exec_error.empty() ? x.exec_error
+                            : x.term_signal         ? fmt::format("signal {}", x.term_signal)
+                                                    : fmt::format("exit {}", x.exit_code);
+    const auto st = program::summarize_steps({x.steps.ns});
+    runs.rows.push_back({x.phase + (x.phase == "baseline" ? " (NVTX ranges only)"
+                                    : x.phase == "traced" ? " (gpusqueeze trace)"
+                                                          : " (allocator history)"),
+                         how, fmt::format("{:.2f} s", x.wall_s), std::to_string(x.steps.ns.size()),
+                         st.ok() ? ms(st.steady.p50) : "-"});
+  }
+  if (s.ok()) {
+    Table t{{"", "P50", "P90", "P99", "mean", "min", "max"}, {}};
+    t.rows.push_back({fmt::format("steady ({} steps)", s.steady.n), ms(s.steady.p50), ms(s.steady.p90),
+                      ms(s.steady.p99), ms(s.steady.mean), ms(s.steady.min), ms(s.steady.max)});
+    t.rows.push_back({"95% interval", ms_ci(s.p50_ci), ms_ci(s.p90_ci), ms_ci(s.p99_ci), "", "", ""});
+    sec.tables.emplace_back("Step times of the untraced program (" + std::string(program::to_string(r.source)) + ")",
+                            t);
+    sec.headline =
+        fmt::format("step P50 {} (95% {} ms), P99 {} over {} steady steps{}", ms(s.steady.p50), ms_ci(s.p50_ci),
+                    ms(s.steady.p99), s.steady.n, s.warmup ? fmt::format(", {} warm-up", s.warmup) : "");
+  } else {
+    sec.headline = "no step timed";
+  }
+  sec.tables.emplace_back("Runs", runs);
+  sec.notes.push_back("Steps: " + r.how + ".");
+  if (s.warmup)
+    sec.notes.push_back(fmt::format(
+        "Warm-up: the first {} step(s) ({} in all) ran over {:.1f}× the steady median and are left out of the "
+        "percentiles (cuDNN's algorithm search, the allocator's first growth, lazily loaded kernels).",
+        s.warmup, ms(s.warmup_ns), program::kWarmupFactor));
+  if (s.ok() && s.steady.n < 30)
+    sec.notes.push_back(fmt::format(
+        "Only {} steady steps: P99 is the slowest of them; run more steps or --runs N for a tail you can trust.",
+        s.steady.n));
+  for (const auto& n : r.notes) sec.notes.push_back(n);
+  if (r.program_failed()) {
+    const auto& last = r.runs.back();
+    sec.findings.push_back(make_finding(
+        "program-failed", Severity::fail,
+        fmt::format("the program failed in its {} run ({})", last.phase,
+                    !last.exec_error.empty() ? last.exec_error
+                    : last.term_signal       ? fmt::format("killed by signal {}", last.term_signal)
+                                             : fmt::format("exit code {}", last.exit_code)),
+        {{"command", r.command}}, "run the program alone and fix what it prints; report measures a program that works",
+        "the program's exit status", 1, "program"));
+  }
+  sec.data = program::to_json(r);
+  sec.data.erase("analysis");
+  sec.data.erase("what_if");
+  return sec;
+}
+
+std::optional<report::Section> program_analysis_section_of(const program::ProgramResult& r) {
+  if (!r.analysis) return std::nullopt;
+  auto a = *r.analysis;
+  const double untraced = r.steps.ok() && r.source != program::StepSource::process ? r.steps.steady.p50 : 0.0;
+  // Each predicted saving as the untraced step it leaves: what the user will see after the fix.
+  if (untraced > 0)
+    for (auto& f : a.findings)
+      if (f.saving_ratio && *f.saving_ratio > 0 && (f.severity == Severity::warn || f.severity == Severity::fail))
+        f.title +=
+            fmt::format(" — untraced step {} → {} predicted", ms(untraced), ms(untraced * (1 - *f.saving_ratio)));
+  auto sec = analysis_section_of(a);
+  sec.id = "program-analysis";
+  sec.title = "Step 2 — where the program's time goes: " + r.command;
+  sec.more = "gpusqueeze analyze --what-if sync,pinned,fuse,graphs,host,layout,prefetch " +
+             (r.trace_file ? report::display_name(*r.trace_file) : std::string("TRACE"));
+  if (r.factor > 0)
+    sec.notes.insert(
+        sec.notes.begin(),
+        fmt::format("Calibrated to the untraced run: the traced steps took {} at P50, the untraced {}; the "
+                    "analysis takes the recorder's cost out so that its step is {} (analyze "
+                    "--untraced-step {:.3f}).",
+                    ms(r.traced_p50_ns), ms(r.steps.steady.p50), ms(static_cast<double>(r.untraced_step_ns)),
+                    static_cast<double>(r.untraced_step_ns) / 1e6));
+  if (r.what_if && r.what_if->baseline.ok) {
+    const auto& w = *r.what_if;
+    const double base = static_cast<double>(w.baseline.step_p50_ns);
+    Table t{{"fix", "predicted step P50", "saving", "then bound by"}, {}};
+    t.rows.push_back({"as it runs (replayed)", ms(base), "", analyze::critical_verdict(w.baseline.path)});
+    for (const auto& row : w.rows)
+      t.rows.push_back({row.fixes, ms(static_cast<double>(row.step_p50_ns)),
+                        fmt::format("{:.1f}%", 100 * row.saving_ratio), row.critical});
+    sec.tables.insert(sec.tables.begin(),
+                      {"Predicted step after each fix (the replay of the traced run, recorder's cost taken out)", t});
+  }
   return sec;
 }
 

@@ -5,6 +5,7 @@
 
 #include "analyze/analysis.hpp"
 #include "bench/runner.hpp"
+#include "program/run.hpp"
 #include "report/report.hpp"
 #include "topo/multigpu_probe.hpp"
 #include "topo/nccl_logs.hpp"
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace gsq::cli {
@@ -32,6 +34,10 @@ namespace gsq::cli {
 [[nodiscard]] report::Section topo_section_of(const topo::TopoMatrix& m, const std::string& origin);
 [[nodiscard]] report::Section nccl_section_of(const topo::NcclLog& log, const std::string& origin);
 [[nodiscard]] report::Section tune_section_of(const TuneView& v);
+// `report -- CMD`: the program's untraced steps (step 1), and its traced run analysed with the predicted untraced step
+// after each fix (step 2; absent when it was not traced or analysed).
+[[nodiscard]] report::Section program_baseline_section_of(const program::ProgramResult& r);
+[[nodiscard]] std::optional<report::Section> program_analysis_section_of(const program::ProgramResult& r);
 // `sec`, built from a file recorded on `gpu` (empty: the file does not say): when none of the snapshot's GPUs is that
 // model, its title and verdict lines say where it was recorded, so its findings are not read as this machine's.
 [[nodiscard]] report::Section label_recorded_on(report::Section sec, const std::string& gpu, const gpu::Snapshot& s);

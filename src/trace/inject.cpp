@@ -199,6 +199,7 @@ nlohmann::json header_for(const Config& c) {
       {"duration_s", c.duration_s},
       {"record_bytes", sizeof(Record)},
       {"on_demand", c.on_demand},
+      {"mode", c.markers_only ? "markers" : "full"},
   };
   if (c.on_demand) header["control_file"] = c.control;
   return header;
@@ -255,7 +256,9 @@ int initialize() {
   }
   header["status"] = "tracing";
   header["kernel_timestamps_asked"] = c.kernel_timestamps_asked.empty() ? "auto" : c.kernel_timestamps_asked;
-  if (c.kernel_timestamps_asked == "software") {
+  if (c.markers_only) {
+    t->kernel_stamps = "none (NVTX ranges only)";
+  } else if (c.kernel_timestamps_asked == "software") {
     t->kernel_stamps = "software (asked)";
   } else {
     // The hardware event system can be switched on only once the driver has initialised and before the first

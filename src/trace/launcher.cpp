@@ -8,13 +8,17 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace gsq::trace {
 
@@ -56,6 +60,92 @@ pid_t g_child = -1;
 void forward_signal(int sig) {
   if (g_child > 0) kill(g_child, sig);
 }
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// One of the program's output streams read through a pipe: complete lines go to the callback with their arrival
+// time, every byte goes on to `to` (this process's stdout or stderr) as it came.
+struct LinePipe {
+  int fd = -1, to = -1;
+  std::string partial;
+};
+
+void write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;  // our own stdout closed (a pager quit): the program's output is dropped, not the program
+    p += w, n -= static_cast<size_t>(w);
+  }
+}
+
+// Reads what the pipe has; false at end of file.
+bool pump(LinePipe& p, const std::function<void(std::string_view, int64_t)>& on_line) {
+  char buf[65536];
+  const ssize_t got = read(p.fd, buf, sizeof buf);
+  if (got < 0) return errno == EINTR || errno == EAGAIN;
+  const int64_t now = steady_ns();
+  if (got == 0) {
+    if (!p.partial.empty()) on_line(p.partial, now);
+    p.partial.clear();
+    return false;
+  }
+  write_all(p.to, buf, static_cast<size_t>(got));
+  p.partial.append(buf, static_cast<size_t>(got));
+  size_t start = 0;
+  for (size_t nl; (nl = p.partial.find('\n', start)) != std::string::npos; start = nl + 1)
+    on_line(std::string_view(p.partial).substr(start, nl - start), now);
+  p.partial.erase(0, start);
+  if (p.partial.size() > (1u << 20)) {  // a megabyte without a newline (a progress bar's \r): hand it over as is
+    on_line(p.partial, now);
+    p.partial.clear();
+  }
+  return true;
+}
+
+// Waits for the child while passing its output through `pipes` and enforcing the timeout: SIGINT when it runs out,
+// SIGTERM 5 s later, SIGKILL 5 s after that. Output still buffered after the child ended is read for up to a second
+// (a grandchild holding the pipe open must not hold the launcher).
+int watch_child(pid_t child, std::vector<LinePipe>& pipes, const LaunchOptions& o, bool& timed_out, int64_t& ended_ns) {
+  const int64_t start = steady_ns();
+  int status = 0, stage = 0;
+  std::optional<int64_t> ended;
+  const int kSignals[] = {SIGINT, SIGTERM, SIGKILL};
+  while (true) {
+    if (!ended) {
+      const pid_t w = waitpid(child, &status, WNOHANG);
+      if (w == child || (w < 0 && errno != EINTR)) ended = steady_ns();
+    }
+    const bool open = std::any_of(pipes.begin(), pipes.end(), [](const LinePipe& p) { return p.fd >= 0; });
+    if (ended && (!open || steady_ns() - *ended > 1'000'000'000)) break;
+    if (!ended && o.timeout_s > 0 && stage < 3 &&
+        static_cast<double>(steady_ns() - start) / 1e9 > o.timeout_s + 5.0 * stage) {
+      kill(child, kSignals[stage++]);
+      timed_out = true;
+    }
+    std::vector<pollfd> fds;
+    for (const auto& p : pipes)
+      if (p.fd >= 0) fds.push_back({p.fd, POLLIN, 0});
+    if (fds.empty()) {
+      usleep(10'000);
+      continue;
+    }
+    if (poll(fds.data(), fds.size(), 10) <= 0) continue;
+    for (auto& p : pipes)
+      for (const auto& f : fds)
+        if (f.fd == p.fd && (f.revents & (POLLIN | POLLHUP | POLLERR)) && !pump(p, o.on_line)) {
+          close(p.fd);
+          p.fd = -1;
+        }
+  }
+  for (auto& p : pipes)
+    if (p.fd >= 0) close(p.fd);
+  ended_ns = *ended;
+  return status;
+}
 }  // namespace
 
 LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::string&)>& note) {
@@ -83,6 +173,7 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
   std::vector<std::string> env_set;
   if (result.traced) {
     env_set = {"CUDA_INJECTION64_PATH=" + library.string(),
+               std::string("GSQ_TRACE_MODE=") + (o.markers_only ? "markers" : "full"),
                "GSQ_TRACE_FILE=" + out.string(),
                fmt::format("GSQ_TRACE_DELAY={}", o.delay_s),
                fmt::format("GSQ_TRACE_DURATION={}", o.duration_s),
@@ -99,10 +190,17 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
     }
   }
 
+  env_set.insert(env_set.end(), o.env.begin(), o.env.end());
+
+  // With a line callback the program's stdout and stderr are pipes this process reads (see watch_child).
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (o.on_line && (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0))
+    throw_bad_input(fmt::format("pipe failed: {}", std::strerror(errno)));
   // The child reports a failed exec through a close-on-exec pipe (a successful exec closes it unwritten), so the
   // message reaches the CLI instead of being printed from the forked child.
   int exec_pipe[2];
   if (pipe2(exec_pipe, O_CLOEXEC) != 0) throw_bad_input(fmt::format("pipe failed: {}", std::strerror(errno)));
+  const int64_t t_start = steady_ns();
   const pid_t child = fork();
   if (child < 0) {
     close(exec_pipe[0]), close(exec_pipe[1]);
@@ -110,6 +208,7 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
   }
   if (child == 0) {
     close(exec_pipe[0]);
+    if (o.on_line) dup2(out_pipe[1], STDOUT_FILENO), dup2(err_pipe[1], STDERR_FILENO);
     for (const auto& kv : env_set) putenv(const_cast<char*>(kv.c_str()));
     setenv("GSQ_TRACE_ROOT_PID", std::to_string(getpid()).c_str(), 1);
     std::vector<char*> argv;
@@ -121,6 +220,11 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
     _exit(err == ENOENT ? 127 : 126);
   }
   close(exec_pipe[1]);
+  std::vector<LinePipe> pipes;
+  if (o.on_line) {
+    close(out_pipe[1]), close(err_pipe[1]);
+    pipes = {{out_pipe[0], STDOUT_FILENO, {}}, {err_pipe[0], STDERR_FILENO, {}}};
+  }
   int exec_errno = 0;
   ssize_t got = 0;
   while ((got = read(exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
@@ -138,8 +242,20 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGHUP, &sa, &old_hup);
   int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  int64_t t_end = 0;
+  if (o.on_line || o.timeout_s > 0) {
+    struct sigaction ignore_pipe {
+    }, old_pipe{};
+    ignore_pipe.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ignore_pipe, &old_pipe);  // our stdout closing must not kill the launcher mid-run
+    status = watch_child(child, pipes, o, result.timed_out, t_end);
+    sigaction(SIGPIPE, &old_pipe, nullptr);
+  } else {
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    t_end = steady_ns();
   }
+  result.wall_s = static_cast<double>(t_end - t_start) / 1e9;
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gsq::trace {
@@ -19,6 +20,12 @@ struct LaunchOptions {
   std::string kernel_timestamps = "auto";  // auto (hardware events where CUPTI has them: Blackwell) | software
   int buffer_mb = 256;                     // memory cap for records in flight
   std::filesystem::path library;           // the tracer library; empty = found beside the executable
+  bool markers_only = false;               // record NVTX ranges only (GSQ_TRACE_MODE=markers): the near-free run
+  std::vector<std::string> env;            // NAME=VALUE set for the program besides the tracer's own
+  double timeout_s = 0;                    // > 0: SIGINT after this long, SIGTERM 5 s later, SIGKILL 5 s after that
+  // Set: the program's stdout and stderr pass through pipes, each line handed here with the steady-clock time it
+  // arrived (ns) before it is written on to this process's stdout or stderr. Unset: the program writes to them itself.
+  std::function<void(std::string_view line, int64_t steady_ns)> on_line;
 };
 
 struct LaunchResult {
@@ -28,6 +35,8 @@ struct LaunchResult {
   std::string exec_error;  // "cannot run CMD: reason" when the command could not be started (exit code 127 or 126)
   std::string untraced_reason;
   std::vector<std::filesystem::path> files;  // trace files this run wrote (one per traced process)
+  double wall_s = 0;                         // from the start of the program to its end
+  bool timed_out = false;                    // ended by LaunchOptions::timeout_s
 };
 
 // Finds libgsqtrace.so: $GSQ_TRACE_LIB, then lib/ beside the executable, then ../lib/gpusqueeze/. Throws

@@ -245,6 +245,32 @@ TEST(CliReport, LabelsAFileRecordedOnAnotherGpu) {
   fs::remove_all(dir);
 }
 
+// report -- CMD: files are judged before the program runs, and the program runs only on this machine's GPU.
+TEST(CliReport, RunsTheProgramOnlyAfterEveryFileIsAcceptedAndOnlyOnThisMachine) {
+  const fs::path marker = fs::temp_directory_path() / "gsq-cli-report-program-ran";
+  fs::remove(marker);
+  const std::string corrupt = temp_file("gsq-cli-corrupt-trace.json", "{\"traceEvents\": [");
+  auto r = run("report --snapshot " + kFixture + " -o " + (fs::temp_directory_path() / "gsq-cli-rp").string() +
+               " --trace " + corrupt + " -- touch " + marker.string());
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_FALSE(fs::exists(marker)) << "the program ran although a file was refused";
+  // A replayed snapshot is another machine: the program is not run against it.
+  r = run("report --snapshot " + kFixture + " -o " + (fs::temp_directory_path() / "gsq-cli-rp").string() +
+          " -- touch " + marker.string());
+  EXPECT_EQ(r.rc, 3) << r.err;
+  EXPECT_NE(r.err.find("report -- CMD"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(marker));
+  r = run("report --budget 0 -- touch " + marker.string());
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_FALSE(fs::exists(marker));
+  if (!has_nvidia_driver()) {  // no GPU: refused before anything, never the bundled page
+    r = run("report -o " + (fs::temp_directory_path() / "gsq-cli-rp").string() + " -- touch " + marker.string());
+    EXPECT_EQ(r.rc, 3) << r.err;
+    EXPECT_FALSE(fs::exists(marker));
+  }
+  fs::remove_all(fs::temp_directory_path() / "gsq-cli-rp");
+}
+
 TEST(Cli, ReportRefusesATorchComparisonWithFieldsOfTheWrongType) {
   const auto bad = temp_file("gsq-bad-torch.json",
                              R"({"schema": "gpusqueeze.torch_compare/1", "rows": [{"op": 3, "ours_gbps": "fast"}]})");

@@ -55,6 +55,12 @@ Config read_config(int pid) {
   c.cpu_name = cpu.empty() ? "callbacks" : cpu;
   c.kernel_timestamps_asked = env_string("GSQ_TRACE_KERNEL_TIMESTAMPS");
   c.nvtx = env_int("GSQ_TRACE_NVTX", 0) != 0;
+  c.markers_only = env_string("GSQ_TRACE_MODE") == "markers";
+  if (c.markers_only) {  // nothing but NVTX ranges: no CPU side of CUDA calls either
+    c.cpu = CpuMode::none;
+    c.cpu_name = "none";
+    c.kernel_timestamps_asked = "software";
+  }
   const int mb = std::max(env_int("GSQ_TRACE_BUFFER_MB", 256), 16);
   c.max_buffers = std::max<size_t>(2, static_cast<size_t>(mb) * (1u << 20) / kBufferBytes);
   c.max_cpu_records = static_cast<size_t>(mb) * (1u << 20) / sizeof(Record);

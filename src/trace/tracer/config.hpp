@@ -21,12 +21,15 @@ struct Config {
   std::string cpu_name = "callbacks";   // as asked (GSQ_TRACE_CPU), for the header
   std::string kernel_timestamps_asked;  // GSQ_TRACE_KERNEL_TIMESTAMPS: "", "auto", "software"
   bool nvtx = false;                    // GSQ_TRACE_NVTX: point NVTX at the libcupti in use
-  size_t max_buffers = 32;              // CUPTI activity buffers in flight (× 8 MiB)
-  size_t max_cpu_records = 2u << 20;    // CPU records queued for the writer (× 96 B)
+  // GSQ_TRACE_MODE=markers: NVTX ranges only (no GPU activity, no CPU side of CUDA calls), the near-free recording
+  // `report -- CMD` times the program's steps with.
+  bool markers_only = false;
+  size_t max_buffers = 32;            // CUPTI activity buffers in flight (× 8 MiB)
+  size_t max_cpu_records = 2u << 20;  // CPU records queued for the writer (× 96 B)
 };
 
 // Reads GSQ_TRACE_FILE, _ROOT_PID, _DELAY, _DURATION, _STRICT, _ON_DEMAND, _CONTROL_DIR, _CPU, _BUFFER_MB,
-// _KERNEL_TIMESTAMPS and _NVTX; `pid` names this process's control files and, unless it is the launched process,
+// _KERNEL_TIMESTAMPS, _NVTX and _MODE; `pid` names this process's control files and, unless it is the launched process,
 // its trace file.
 [[nodiscard]] Config read_config(int pid);
 

@@ -146,6 +146,10 @@ void Tracer::enable_activities(bool on) {
     else
       GSQ_CUPTI_CHECK(cuptiActivityDisable(k));
   };
+  if (cfg.markers_only) {  // NVTX ranges only: CUPTI records nothing per launch, copy or sync
+    set(CUPTI_ACTIVITY_KIND_MARKER);
+    return;
+  }
   for (auto k : kinds) set(k);
   if (cfg.cpu == CpuMode::activity)
     for (auto k : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) set(k);
