@@ -103,7 +103,7 @@ const std::vector<ErrorKind>& error_catalogue() {
         "remote process exited or there was a network error", "socketProgress", "socketPoll", "Socket recv failed",
         "socketFinalizeAccept", "Net : Connection closed", "Broken pipe", "Call to connect returned",
         "No route to host", "Network is unreachable", "socketStartConnect", "connection closed by peer",
-        "ncclSocketConnect"},
+        "ncclSocketConnect", "Socket creation failed"},
        true,
        "a TCP connection between ranks failed or was closed: NCCL's bootstrap/socket transport, or a peer process "
        "that died first",
@@ -128,17 +128,18 @@ const std::vector<ErrorKind>& error_catalogue() {
       {"nccl-system-error",
        {"unhandled system error", "ncclSystemError",
         "System call (e.g. socket, malloc) or external library call "
-        "failed"},
+        "failed",
+        "NET/OFI"},
        true,
        "a system call or external library NCCL uses failed (socket, shared memory, memory registration, file "
        "descriptors, libibverbs); the cause is on NCCL's WARN line before it",
        "Read the NCCL WARN line just before (run with NCCL_DEBUG=INFO if there is none): /dev/shm, ulimit -l "
        "(memlock unlimited for RDMA), ulimit -n, cgroup limits and the network interface are the usual causes"},
       {"nccl-internal-error",
-       {"internal error", "ncclInternalError", "Internal check failed"},
+       {"internal error", "ncclInternalError", "Internal check failed", "does not loop back to start"},
        true,
        "NCCL's own consistency check failed (often a setup NCCL did not expect: a topology it cannot parse, mixed "
-       "versions, a plugin)",
+       "versions, a plugin; \"ring N does not loop back to start\": the ranks computed different topologies)",
        "Re-run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,ENV and read the WARN line; try the newest NCCL, "
        "and without external network plugins (NCCL_NET_PLUGIN=none) to isolate them"},
       {"nccl-invalid-usage",
@@ -312,6 +313,13 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
       continue;
     if (id == "nvls-error" && !(has_ci(line, "fail") || has_ci(line, "error") || has(line, "WARN"))) continue;
     if (id == "lagging-rank" && has(line, "operation counts") && !has(line, "different")) continue;
+    // The AWS OFI plugin (libfabric) failing a call: "NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument".
+    // Its INFO lines, and a provider it did not find (ib-unavailable), are not failures.
+    if (id == "nccl-system-error" && has(line, "NET/OFI") && !has(line, "ncclSystemError") &&
+        !has(line, "unhandled system error") &&
+        (!has(line, "WARN") || has(line, "Failed to initialize") ||
+         !(has(line, "ERROR") || has(line, "RC: -") || has_ci(line, "couldn't") || has_ci(line, "failed"))))
+      continue;
     if (id == "ib-completion-error" && has(line, "Got async event") && !has(line, "error") && !has(line, "ERR"))
       continue;
     if (id == "ib-completion-error") {
@@ -355,8 +363,19 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
                                               : nullptr;
     if (source && id != nullptr) {
       facts["code"] = std::to_string(code);
-      const auto* k = &error_kind(id);
-      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+      auto add = [&out](const ErrorKind* k) {
+        if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+      };
+      add(&error_kind(id));
+      // Where a chain starts says what failed: a frame in NCCL's socket code (misc/socket.cc, include/socket.h) is a
+      // socket, one in its shared-memory code (shmutils.cc, transport/shm.cc) is /dev/shm.
+      if (code == 2 || code == 6) {
+        const auto file =
+            before.substr(before.find_last_of(" \t]") == std::string_view::npos ? 0 : before.find_last_of(" \t]") + 1);
+        if (file.find("socket.") != std::string_view::npos) add(&error_kind("socket-error"));
+        if (file.find("shmutils.") != std::string_view::npos || file.find("/shm.") != std::string_view::npos)
+          add(&error_kind("shm-error"));
+      }
     }
   }
   return out;

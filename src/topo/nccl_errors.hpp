@@ -31,6 +31,7 @@ struct ErrorSeen {
   std::string example;  // the first line (at most 300 characters)
   std::set<int> ranks;
   std::map<std::string, std::string> facts;  // "status": "12", "received": "56", "expected": "64", "code": "2"…
+  size_t plugin_lines = 0;                   // of `count`, lines of the external network plugin (NET/OFI)
 };
 
 // The families one line belongs to (most lines: none); `facts` gets what the line says of them.

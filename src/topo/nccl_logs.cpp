@@ -174,6 +174,22 @@ bool read_row(const std::string& line, NcclLog& log) {
 }
 
 // A table row's first character (after spaces) is a digit.
+// NCCL up to 2.4 printed WARN lines without the "NCCL" tag and, in many logs, without the host prefix:
+// "include/socket.h:344 WARN Socket creation failed : …". The position of " WARN " where a line is one, else npos.
+size_t old_style_warn(std::string_view s) {
+  const size_t at = s.find(" WARN ");
+  if (at == std::string_view::npos || at < 4) return std::string_view::npos;
+  const size_t colon = s.rfind(':', at);
+  if (colon == std::string_view::npos || colon + 1 == at) return std::string_view::npos;
+  for (size_t i = colon + 1; i < at; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::string_view::npos;
+  const auto file = s.substr(0, colon);
+  const size_t dot = file.rfind('.');
+  if (dot == std::string_view::npos || file.find(' ') != std::string_view::npos) return std::string_view::npos;
+  const auto ext = file.substr(dot + 1);
+  return ext == "h" || ext == "cc" || ext == "cu" || ext == "c" || ext == "cpp" ? at : std::string_view::npos;
+}
+
 bool starts_with_digit(std::string_view s) {
   size_t i = s.find_first_not_of(' ');
   if (i != std::string_view::npos && s[i] == '[') {  // mpirun's "[0]" in front of a row
@@ -247,6 +263,7 @@ struct Reader {
         it = log.errors.end() - 1;
       }
       ++it->count;
+      if (has(fl.text, "NET/OFI")) ++it->plugin_lines;
       if (fl.rank >= 0) it->ranks.insert(fl.rank);
       if (std::string_view(k->id) == "ib-completion-error" && facts.contains("status"))
         log.ib_completion_status.push_back(std::atoi(facts.at("status").c_str()));
@@ -363,13 +380,15 @@ struct Reader {
       while (!v.empty() && !std::isalnum(static_cast<unsigned char>(v.back()))) v.pop_back();
       if (!v.empty() && std::isdigit(static_cast<unsigned char>(v[0]))) log.nccl_version = v, hit = true;
     }
-    const bool nccl_line = scan.has<"NCCL INFO">() || scan.has<"NCCL WARN">();
+    const size_t bare_warn = scan.has<"NCCL WARN">() ? std::string_view::npos : old_style_warn(line);
+    const bool warn_line = scan.has<"NCCL WARN">() || bare_warn != std::string_view::npos;
+    const bool nccl_line = scan.has<"NCCL INFO">() || warn_line;
     if (nccl_line) {
       if (const auto h = nccl_host(line); !h.empty() && log.hosts.size() < 4096) log.hosts.insert(h);
     }
     if (scan.has<" via ">() && (scan.has<"Channel">() || scan.has<" -> ">())) {
       static const std::regex via(
-          R"(via (NET/[A-Za-z_0-9]+(?:/\d+)?(?:\(\d+\))?(?:/GDRDMA)?|P2P/[A-Za-z ]+|SHM\S*|NVLS|COLLNET\S*|direct shared memory))");
+          R"(via (NET/[A-Za-z_0-9]+(?: [A-Z][A-Za-z]+(?=/\d))?(?:/\d+)?(?:\(\d+\))?(?:/GDRDMA)?|P2P/[A-Za-z ]+|SHM\S*|NVLS|COLLNET\S*|direct shared memory))");
       std::smatch m;
       // The search starts at the first "via ", where any match starts: std::regex tries every position before it.
       if (std::regex_search(line.begin() + static_cast<std::ptrdiff_t>(line.find("via ")), line.end(), m, via)) {
@@ -405,8 +424,9 @@ struct Reader {
     if (scan.has<"Failed to open libibverbs">() || scan.has<"libibverbs.so">()) log.ibverbs_missing = true, hit = true;
     if (scan.has<"Unable to open device">() || scan.has<"ibv_open_device failed">())
       log.ib_device_failed = true, hit = true;
-    if (nccl_line && scan.has<"NVLS">() && !scan.has<"not available">() && !scan.has<"0 nvls channels">() &&
-        !scan.has<"NVLS_ENABLE">())
+    // NCCL's own wording counts without its prefix too (a paste with "host:pid:tid [dev] NCCL INFO" stripped).
+    if ((nccl_line || scan.has<"NVLS multicast support is available">()) && scan.has<"NVLS">() &&
+        !scan.has<"not available">() && !scan.has<"0 nvls channels">() && !scan.has<"NVLS_ENABLE">())
       log.nvls = true, hit = true;
     if (scan.has<"Init COMPLETE">()) {
       ++log.init_complete;
@@ -479,9 +499,11 @@ struct Reader {
       for (auto it = std::sregex_iterator(line.begin(), line.end(), xenv); it != std::sregex_iterator(); ++it)
         log.env[(*it)[1]] = (*it)[2], hit = true;
     }
-    if (scan.has<"NCCL WARN">()) {
+    if (warn_line) {
       ++log.warn_lines;
-      if (log.warnings.size() < 8) log.warnings.push_back(line.substr(line.find("NCCL WARN") + 10, 240));
+      if (log.warnings.size() < 8)
+        log.warnings.push_back(
+            line.substr(bare_warn != std::string_view::npos ? bare_warn + 6 : line.find("NCCL WARN") + 10, 240));
       hit = true;
     }
     // PyTorch ProcessGroupNCCL
@@ -526,7 +548,10 @@ struct Reader {
     }
     if (scan.has<"ProcessGroupNCCL">() || scan.has<"torch.distributed">() || scan.has<"c10d">()) hit = true;
     const bool known_error = error_line(fl);
-    if (scan.has<"NCCL WARN">() && !known_error) ++log.unknown_warn_lines;
+    // aws-ofi-nccl giving up at its initialisation: NCCL goes on without it (on its IB or socket transport).
+    if (scan.has<"NET/OFI">() && (has(line, "initialization failed") || has(line, "Failed to initialize")))
+      log.net_plugin_init_failed = true;
+    if (warn_line && !known_error) ++log.unknown_warn_lines;
     return hit || known_error || nccl_line;
   }
 };
@@ -664,10 +689,21 @@ std::optional<BusbwExpectation> expected_busbw(const NcclLog& log) {
 std::vector<Finding> nccl_findings(const NcclLog& log) {
   std::vector<Finding> out;
   // PyTorch's watchdog: one finding per collective, with every rank that timed out in it.
+  // A line that names only the collective's number ("… detected by watchdog at work: 1580") joins the record of that
+  // number that names its op.
+  std::map<int64_t, std::string> op_at_seq;
+  for (const auto& t : log.timeouts)
+    if (!t.op.empty() && t.seq >= 0) op_at_seq.emplace(t.seq, t.op);
   std::map<std::pair<std::string, int64_t>, std::vector<const NcclLog::Timeout*>> by_call;
-  for (const auto& t : log.timeouts) by_call[{t.op, t.seq}].push_back(&t);
+  for (const auto& t : log.timeouts) {
+    const auto named = t.op.empty() ? op_at_seq.find(t.seq) : op_at_seq.end();
+    by_call[{named != op_at_seq.end() ? named->second : t.op, t.seq}].push_back(&t);
+  }
   for (const auto& [key, ts] : by_call) {
-    const auto& t = *ts.front();
+    // The record that says most: one with the op and the time it ran.
+    const auto& t = **std::max_element(ts.begin(), ts.end(), [](const auto* a, const auto* b) {
+      return std::pair(!a->op.empty(), a->ran_ms) < std::pair(!b->op.empty(), b->ran_ms);
+    });
     std::set<int> ranks;
     for (const auto* x : ts)
       if (x->rank >= 0) ranks.insert(x->rank);
@@ -696,7 +732,7 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
   {
     std::map<int64_t, std::set<std::pair<std::string, int64_t>>> at_seq;
     for (const auto& t : log.timeouts)
-      if (t.seq >= 0) at_seq[t.seq].insert({t.op, t.numel});
+      if (t.seq >= 0 && !t.op.empty() && t.numel >= 0) at_seq[t.seq].insert({t.op, t.numel});  // both sides known
     for (const auto& [seq, calls] : at_seq)
       if (calls.size() > 1) {
         std::string what;
@@ -754,6 +790,16 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                          "NCCL found no InfiniBand/RoCE device (harmless on one node; on a cluster it falls back to "
                          "TCP)",
                          {{"first", e.example}}, k.first_try));
+      continue;
+    }
+    if (e.id == "nccl-system-error" && log.net_plugin_init_failed && e.plugin_lines == e.count) {
+      // The plugin's failed calls were its initialisation, which NCCL survives: what it fell back to is judged on its
+      // own (socket-fallback, ib-unavailable).
+      out.push_back(make("nccl-net-plugin-unavailable", Severity::info,
+                         "The external network plugin (aws-ofi-nccl) failed to initialise; NCCL went on without it",
+                         {{"lines", std::to_string(e.count)}, {"first", e.example}},
+                         "Where the cluster has EFA, the plugin must load: check the libfabric provider (fi_info -p "
+                         "efa), the plugin's version against NCCL's, and FI_PROVIDER"));
       continue;
     }
     std::vector<Evidence> ev{{"lines", std::to_string(e.count)}, {"first", e.example}};
@@ -845,13 +891,25 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
              {{"wrong", std::to_string(wrong)}, {"out_of_bounds", std::to_string(log.out_of_bounds)}},
              "Data corruption, not performance: check GPU memory ECC and Xid errors (gpusqueeze doctor), "
              "the P2P path (NCCL_P2P_DISABLE=1 as a test; ACS/IOMMU), and NCCL/driver versions"));
-  if (log.rows.empty() && !log.devices.empty() && log.errors.empty())
-    out.push_back(make("nccl-tests-stopped", Severity::warn,
-                       "nccl-tests named its devices but printed no result: it hung before the first size (or the "
-                       "paste stops there)",
+  const bool fatal_error =
+      std::any_of(log.errors.begin(), log.errors.end(), [](const ErrorSeen& e) { return error_kind(e.id).fatal; });
+  // Devices named and no result: where NCCL's own init lines follow, the log is the run's, and it ends inside init or
+  // the first collective (a hang); a header alone may be a paste cut short.
+  const bool nccl_ran = !log.nccl_version.empty() || !log.hosts.empty();
+  if (log.rows.empty() && !log.devices.empty() && !fatal_error)
+    out.push_back(make("nccl-tests-stopped", nccl_ran ? Severity::fail : Severity::warn,
+                       nccl_ran ? "nccl-tests named its devices and NCCL started, but no result followed: the run hung "
+                                  "in NCCL's init or its first collective"
+                                : "nccl-tests named its devices but printed no result: it hung before the first size "
+                                  "(or the paste stops there)",
                        {{"devices", std::to_string(log.devices.size())}},
                        "Run again with NCCL_DEBUG=INFO: the last INFO line says where init stopped (a rank with Init "
                        "START and no COMPLETE); test NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 one at a time"));
+  if (log.rows.empty() && !log.devices.empty() && fatal_error && nccl_ran)
+    out.push_back(make("nccl-tests-stopped", Severity::info,
+                       "nccl-tests stopped before its first result: the error above ended (or hung) the run",
+                       {{"devices", std::to_string(log.devices.size())}},
+                       "Fix the error first; then run nccl-tests again to measure"));
   if (!log.rows.empty()) {
     const auto& last = log.rows.back();
     const bool stopped = !log.avg_busbw && log.max_bytes > 0 && last.bytes < log.max_bytes;

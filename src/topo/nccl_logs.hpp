@@ -61,7 +61,8 @@ struct NcclLog {
   int coll_channels = 0, nvls_channels = 0;
   std::vector<int> ib_completion_status;  // status= of "Got completion from peer … with status=N" (or "with error N")
   std::vector<std::string> warnings;      // NCCL WARN lines, the first few
-  size_t warn_lines = 0, unknown_warn_lines = 0;       // all WARN lines; those the catalogue does not know
+  size_t warn_lines = 0, unknown_warn_lines = 0;  // all WARN lines; those the catalogue does not know
+  bool net_plugin_init_failed = false;            // the external network plugin (aws-ofi-nccl) failed to initialise
   std::map<std::string, std::string> network_by_host;  // "Using network …" per host
   std::vector<ErrorSeen> errors;                       // catalogue families, in order of first appearance
   // NCCL_DEBUG_SUBSYS=TUNING: rank 0's choice per collective call, "AllReduce: 1048576 Bytes -> Algo RING proto
