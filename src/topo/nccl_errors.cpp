@@ -210,7 +210,7 @@ const std::vector<ErrorKind>& error_catalogue() {
        {"client socket has timed out", "client socket has failed to connect", "RendezvousTimeoutError",
         "RendezvousConnectionError", "DistStoreError", "DistNetworkError", "store based barrier",
         "Timed out initializing process group", "Socket Timeout", "wait timeout after", "connect() timed out",
-        "_create_tcp_store", "Waiting in store based barrier"},
+        "_create_tcp_store", "Waiting in store based barrier", "failed to listen on any local network address"},
        true,
        "the c10d store / rendezvous failed before NCCL started: ranks could not reach MASTER_ADDR:MASTER_PORT, or not "
        "all ranks arrived in time",
@@ -273,6 +273,22 @@ const char* nccl_result_name(int code) {
   }
 }
 
+void store_bind_facts(std::string_view line, std::map<std::string, std::string>& facts) {
+  for (const std::string_view key : {"failed to bind to ", "failed to listen on "}) {
+    const size_t at = line.find(key);
+    if (at == std::string_view::npos || facts.contains("port")) continue;
+    const size_t open = line.find(" (", at);
+    const auto addr = line.substr(at + key.size(), open == std::string_view::npos ? 0 : open - at - key.size());
+    if (const size_t c = addr.rfind(':'); c != std::string_view::npos && c + 1 < addr.size())
+      facts["port"] = std::string(addr.substr(c + 1));
+  }
+  if (has(line, "errno: 98") || has(line, "EADDRINUSE") || has(line, "error: 10048") ||
+      has_ci(line, "address already in use"))
+    facts["bind_error"] = "port in use";
+  else if ((has(line, "errno: 13") || has(line, "Permission denied")) && !facts.contains("bind_error"))
+    facts["bind_error"] = "permission denied";
+}
+
 std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::string, std::string>& facts) {
   std::vector<const ErrorKind*> out;
   const auto& cat = error_catalogue();
@@ -333,6 +349,7 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
         facts["peer"] = std::string(line.substr(at + 10, end == std::string_view::npos ? 40 : end - at - 10));
       }
     }
+    if (id == "store-timeout") store_bind_facts(line, facts);
     if (id == "bootstrap-mismatch") {
       facts["received"] = number_after(line, "received ");
       facts["expected"] = number_after(line, "bytes instead of ");

@@ -34,6 +34,10 @@ struct ErrorSeen {
   size_t plugin_lines = 0;                   // of `count`, lines of the external network plugin (NET/OFI)
 };
 
+// What a c10d store's bind/listen failure line says: "port", and "bind_error" ("port in use": errno 98, EADDRINUSE,
+// Windows 10048; "permission denied": errno 13).
+void store_bind_facts(std::string_view line, std::map<std::string, std::string>& facts);
+
 // The families one line belongs to (most lines: none); `facts` gets what the line says of them.
 [[nodiscard]] std::vector<const ErrorKind*> match_errors(std::string_view line,
                                                          std::map<std::string, std::string>& facts);

@@ -547,6 +547,7 @@ struct Reader {
       hit = true;
     }
     if (scan.has<"ProcessGroupNCCL">() || scan.has<"torch.distributed">() || scan.has<"c10d">()) hit = true;
+    if (scan.has<"server socket has failed to">()) store_bind_facts(line, log.store_bind), hit = true;
     const bool known_error = error_line(fl);
     // aws-ofi-nccl giving up at its initialisation: NCCL goes on without it (on its IB or socket transport).
     if (scan.has<"NET/OFI">() && (has(line, "initialization failed") || has(line, "Failed to initialize")))
@@ -807,6 +808,26 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
     for (const auto& [name, value] : e.facts) ev.push_back({name, value});
     std::string title = k.meaning;
     title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+    std::string fix = k.first_try;
+    auto bind = e.facts;  // what the failing line says, else the bind warnings before it
+    for (const auto& [name, value] : log.store_bind) bind.emplace(name, value);
+    if (e.id == "store-timeout" && bind.contains("bind_error")) {
+      // The server side: this host could not open the store's port, whatever MASTER_ADDR the others use.
+      const std::string port = bind.contains("port") ? " " + bind.at("port") : "";
+      const bool in_use = bind.at("bind_error") == "port in use";
+      title = in_use ? fmt::format(
+                           "The c10d store could not listen: port{} is already in use on this host (another "
+                           "job, or an earlier run still holding it)",
+                           port)
+                     : fmt::format(
+                           "The c10d store could not listen on port{}: permission denied (a port below 1024 "
+                           "needs root)",
+                           port);
+      fix = in_use ? "Give each job on a host its own port (torchrun --master-port / --rdzv-endpoint HOST:PORT, "
+                     "MASTER_PORT), or end what holds it (`ss -ltnp | grep :PORT`); torchrun --standalone picks a free "
+                     "one"
+                   : "Use a port above 1024 for MASTER_PORT / --master-port";
+    }
     if (e.id == "ib-completion-error" && e.facts.contains("status"))
       title = fmt::format("InfiniBand/RoCE completions failed (status {}{}{}); {}", e.facts.at("status"),
                           e.facts.at("status") == "12"  ? ", retry counter exceeded"
@@ -819,7 +840,7 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                           e.facts.contains("expected") ? e.facts.at("expected") : "?", k.meaning);
     if (e.facts.contains("code") && e.count > 0)
       ev.push_back({"nccl_result", nccl_result_name(std::atoi(e.facts.at("code").c_str()))});
-    out.push_back(make("nccl-" + std::string(e.id), k.fatal ? Severity::fail : Severity::warn, title, ev, k.first_try));
+    out.push_back(make("nccl-" + std::string(e.id), k.fatal ? Severity::fail : Severity::warn, title, ev, fix));
   }
   // Inter-node traffic over TCP: slow (a warning), unless hosts disagree on the network, which NCCL cannot run.
   std::set<std::string> networks;

@@ -62,6 +62,7 @@ struct NcclLog {
   std::vector<int> ib_completion_status;  // status= of "Got completion from peer … with status=N" (or "with error N")
   std::vector<std::string> warnings;      // NCCL WARN lines, the first few
   size_t warn_lines = 0, unknown_warn_lines = 0;  // all WARN lines; those the catalogue does not know
+  std::map<std::string, std::string> store_bind;  // the c10d store's bind warnings: port, bind_error
   bool net_plugin_init_failed = false;            // the external network plugin (aws-ofi-nccl) failed to initialise
   std::map<std::string, std::string> network_by_host;  // "Using network …" per host
   std::vector<ErrorSeen> errors;                       // catalogue families, in order of first appearance
