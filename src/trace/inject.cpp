@@ -69,7 +69,9 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
   size_t dropped = 0;
-  if (GSQ_CUPTI_CHECK(cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped))) g_tracer->cupti_dropped += dropped;
+  // After the end chunk (exit) nothing more is written: a buffer CUPTI hands back then is only returned to the pool.
+  if (!g_tracer->ended.load() && GSQ_CUPTI_CHECK(cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped)))
+    g_tracer->cupti_dropped += dropped;
   g_tracer->queue.complete_buffer(buffer, valid);
 }
 

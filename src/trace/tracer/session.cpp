@@ -168,6 +168,7 @@ void Tracer::finish(const char* why) {
   auto s = stats_json();
   s["ended_by"] = why;
   writer->write_end(s);
+  ended = true;
 }
 
 }  // namespace gsq::trace::tracer

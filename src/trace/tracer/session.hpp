@@ -35,6 +35,7 @@ class Tracer {
   CUpti_SubscriberHandle subscriber = nullptr;
   std::atomic<bool> cpu_on{false};
   std::atomic<bool> finished{false};
+  std::atomic<bool> ended{false};  // the end chunk is written: nothing more goes into the file
   bool forked_child = false;
 
   // Names of the runtime/driver functions, interned before the writer thread starts (read-only afterwards).
