@@ -266,7 +266,7 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
       res.notes.push_back("clocks not kept: the program wrote no trace file (it made no CUDA call)");
     }
   }
-  const auto& first = res.runs.front();
+  const RunOutcome first = res.runs.front();  // a copy: later runs are appended to res.runs
   const bool have_steps =
       std::all_of(res.runs.begin(), res.runs.end(), [](const RunOutcome& r) { return r.steps.ns.size() >= 1; });
   if (have_steps) {
