@@ -2,11 +2,10 @@
 #include "triage/memory.hpp"
 
 #include "core/error.hpp"
+#include "core/json_io.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iterator>
 #include <string_view>
 
 namespace gsq::triage {
@@ -195,9 +194,7 @@ MemorySnapshot memory_snapshot_from(const PyValue& root, const std::string& orig
 }
 
 MemorySnapshot read_memory_snapshot(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw_bad_input(fmt::format("cannot read {}", file.string()));
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_text_file(file);  // a folder, a missing or unreadable file: bad input, said as such
   if (bytes.empty()) throw_bad_input(fmt::format("{}: empty file", file.string()));
   return memory_snapshot_from(parse_pickle(bytes, file.string()), file.string());
 }

@@ -271,6 +271,23 @@ TEST(CliReport, RunsTheProgramOnlyAfterEveryFileIsAcceptedAndOnlyOnThisMachine) 
   fs::remove_all(fs::temp_directory_path() / "gsq-cli-rp");
 }
 
+// A folder where a file is expected is bad input (exit 2, said as such) for every command that reads one, never an
+// internal error.
+TEST(Cli, AFolderForAFileIsBadInputEverywhere) {
+  const fs::path dir = fs::temp_directory_path() / ("gsq-cli-a-folder-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const std::string cmd : {"memory", "analyze", "nccl analyze", "trt audit", "topo --from", "trace info",
+                                "compare", "diff", "report --trace"}) {
+    const std::string args =
+        cmd == "compare" || cmd == "diff" ? " " + dir.string() + " " + dir.string() : " " + dir.string();
+    const auto r = run(cmd + args +
+                       (cmd.starts_with("report") ? " --snapshot " + kFixture + " -o " + dir.string() + "/page" : ""));
+    EXPECT_EQ(r.rc, 2) << cmd << ": " << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << cmd << ": " << r.err;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Cli, ReportRefusesATorchComparisonWithFieldsOfTheWrongType) {
   const auto bad = temp_file("gsq-bad-torch.json",
                              R"({"schema": "gpusqueeze.torch_compare/1", "rows": [{"op": 3, "ours_gbps": "fast"}]})");
