@@ -149,9 +149,12 @@ void add_run_options(CLI::App* cmd, BenchOptions& o) {
   cmd->add_flag("--allow-busy", o.run.allow_busy,
                 "Run even if other processes use the GPU (the result says so on stderr)");
   cmd->add_option("-o,--output", o.output, "Write the gpusqueeze.bench/1 JSON (raw samples included) to FILE");
-  cmd->add_option("--format", o.format, "What to print: md, csv or json")
-      ->check(CLI::IsMember({"md", "csv", "json"}))
-      ->capture_default_str();
+  auto* format = cmd->add_option("--format", o.format, "What to print: md, csv or json")
+                     ->check(CLI::IsMember({"md", "csv", "json"}))
+                     ->capture_default_str();
+  // Every other command says --json: the same word here.
+  cmd->add_flag_callback("--json", [&o] { o.format = "json"; }, "Print JSON (the same as --format json)")
+      ->excludes(format);
 }
 
 }  // namespace

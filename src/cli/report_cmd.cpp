@@ -79,7 +79,7 @@ Action register_report(CLI::App& app) {
       "it); 2 bad usage or a file refused (nothing measured, no page written); 3 no GPU and no bundled snapshot;\n"
       "70 an unexpected CUDA/NVML failure.");
   add_snapshot_options(*cmd, o->snap, true);
-  cmd->add_option("-o,--out", o->out_dir, "Report folder")->capture_default_str();
+  cmd->add_option("-o,--out,--output", o->out_dir, "Report folder")->capture_default_str();
   cmd->add_option("--budget", o->budget_s,
                   "Seconds report may spend measuring (default 120, or 180 with a program after --): the program's "
                   "runs first, then short runs of probe mem and pcie, bench core's launch and GEMM, one kernel "
