@@ -27,12 +27,11 @@ for spec in "${specs[@]}"; do
   set -- $spec
   [ "$(date +%s)" -lt "$end" ] || { echo "skipped $1 (budget)" | tee -a "$log"; continue; }
   alone "$1" "$2" before
-  t0=$(date +%s.%N)
+  s0=$(date +%s)
   timeout 300 $B report --budget "${BUDGET:-120}" --runs 2 -o "$W/$1" -- \
     python3 bench/realmodels/pairs.py run "$1" before --steps "$2" >"$W/$1.stdout" 2>"$W/$1.stderr"
   rc=$?
-  t1=$(date +%s.%N)
-  echo "$1: report exit $rc in $(echo "$t1 - $t0" | bc) s" | tee -a "$log"
+  echo "$1: report exit $rc in $(( $(date +%s) - s0 )) s" | tee -a "$log"
   alone "$1" "$2" after
   tail -n 5 "$W/$1.stderr" >>"$log"
   ls -la "$W/$1/program" >>"$log" 2>&1

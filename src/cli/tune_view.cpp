@@ -22,6 +22,7 @@ std::optional<TuneView> verify_tune_profile(const std::string& file, bool shippe
     const auto base = data_file("gpu-server-base.toml");
     if (!base) return std::nullopt;
     path = *base;
+    v.suggested = true;
     v.note =
         "No profile is installed (/etc/gpusqueeze/tune.toml): this is the base profile that ships with gpusqueeze, "
         "checked against this machine. `gpusqueeze tune capture -o my.toml` starts your own.";
@@ -42,14 +43,18 @@ std::vector<Finding> tune_findings(const TuneView& v) {
   std::vector<Finding> out;
   for (const auto& c : v.checks) {
     if (c.status != tune::Status::failed) continue;
-    out.push_back(make_finding("tune-drift", Severity::warn,
-                               fmt::format("{} is {}, the tune profile says {}", c.id, c.actual, c.expected),
-                               {{"setting", c.id}, {"actual", c.actual}, {"expected", c.expected}},
-                               fmt::format("sudo gpusqueeze tune apply {} --yes (previous values are saved; `tune "
-                                           "rollback --yes` restores them){}",
-                                           v.name, c.detail.empty() ? "" : "; " + c.detail),
-                               "gpusqueeze tune verify " + v.name, 6,
-                               c.id.rfind("gpu.", 0) == 0 ? "GPU " + c.id.substr(4, c.id.find('.', 4) - 4) : "host"));
+    // A profile that was applied here (installed, or the user's own) and no longer holds has drifted: a warning. The
+    // shipped base profile was never applied: where the machine differs from it, that is a suggestion.
+    out.push_back(make_finding(
+        v.suggested ? "tune-suggestion" : "tune-drift", v.suggested ? Severity::info : Severity::warn,
+        v.suggested ? fmt::format("{} is {}; the shipped base profile would set {}", c.id, c.actual, c.expected)
+                    : fmt::format("{} is {}, the tune profile says {}", c.id, c.actual, c.expected),
+        {{"setting", c.id}, {"actual", c.actual}, {"expected", c.expected}},
+        fmt::format("sudo gpusqueeze tune apply {} --yes (previous values are saved; `tune "
+                    "rollback --yes` restores them){}",
+                    v.name, c.detail.empty() ? "" : "; " + c.detail),
+        "gpusqueeze tune verify " + v.name, 6,
+        c.id.rfind("gpu.", 0) == 0 ? "GPU " + c.id.substr(4, c.id.find('.', 4) - 4) : "host"));
   }
   return out;
 }

@@ -12,8 +12,9 @@
 namespace gsq::cli {
 
 struct TuneView {
-  std::string name;  // as shown: the file's display name
-  std::string note;  // which profile this is and why
+  std::string name;        // as shown: the file's display name
+  std::string note;        // which profile this is and why
+  bool suggested = false;  // the shipped base profile: never applied here, so a difference is advice, not drift
   std::vector<tune::Check> checks;
   tune::CheckCounts counts;
 };
