@@ -257,6 +257,43 @@ TEST(WhatIf, DroppingTheFinalSyncOfAGpuBoundRunSavesNothingTheGpuStillHasToDo) {
   EXPECT_LT(ratio(faster.wall_ns, base.wall_ns), 0.65);  // the GEMMs are the critical path
 }
 
+// A SYNTHETIC loop (made here): 8 steps of 20 ops, each op's CPU side `op_us` long launching one 50 µs kernel, no
+// sync. The host is a little slower than the GPU at 52 µs an op, so the critical path runs through the CPU ops; but
+// with the host's time taken out entirely the step would be only 4% shorter: the GPU's work sets it. At 80 µs an op
+// the host costs 38% of the step: launch-bound.
+std::string host_vs_gpu_loop(int op_us) {
+  std::string ev;
+  int corr = 0, ts = 0;
+  for (int step = 0; step < 8; ++step) {
+    const int step_start = ts;
+    for (int op = 0; op < 20; ++op, ts += op_us) {
+      ++corr;
+      ev += fmt::format(
+          R"({}{{"ph":"X","cat":"cpu_op","name":"aten::conv","pid":1,"tid":1,"ts":{},"dur":{}}})"
+          R"(,{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,"args":{{"correlation":{}}}}})"
+          R"(,{{"ph":"X","cat":"kernel","name":"conv","pid":0,"tid":7,"ts":{},"dur":50,"args":{{"stream":7,"device":0,"correlation":{}}}}})",
+          ev.empty() ? "" : ",", ts, op_us - 1, ts + op_us - 7, corr, ts + op_us - 1, corr);
+    }
+    ev += fmt::format(
+        R"(,{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},"dur":{}}})", step,
+        step_start, ts - step_start);
+  }
+  return "{\"traceEvents\": [" + ev + "]}";
+}
+
+TEST(WhatIf, AHostThatCouldSaveUnderTenPercentIsNotTheVerdict) {
+  Thresholds as_recorded;
+  as_recorded.recorder_record_ns = 0;
+  const auto close = analyze(parse_kineto(host_vs_gpu_loop(52), "host-just-slower"), as_recorded);
+  ASSERT_TRUE(close.critical_path.at("ok").get<bool>()) << close.critical_path.dump();
+  EXPECT_EQ(close.critical_path.at("verdict"), "gpu-bound") << close.verdict.summary;
+  EXPECT_EQ(close.verdict.cls, "gpu-bound") << close.verdict.summary;
+  EXPECT_NE(close.verdict.summary.find("the GPU's work sets it"), std::string::npos) << close.verdict.summary;
+  const auto slow = analyze(parse_kineto(host_vs_gpu_loop(80), "host-slower"), as_recorded);
+  ASSERT_TRUE(slow.critical_path.at("ok").get<bool>()) << slow.critical_path.dump();
+  EXPECT_EQ(slow.verdict.cls, "launch-bound") << slow.verdict.summary;
+}
+
 TEST(WhatIf, UnknownFixesAreRefusedWithTheList) {
   try {
     (void)parse_fixes("sync,faster");
