@@ -80,7 +80,7 @@ const std::vector<ErrorKind>& error_catalogue() {
        {"Got completion from peer", "Got completion with error", "completion with error",
         "transport retry counter "
         "exceeded",
-        "IBV_WC_RETRY_EXC_ERR", "local catastrophic error", "Got async event"},
+        "IBV_WC_RETRY_EXC_ERR", "local catastrophic error"},
        true,
        "an InfiniBand/RoCE work request failed (status 12 = retry counter exceeded: the peer did not answer over RDMA "
        "within NCCL_IB_TIMEOUT × NCCL_IB_RETRY_CNT; 5 = flushed after an earlier error; 4 = protection error; 10 = "
@@ -88,6 +88,16 @@ const std::vector<ErrorKind>& error_catalogue() {
        "The network, not the code: check the ports on both hosts (ibstatus, ibv_devinfo, mlxlink -d <dev> for errors "
        "and flaps), RoCE GID index (NCCL_IB_GID_INDEX) and PFC/ECN on the switches; run nccl-tests between the two "
        "hosts named. Status 5 lines are the consequence of the first non-5 status: read that one"},
+      {"ib-async-event",
+       {"Got async event", "async fatal event", "async_event failed"},
+       true,
+       "the RDMA NIC reported an asynchronous error event (port error: the link went down or flapped; local "
+       "catastrophic error: the adapter failed; local access violation / QP fatal: a memory registration or "
+       "GPUDirect RDMA mapping the NIC could not use)",
+       "On the host that logged it: the link (ibstatus, `mlxlink -d <dev>` for flaps and errors, dmesg for the "
+       "adapter), the cable and switch port; for access violations GPUDirect RDMA's path (nvidia-peermem loaded, ACS "
+       "off on the PCIe switches, NCCL_NET_GDR_LEVEL as a test). The completion errors that follow are its "
+       "consequence"},
       {"ib-unavailable",
        {"Failed to open libibverbs", "libibverbs.so", "NET/IB : No device found", "No IB devices found",
         "ibv_open_device failed", "NET/IB : Unable to open", "ibv_get_device_list failed", "output empty list",
@@ -336,8 +346,16 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
         (!has(line, "WARN") || has(line, "Failed to initialize") ||
          !(has(line, "ERROR") || has(line, "RC: -") || has_ci(line, "couldn't") || has_ci(line, "failed"))))
       continue;
-    if (id == "ib-completion-error" && has(line, "Got async event") && !has(line, "error") && !has(line, "ERR"))
-      continue;
+    // An async event that is no error ("GID table change", "port active") is the NIC telling, not failing.
+    if (id == "ib-async-event" && !has_ci(line, "error") && !has_ci(line, "fatal") && !has_ci(line, "failed")) continue;
+    if (id == "ib-async-event" && !facts.contains("event")) {
+      size_t at = line.find("async event : ");
+      at = at != std::string_view::npos ? at + 14 : line.find("): ");
+      if (at != std::string_view::npos && line.find("async fatal event") != std::string_view::npos &&
+          line.substr(at, 3) == "): ")
+        at += 3;
+      if (at != std::string_view::npos && at < line.size()) facts["event"] = std::string(line.substr(at, 80));
+    }
     if (id == "ib-completion-error") {
       std::string status = number_after(line, "status=");
       if (status.empty()) status = number_after(line, "with error ");

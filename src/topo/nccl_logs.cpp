@@ -828,6 +828,16 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                      "one"
                    : "Use a port above 1024 for MASTER_PORT / --master-port";
     }
+    if (e.id == "ib-async-event" && e.facts.contains("event")) {
+      const auto& ev_text = e.facts.at("event");
+      const char* why = has(ev_text, "port error")         ? ": the link went down or flapped"
+                        : has(ev_text, "catastrophic")     ? ": the adapter failed"
+                        : has(ev_text, "access violation") ? ": a memory registration or GPUDirect RDMA mapping it "
+                                                             "could not use"
+                                                           : "";
+      title = fmt::format("The RDMA NIC reported the async event \"{}\"{} ({} line{})", ev_text, why, e.count,
+                          e.count > 1 ? "s" : "");
+    }
     if (e.id == "ib-completion-error" && e.facts.contains("status"))
       title = fmt::format("InfiniBand/RoCE completions failed (status {}{}{}); {}", e.facts.at("status"),
                           e.facts.at("status") == "12"  ? ", retry counter exceeded"
