@@ -71,6 +71,9 @@ Action register_trace(CLI::App& app) {
       "If another CUPTI tool is attached (Nsight, torch.profiler started first) the program runs untraced and\n"
       "the file says why; --strict refuses instead (exit 2). Do not combine with torch.profiler in the program:\n"
       "one process has one CUPTI subscriber, and the one that starts first wins.\n"
+      "A Python program gets a sitecustomize shim first on PYTHONPATH (the environment's own still runs after it): "
+      "each\n"
+      "PyTorch DataLoader next() becomes the NVTX range torch.profiler would record. --no-python-shim turns it off.\n"
       "Examples:\n"
       "  gpusqueeze trace -o run.gsqt -- python infer.py --batch 8\n"
       "  gpusqueeze trace --delay 30 --duration 10 -o steady.gsqt -- ./server\n"
@@ -111,6 +114,10 @@ Action register_trace(CLI::App& app) {
       ->check(CLI::Range(16, 65536))
       ->capture_default_str();
   cmd->add_option("--library", l.library, "Tracer library to inject (default: lib/libgsqtrace.so beside gpusqueeze)");
+  l.python_shim = true;
+  cmd->add_flag("--no-python-shim{false}", l.python_shim,
+                "Leave PYTHONPATH alone: no sitecustomize shim marking each PyTorch DataLoader next() as an NVTX "
+                "range (the range torch.profiler records, so `analyze` sees the loop waiting for input)");
   cmd->add_flag("--json", o->json, "Print a gpusqueeze.trace-info/1 summary of each file written");
   cmd->add_option("command", l.command, "The program and its arguments, after --");
 

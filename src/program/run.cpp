@@ -20,91 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Loaded through PYTHONPATH by the memory run: the allocator's history recorded from CUDA's first use in each PyTorch
-// process (torch.cuda._lazy_init, which every first CUDA call goes through) and dumped at exit, one file per process.
-// A sitecustomize the environment already had is imported after this one.
-constexpr const char* kMemoryShim = R"PY("""gpusqueeze report -- CMD: records the PyTorch allocator's history of this
-process and writes the snapshot at exit (torch.cuda.memory._record_memory_history / _dump_snapshot), for
-`gpusqueeze memory`. Loaded through PYTHONPATH; the program itself is not changed."""
-import atexit
-import importlib.abc
-import importlib.util
-import os
-import sys
-
-_OUT = os.environ.get("GSQ_MEMORY_SNAPSHOT_DIR", "")
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _say(msg):
-    print(f"gpusqueeze report (memory run): {msg}", file=sys.stderr)
-
-
-def _start(torch):
-    try:
-        torch.cuda.memory._record_memory_history(max_entries=int(os.environ.get("GSQ_MEMORY_ENTRIES", "200000")))
-    except Exception as e:  # an old PyTorch: say so, never break the program
-        _say(f"allocator history not recorded: {e!r}")
-        return
-
-    def dump():
-        try:
-            torch.cuda.memory._dump_snapshot(os.path.join(_OUT, f"memory.{os.getpid()}.pickle"))
-        except Exception as e:
-            _say(f"snapshot not written: {e!r}")
-
-    atexit.register(dump)
-
-
-def _hook(torch):
-    cuda = getattr(torch, "cuda", None)
-    if cuda is None or not hasattr(cuda, "_lazy_init"):
-        return
-    if cuda.is_initialized():
-        _start(torch)
-        return
-    original = cuda._lazy_init
-    state = {"on": False}
-
-    def lazy_init():
-        original()
-        if not state["on"]:
-            state["on"] = True
-            _start(torch)
-
-    cuda._lazy_init = lazy_init
-
-
-class _AfterTorch(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != "torch":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec("torch")
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            _hook(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-
-if _OUT:
-    sys.meta_path.insert(0, _AfterTorch())
-
-# The environment's own sitecustomize, if it has one, after ours.
-del sys.modules["sitecustomize"]
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-try:
-    import sitecustomize  # noqa: F401
-except ImportError:
-    pass
-)PY";
-
 std::string one_line(const std::vector<std::string>& argv) {
   std::string s;
   for (const auto& a : argv) {
@@ -148,6 +63,7 @@ RunOutcome run_phase(const ProgramOptions& o, const Phase& p, const std::functio
   l.env = p.env;
   l.timeout_s = p.timeout_s;
   l.library = o.tracer_library;
+  l.python_shim = true;  // DataLoader ranges in every run; the allocator's history in the memory run
   std::vector<int64_t> stamps;
   std::optional<std::regex> line_re;
   if (!o.step_regex.empty()) {
@@ -201,13 +117,6 @@ double p50_of(const std::vector<double>& v) {
 
 bool ProgramResult::program_failed() const {
   return std::any_of(runs.begin(), runs.end(), [](const RunOutcome& r) { return r.failed() && !r.timed_out; });
-}
-
-void write_memory_shim(const fs::path& dir) {
-  fs::create_directories(dir);
-  std::ofstream os(dir / "sitecustomize.py");
-  os << kMemoryShim;
-  if (!os.flush()) throw_bad_input("cannot write " + (dir / "sitecustomize.py").string());
 }
 
 ProgramResult run_program(const ProgramOptions& o, const std::function<void(const std::string&)>& note) {
@@ -350,21 +259,14 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
           fmt::format("memory run skipped: a baseline run took {:.0f} s and {:.0f} s of the budget are left (--budget)",
                       longest, std::max(0.0, left())));
     } else {
-      const fs::path shim = dir / "shim", snaps = dir / "memory";
-      write_memory_shim(shim);
+      const fs::path snaps = dir / "memory";
       fs::create_directories(snaps);
       for (const auto& e : fs::directory_iterator(snaps))
         if (e.path().extension() == ".pickle") fs::remove(e.path());
-      const char* pp = std::getenv("PYTHONPATH");
-      note("memory run (allocator history through a sitecustomize shim): " + res.command);
-      auto r = run_phase(o,
-                         {"memory",
-                          true,
-                          dir / "memory.gsqt",
-                          {"PYTHONPATH=" + fs::absolute(shim).string() + (pp && *pp ? ":" + std::string(pp) : ""),
-                           "GSQ_MEMORY_SNAPSHOT_DIR=" + fs::absolute(snaps).string()},
-                          left()},
-                         note);
+      note("memory run (allocator history through the Python shim): " + res.command);
+      auto r = run_phase(
+          o, {"memory", true, dir / "memory.gsqt", {"GSQ_MEMORY_SNAPSHOT_DIR=" + fs::absolute(snaps).string()}, left()},
+          note);
       note("memory run: " + ended(r));
       for (const auto& e : fs::directory_iterator(snaps))
         if (e.path().extension() == ".pickle") res.memory_snapshots.push_back(e.path());

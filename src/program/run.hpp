@@ -5,8 +5,8 @@
 //   2. traced    once under `gpusqueeze trace`, analysed with the predictions calibrated to the baseline: the traced
 //                run's steps, timed the same way, give the factor between traced and untraced steps, and the analysis
 //                is told the untraced step that factor implies (analyze --untraced-step);
-//   3. memory    a PyTorch program once more with the allocator's history recorded by a sitecustomize shim (PYTHONPATH;
-//                no change to the program), the snapshot written at exit.
+//   3. memory    a PyTorch program once more with the allocator's history recorded by the Python shim
+//                (trace/python_shim.hpp: no change to the program), the snapshot written at exit.
 // A later run is skipped, and the page says so, when the earlier ones show it would not fit in the budget; a run that
 // outlives the budget is stopped (SIGINT, then SIGTERM, then SIGKILL).
 #pragma once
@@ -73,8 +73,5 @@ struct ProgramResult {
 // command or options out of range, Error(no_gpu) when the tracer cannot load.
 [[nodiscard]] ProgramResult run_program(const ProgramOptions& o, const std::function<void(const std::string&)>& note);
 [[nodiscard]] nlohmann::json to_json(const ProgramResult& r);
-
-// The sitecustomize shim that records the allocator's history of a PyTorch process (phase 3), written into `dir`.
-void write_memory_shim(const std::filesystem::path& dir);
 
 }  // namespace gsq::program

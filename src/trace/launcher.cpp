@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "core/process.hpp"
 #include "trace/format.hpp"
+#include "trace/python_shim.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -191,6 +192,15 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
   }
 
   env_set.insert(env_set.end(), o.env.begin(), o.env.end());
+  // The Python shim, in a folder of this run's own that goes when the run ends.
+  fs::path shim_dir;
+  if (o.python_shim && result.traced) {
+    shim_dir = fs::temp_directory_path() / fmt::format("gsq-pyshim-{}", getpid());
+    write_python_shim(shim_dir);
+    const char* pp = std::getenv("PYTHONPATH");
+    env_set.push_back("PYTHONPATH=" + shim_dir.string() + (pp && *pp ? ":" + std::string(pp) : ""));
+    env_set.push_back("GSQ_NVTX_DATALOADER=1");
+  }
 
   // With a line callback the program's stdout and stderr are pipes this process reads (see watch_child).
   int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
@@ -256,6 +266,7 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
     t_end = steady_ns();
   }
   result.wall_s = static_cast<double>(t_end - t_start) / 1e9;
+  if (!shim_dir.empty()) fs::remove_all(shim_dir, ec);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);

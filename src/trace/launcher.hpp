@@ -22,7 +22,10 @@ struct LaunchOptions {
   std::filesystem::path library;           // the tracer library; empty = found beside the executable
   bool markers_only = false;               // record NVTX ranges only (GSQ_TRACE_MODE=markers): the near-free run
   std::vector<std::string> env;            // NAME=VALUE set for the program besides the tracer's own
-  double timeout_s = 0;                    // > 0: SIGINT after this long, SIGTERM 5 s later, SIGKILL 5 s after that
+  // Put gpusqueeze's Python shim first on PYTHONPATH (trace/python_shim.hpp) with its DataLoader ranges on; a
+  // GSQ_MEMORY_SNAPSHOT_DIR in `env` also records the allocator's history. Only while the program is traced.
+  bool python_shim = false;
+  double timeout_s = 0;  // > 0: SIGINT after this long, SIGTERM 5 s later, SIGKILL 5 s after that
   // Set: the program's stdout and stderr pass through pipes, each line handed here with the steady-clock time it
   // arrived (ns) before it is written on to this process's stdout or stderr. Unset: the program writes to them itself.
   std::function<void(std::string_view line, int64_t steady_ns)> on_line;

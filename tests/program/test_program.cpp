@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "trace/launcher.hpp"
+#include "trace/python_shim.hpp"
 
 #include <fmt/format.h>
 
@@ -170,11 +171,12 @@ TEST(RunProgram, RefusesWhatCannotRun) {
   EXPECT_THROW((void)run_program(o, [](const std::string&) {}), Error);
 }
 
-// The shim against a stand-in torch: history is switched on at CUDA's first use (not at import), the snapshot written
-// at exit, one file per process; an environment's own sitecustomize still runs.
-TEST(MemoryShim, RecordsFromFirstCudaUseAndDumpsAtExit) {
+// The shim against a stand-in torch: each DataLoader next() is an NVTX range named as torch.profiler names it; history
+// is switched on at CUDA's first use (not at import), the snapshot written at exit, one file per process; an
+// environment's own sitecustomize still runs.
+TEST(PythonShim, MarksDataLoaderNextAndRecordsMemoryFromFirstCudaUseAndDumpsAtExit) {
   const auto dir = temp_dir("shim");
-  write_memory_shim(dir / "shim");
+  trace::write_python_shim(dir / "shim");
   fs::create_directories(dir / "site" / "torch");
   std::ofstream(dir / "site" / "torch" / "__init__.py") << R"PY(
 import os, types
@@ -193,15 +195,43 @@ class _Cuda:
     def _lazy_init(self):
         self._on = True
 cuda = _Cuda()
+ranges = []
+class _Nvtx:
+    def range_push(self, name):
+        ranges.append("push " + name)
+    def range_pop(self):
+        ranges.append("pop")
+cuda.nvtx = _Nvtx()
+)PY";
+  fs::create_directories(dir / "site" / "torch" / "utils" / "data");
+  std::ofstream(dir / "site" / "torch" / "utils" / "__init__.py") << "";
+  std::ofstream(dir / "site" / "torch" / "utils" / "data" / "__init__.py") << "";
+  std::ofstream(dir / "site" / "torch" / "utils" / "data" / "dataloader.py") << R"PY(
+class _BaseDataLoaderIter:
+    def __next__(self):
+        return 7
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    pass
 )PY";
   std::ofstream(dir / "site" / "sitecustomize.py") << "import os\nos.environ['GSQ_SITE_RAN'] = '1'\n";
   fs::create_directories(dir / "out");
   const std::string cmd = fmt::format(
-      "cd {} && PYTHONPATH={}:{} GSQ_MEMORY_SNAPSHOT_DIR={} python3 -c "
+      "cd {} && PYTHONPATH={}:{} GSQ_MEMORY_SNAPSHOT_DIR={} GSQ_NVTX_DATALOADER=1 python3 -c "
       "\"import os, torch; assert os.environ.get('GSQ_SITE_RAN') == '1'; assert not torch.calls; "
-      "torch.cuda._lazy_init(); torch.cuda._lazy_init(); print(torch.calls)\"",
+      "torch.cuda._lazy_init(); torch.cuda._lazy_init(); print(torch.calls); "
+      "from torch.utils.data import dataloader; assert next(dataloader._MultiProcessingDataLoaderIter()) == 7; "
+      "assert torch.ranges == ['push enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__', 'pop'], "
+      "torch.ranges\"",
       dir.string(), (dir / "shim").string(), (dir / "site").string(), (dir / "out").string());
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  // Without a sitecustomize of the environment's own, nothing is said on stderr (the program's output is its own).
+  const std::string alone = fmt::format(
+      "cd {} && PYTHONPATH={} GSQ_NVTX_DATALOADER=1 python3 -c 'import sys; print(sys.modules[\"sitecustomize\"])' "
+      ">{} 2>{}",
+      dir.string(), (dir / "shim").string(), (dir / "alone.out").string(), (dir / "alone.err").string());
+  ASSERT_EQ(std::system(alone.c_str()), 0) << alone;
+  std::ifstream err(dir / "alone.err");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>()), "");
   std::vector<fs::path> dumps;
   for (const auto& e : fs::directory_iterator(dir / "out")) dumps.push_back(e.path());
   ASSERT_EQ(dumps.size(), 1u);
