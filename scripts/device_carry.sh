@@ -2,7 +2,7 @@
 # Packs what the device scripts need from build/ into .carry/build.txz (the repository and the carry share 64 MiB, and
 # the repository alone is ~50 MiB): the CLI, lib/, share/, the gpu-labelled test binaries with their CTest files,
 # stripped and xz-compressed (~7 MiB). bench/device/session.sh unpacks it on the device.
-# Usage: scripts/device_carry.sh   then: run(command="bash bench/device/session.sh", carry=[".carry/build.txz"])
+# Usage: [CLI_ONLY=1] scripts/device_carry.sh   then: run(command="bash bench/device/session.sh", carry=[".carry/build.txz"])
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/gpusqueeze ] || { echo "device_carry: build/ has no gpusqueeze; run scripts/build.sh first" >&2; exit 2; }
@@ -11,7 +11,8 @@ mkdir -p .carry/build/tests
 cp -a build/gpusqueeze build/lib build/share .carry/build/
 cp -a build/tests/CTestTestfile.cmake build/tests/*_tests.cmake build/tests/*_include.cmake .carry/build/tests/
 printf 'subdirs("tests")\n' >.carry/build/CTestTestfile.cmake
-for t in test_gpu_live test_bench test_probes test_trace_gpu trace_target hw_target test_kernels_gpu; do
+# CLI_ONLY=1: the CLI and its libraries alone (no gpu test binaries), when the repository leaves little room.
+[ "${CLI_ONLY:-0}" = 1 ] || for t in test_gpu_live test_bench test_probes test_trace_gpu trace_target hw_target test_kernels_gpu; do
   cp -a "build/tests/$t" .carry/build/tests/
 done
 strip --strip-unneeded .carry/build/gpusqueeze .carry/build/tests/test_* .carry/build/tests/*_target 2>/dev/null || true
