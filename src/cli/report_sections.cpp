@@ -450,9 +450,14 @@ std::optional<report::Section> program_analysis_section_of(const program::Progra
   // Each predicted saving as the untraced step it leaves: what the user will see after the fix.
   if (untraced > 0)
     for (auto& f : a.findings)
-      if (f.saving_ratio && *f.saving_ratio > 0 && (f.severity == Severity::warn || f.severity == Severity::fail))
-        f.title +=
-            fmt::format(" — untraced step {} → {} predicted", ms(untraced), ms(untraced * (1 - *f.saving_ratio)));
+      if (f.saving_ratio && *f.saving_ratio > 0 && (f.severity == Severity::warn || f.severity == Severity::fail)) {
+        // A replayed fix is a prediction; a finding's own estimate is what the fix could save at most.
+        const bool predicted = std::any_of(f.evidence.begin(), f.evidence.end(), [](const Evidence& e) {
+          return e.name == "saving_kind" && e.value == "predicted";
+        });
+        f.title += fmt::format(" — untraced step {} → {} {}", ms(untraced), ms(untraced * (1 - *f.saving_ratio)),
+                               predicted ? "predicted" : "at best");
+      }
   auto sec = analysis_section_of(a);
   sec.id = "program-analysis";
   sec.title = "Step 2 — where the program's time goes: " + r.command;
