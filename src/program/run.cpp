@@ -76,15 +76,8 @@ RunOutcome run_phase(const ProgramOptions& o, const Phase& p, const std::functio
   }
   const auto r = trace::launch(l, [&](const std::string& s) { note(p.name + ": " + s); });
   RunOutcome out;
+  static_cast<trace::LaunchResult&>(out) = r;
   out.phase = p.name;
-  out.exit_code = r.exit_code;
-  out.term_signal = r.term_signal;
-  out.wall_s = r.wall_s;
-  out.timed_out = r.timed_out;
-  out.traced = r.traced;
-  out.untraced_reason = r.untraced_reason;
-  out.exec_error = r.exec_error;
-  out.files = r.files;
   if (line_re) {
     out.steps = steps_from_lines(stamps, o.step_regex);
   } else {

@@ -14,6 +14,7 @@
 #include "analyze/analysis.hpp"
 #include "analyze/whatif.hpp"
 #include "program/steps.hpp"
+#include "trace/launcher.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -38,14 +39,10 @@ struct ProgramOptions {
   std::filesystem::path tracer_library;        // empty: found beside gpusqueeze
 };
 
-struct RunOutcome {
+// One run of the program: how the launcher saw it end (exit code or signal, wall time, stopped at the budget, traced,
+// files) and the steps it showed.
+struct RunOutcome : trace::LaunchResult {
   std::string phase;  // baseline, traced, memory
-  int exit_code = 0, term_signal = 0;
-  double wall_s = 0;
-  bool timed_out = false;
-  bool traced = true;  // the tracer (markers-only or full) was attached
-  std::string untraced_reason, exec_error;
-  std::vector<std::filesystem::path> files;
   StepTimes steps;
   [[nodiscard]] bool failed() const { return exit_code != 0 || term_signal != 0 || !exec_error.empty(); }
 };
