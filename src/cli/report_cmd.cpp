@@ -62,9 +62,9 @@ Action register_report(CLI::App& app) {
       "Every file is read and checked before anything is measured, and refused as its own command refuses it.\n"
       "With a program after --, report runs it on this machine first and puts it at the top of the page:\n"
       "  1. --runs N untraced runs (only its NVTX ranges recorded): the steps' P50/P90/P99 with 95% intervals,\n"
-      "     warm-up split off, the GPU's clocks and power sampled throughout. Steps are the ranges named like\n"
-      "     --step-range (PyTorch's ProfilerStep#N by default), or output lines matching --step-regex, else whole "
-      "runs;\n"
+      "     warm-up split off, the GPU's clocks and power sampled throughout. Steps are the NVTX ranges named like\n"
+      "     --step-range (default: PyTorch's ProfilerStep#N, else each optimizer step, else each DataLoader next(),\n"
+      "     which the Python shim marks), or output lines matching --step-regex, else whole runs;\n"
       "  2. one run under `gpusqueeze trace`, analysed with the recorder's cost taken out so that its step is the\n"
       "     untraced one: the verdict, and the predicted untraced step after each fix (--no-trace skips it);\n"
       "  3. a Python program once more with the PyTorch allocator's history recorded (a sitecustomize shim on\n"
@@ -93,8 +93,8 @@ Action register_report(CLI::App& app) {
   cmd->add_flag("--no-memory", o->no_memory,
                 "No run with the PyTorch allocator's history recorded (-- CMD; a Python program only)");
   cmd->add_option("--step-range", prog.step_range,
-                  "NVTX ranges that mark one step each, a regular expression over the whole name (-- CMD)")
-      ->capture_default_str();
+                  "NVTX ranges that mark one step each, a regular expression over the whole name (-- CMD; default: "
+                  "ProfilerStep#N, else each optimizer step, else each DataLoader next(), the first found)");
   cmd->add_option("--step-regex", prog.step_regex,
                   "Time steps from the program's output instead: each line matching this regular expression ends "
                   "one (-- CMD; e.g. 'step [0-9]+'); the output is passed on unchanged, Python's unbuffered");

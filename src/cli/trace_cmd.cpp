@@ -73,7 +73,8 @@ Action register_trace(CLI::App& app) {
       "one process has one CUPTI subscriber, and the one that starts first wins.\n"
       "A Python program gets a sitecustomize shim first on PYTHONPATH (the environment's own still runs after it): "
       "each\n"
-      "PyTorch DataLoader next() becomes the NVTX range torch.profiler would record. --no-python-shim turns it off.\n"
+      "PyTorch DataLoader next() and optimizer step becomes the NVTX range torch.profiler would record.\n"
+      "--no-python-shim turns it off.\n"
       "Examples:\n"
       "  gpusqueeze trace -o run.gsqt -- python infer.py --batch 8\n"
       "  gpusqueeze trace --delay 30 --duration 10 -o steady.gsqt -- ./server\n"
@@ -116,8 +117,8 @@ Action register_trace(CLI::App& app) {
   cmd->add_option("--library", l.library, "Tracer library to inject (default: lib/libgsqtrace.so beside gpusqueeze)");
   l.python_shim = true;
   cmd->add_flag("--no-python-shim{false}", l.python_shim,
-                "Leave PYTHONPATH alone: no sitecustomize shim marking each PyTorch DataLoader next() as an NVTX "
-                "range (the range torch.profiler records, so `analyze` sees the loop waiting for input)");
+                "Leave PYTHONPATH alone: no sitecustomize shim marking each PyTorch DataLoader next() and optimizer "
+                "step as NVTX ranges (those torch.profiler records, so `analyze` sees the loop waiting for input)");
   cmd->add_flag("--json", o->json, "Print a gpusqueeze.trace-info/1 summary of each file written");
   cmd->add_option("command", l.command, "The program and its arguments, after --");
 

@@ -89,7 +89,9 @@ RunOutcome run_phase(const ProgramOptions& o, const Phase& p, const std::functio
         note(fmt::format("{}: {} not read: {}", p.name, f.filename().string(), e.what()));
       }
     }
-    out.steps = steps_from_ranges(files, std::regex(o.step_range), o.step_range);
+    out.steps = steps_from_ranges(files, o.step_range.empty() ? std::vector<std::string>(std::begin(kDefaultStepRanges),
+                                                                                         std::end(kDefaultStepRanges))
+                                                              : std::vector<std::string>{o.step_range});
   }
   return out;
 }
@@ -117,7 +119,7 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
     throw_bad_input("report --: give the program to run after --, e.g. report -- python3 train.py");
   if (o.runs < 1 || o.runs > 100) throw_bad_input(fmt::format("--runs must be 1 to 100, not {}", o.runs));
   try {
-    (void)std::regex(o.step_range);
+    if (!o.step_range.empty()) (void)std::regex(o.step_range);
     if (!o.step_regex.empty()) (void)std::regex(o.step_regex);
   } catch (const std::regex_error& e) {
     throw_bad_input(fmt::format("--step-range/--step-regex: not a regular expression: {}", e.what()));
@@ -178,9 +180,9 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
   } else {
     res.source = StepSource::process;
     res.how = fmt::format(
-        "whole runs, start to exit ({}; mark steps with NVTX ranges named like /{}/ or pass --step-range or "
+        "whole runs, start to exit ({}; mark steps with NVTX ranges named ProfilerStep#N, or pass --step-range or "
         "--step-regex)",
-        first.steps.how, o.step_range);
+        first.steps.how);
     for (const auto& r : res.runs)
       if (!r.failed() || r.timed_out) baseline_steps.push_back({r.wall_s * 1e9});
   }

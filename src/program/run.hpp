@@ -28,15 +28,15 @@ namespace gsq::program {
 
 struct ProgramOptions {
   std::vector<std::string> command;
-  int runs = 1;                                // baseline runs
-  bool trace = true, memory = true;            // phases 2 and 3
-  std::string step_range = kDefaultStepRange;  // NVTX range names that mark a step (a regex over the whole name)
-  std::string step_regex;                      // output lines that mark a step; set: used instead of ranges
-  double budget_s = 180;                       // for all runs together
-  std::filesystem::path dir = "gsq-report";    // the runs' files go to DIR/program/
-  int sample_ms = 100;                         // GPU clock/power sampling period during the baseline; 0 = off
-  uint32_t gpu = 0;                            // NVML index sampled
-  std::filesystem::path tracer_library;        // empty: found beside gpusqueeze
+  int runs = 1;                      // baseline runs
+  bool trace = true, memory = true;  // phases 2 and 3
+  std::string step_range;  // NVTX range names that mark a step (a regex over the whole name); "": kDefaultStepRanges
+  std::string step_regex;  // output lines that mark a step; set: used instead of ranges
+  double budget_s = 180;   // for all runs together
+  std::filesystem::path dir = "gsq-report";  // the runs' files go to DIR/program/
+  int sample_ms = 100;                       // GPU clock/power sampling period during the baseline; 0 = off
+  uint32_t gpu = 0;                          // NVML index sampled
+  std::filesystem::path tracer_library;      // empty: found beside gpusqueeze
 };
 
 // One run of the program: how the launcher saw it end (exit code or signal, wall time, stopped at the budget, traced,

@@ -52,6 +52,18 @@ StepTimes steps_from_ranges(const std::vector<trace::TraceFile>& files, const st
   return out;
 }
 
+StepTimes steps_from_ranges(const std::vector<trace::TraceFile>& files, const std::vector<std::string>& patterns) {
+  StepTimes out;
+  std::string tried;
+  for (const auto& p : patterns) {
+    out = steps_from_ranges(files, std::regex(p), p);
+    if (!out.ns.empty()) return out;
+    tried += (tried.empty() ? "/" : ", /") + p + "/";
+  }
+  out.how = "no thread has two NVTX ranges named " + tried;
+  return out;
+}
+
 StepTimes steps_from_lines(std::span<const int64_t> stamps_ns, const std::string& pattern_text) {
   StepTimes out;
   out.source = StepSource::output;

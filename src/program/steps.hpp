@@ -16,9 +16,12 @@
 
 namespace gsq::program {
 
-// The step markers `report -- CMD` looks for when the user names none: PyTorch's ProfilerStep#N (torch.profiler's
-// step, or an NVTX range of that name as the real-model corpus' programs push).
-inline constexpr const char* kDefaultStepRange = R"(ProfilerStep#\d+)";
+// The step markers `report -- CMD` looks for when the user names none, in this order, the first that marks two steps:
+// PyTorch's ProfilerStep#N (torch.profiler's step, or an NVTX range of that name), then the ranges gpusqueeze's Python
+// shim adds to any PyTorch program (trace/python_shim.hpp): each optimizer step (a training loop's iteration), then
+// each DataLoader next() (a loop over a DataLoader, training or inference).
+inline constexpr const char* kDefaultStepRanges[] = {R"(ProfilerStep#\d+)", R"(Optimizer\.step#.*)",
+                                                     R"(enumerate\(DataLoader\)#.*)"};
 
 enum class StepSource { markers, output, process };
 [[nodiscard]] const char* to_string(StepSource s);
@@ -34,6 +37,9 @@ struct StepTimes {
 // (fetching the batch, logging) counts as part of the step. Fewer than two ranges: no steps.
 [[nodiscard]] StepTimes steps_from_ranges(const std::vector<trace::TraceFile>& files, const std::regex& pattern,
                                           const std::string& pattern_text);
+// The first of `patterns` that gives steps (above); where none does, the last answer says so for all of them.
+[[nodiscard]] StepTimes steps_from_ranges(const std::vector<trace::TraceFile>& files,
+                                          const std::vector<std::string>& patterns);
 
 // Steps from the arrival times (ns, one clock) of the output lines that marked one: line to line.
 [[nodiscard]] StepTimes steps_from_lines(std::span<const int64_t> stamps_ns, const std::string& pattern_text);

@@ -199,7 +199,7 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
     write_python_shim(shim_dir);
     const char* pp = std::getenv("PYTHONPATH");
     env_set.push_back("PYTHONPATH=" + shim_dir.string() + (pp && *pp ? ":" + std::string(pp) : ""));
-    env_set.push_back("GSQ_NVTX_DATALOADER=1");
+    env_set.push_back("GSQ_NVTX_MARKERS=1");
   }
 
   // With a line callback the program's stdout and stderr are pipes this process reads (see watch_child).

@@ -22,7 +22,7 @@ struct LaunchOptions {
   std::filesystem::path library;           // the tracer library; empty = found beside the executable
   bool markers_only = false;               // record NVTX ranges only (GSQ_TRACE_MODE=markers): the near-free run
   std::vector<std::string> env;            // NAME=VALUE set for the program besides the tracer's own
-  // Put gpusqueeze's Python shim first on PYTHONPATH (trace/python_shim.hpp) with its DataLoader ranges on; a
+  // Put gpusqueeze's Python shim first on PYTHONPATH (trace/python_shim.hpp) with its NVTX markers on; a
   // GSQ_MEMORY_SNAPSHOT_DIR in `env` also records the allocator's history. Only while the program is traced.
   bool python_shim = false;
   double timeout_s = 0;  // > 0: SIGINT after this long, SIGTERM 5 s later, SIGKILL 5 s after that

@@ -12,9 +12,10 @@ namespace {
 constexpr const char* kShim =
     R"PY("""gpusqueeze's Python shim, loaded through PYTHONPATH by `gpusqueeze trace` and `report -- CMD`; the
 program itself is not changed. Once PyTorch is imported:
-  GSQ_NVTX_DATALOADER=1     each DataLoader next() is an NVTX range named as torch.profiler names it
-                            ("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"), so a trace without the
-                            profiler still shows the loop waiting for its input;
+  GSQ_NVTX_MARKERS=1        each DataLoader next() and each optimizer step is an NVTX range named as torch.profiler
+                            names it ("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+                            "Optimizer.step#AdamW.step"), so a trace without the profiler still shows the loop waiting
+                            for its input, and a program without step markers still shows its iterations;
   GSQ_MEMORY_SNAPSHOT_DIR   the allocator's history is recorded from CUDA's first use (torch.cuda._lazy_init, which
                             every first CUDA call goes through) and written there at exit, one file per process
                             (memory.PID.pickle), for `gpusqueeze memory`.
@@ -26,7 +27,7 @@ import os
 import sys
 
 _OUT = os.environ.get("GSQ_MEMORY_SNAPSHOT_DIR", "")
-_NVTX_LOADER = os.environ.get("GSQ_NVTX_DATALOADER", "") == "1"
+_NVTX_MARKERS = os.environ.get("GSQ_NVTX_MARKERS", "") == "1"
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -70,9 +71,29 @@ def _nvtx_dataloader(torch):
     base.__next__ = __next__
 
 
+def _nvtx_optimizer(torch):
+    # PyTorch's global step hooks (2.0+): one call before and after every optimizer's step, whatever its class.
+    try:
+        from torch.optim import optimizer
+        nvtx = torch.cuda.nvtx
+        pre, post = optimizer.register_optimizer_step_pre_hook, optimizer.register_optimizer_step_post_hook
+    except Exception:  # an older PyTorch: no optimizer ranges, nothing else changes
+        return
+
+    def before(opt, args, kwargs):
+        nvtx.range_push(f"Optimizer.step#{type(opt).__name__}.step")
+
+    def after(opt, args, kwargs):
+        nvtx.range_pop()
+
+    pre(before)
+    post(after)
+
+
 def _hook(torch):
-    if _NVTX_LOADER:
+    if _NVTX_MARKERS:
         _nvtx_dataloader(torch)
+        _nvtx_optimizer(torch)
     if not _OUT:
         return
     cuda = getattr(torch, "cuda", None)
@@ -111,7 +132,7 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
         return spec
 
 
-if _OUT or _NVTX_LOADER:
+if _OUT or _NVTX_MARKERS:
     sys.meta_path.insert(0, _AfterTorch())
 
 # The environment's own sitecustomize, if it has one, after ours. This module stays in sys.modules when there is none:

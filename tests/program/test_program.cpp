@@ -42,7 +42,7 @@ TEST(Steps, FromTheThreadWithMostMarkersStartToStart) {
                range(3, 7, 20'000'000, 26'000'000),
                range(1, 9, 0, 1),
                range(5, 7, 30'000'000, 31'000'000)};
-  const auto s = steps_from_ranges({f}, std::regex(kDefaultStepRange), kDefaultStepRange);
+  const auto s = steps_from_ranges({f}, std::regex(kDefaultStepRanges[0]), kDefaultStepRanges[0]);
   EXPECT_EQ(s.source, StepSource::markers);
   ASSERT_EQ(s.ns.size(), 2u);  // "ProfilerStep#x" does not match the whole pattern; "forward" is no step
   EXPECT_DOUBLE_EQ(s.ns[0], 10e6);
@@ -52,6 +52,30 @@ TEST(Steps, FromTheThreadWithMostMarkersStartToStart) {
   const auto none = steps_from_ranges({f}, std::regex("train_step"), "train_step");
   EXPECT_TRUE(none.ns.empty());
   EXPECT_NE(none.how.find("no thread"), std::string::npos);
+}
+
+// Without ProfilerStep# ranges the shim's markers are steps: optimizer steps before DataLoader next() ranges.
+TEST(Steps, TheFirstDefaultMarkerThatMarksStepsIsTaken) {
+  trace::TraceFile f;
+  f.header = {{"pid", 7}};
+  f.strings = {"", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "Optimizer.step#AdamW.step"};
+  for (int i = 0; i < 4; ++i) {
+    f.records.push_back(range(1, 3, i * 20'000'000, i * 20'000'000 + 1'000'000));  // next() at the top of the loop
+    f.records.push_back(range(2, 3, i * 20'000'000 + 15'000'000, i * 20'000'000 + 16'000'000));
+  }
+  const std::vector<std::string> chain(std::begin(kDefaultStepRanges), std::end(kDefaultStepRanges));
+  auto s = steps_from_ranges({f}, chain);
+  ASSERT_EQ(s.ns.size(), 3u);
+  EXPECT_NE(s.how.find("Optimizer"), std::string::npos) << s.how;
+  EXPECT_DOUBLE_EQ(s.ns[0], 20e6);
+  f.strings[2] = "something else";  // inference: no optimizer, the DataLoader's next() marks the loop
+  s = steps_from_ranges({f}, chain);
+  ASSERT_EQ(s.ns.size(), 3u);
+  EXPECT_NE(s.how.find("DataLoader"), std::string::npos) << s.how;
+  f.strings[1] = "other";
+  s = steps_from_ranges({f}, chain);
+  EXPECT_TRUE(s.ns.empty());
+  EXPECT_NE(s.how.find("ProfilerStep"), std::string::npos) << s.how;
 }
 
 TEST(Steps, WarmupSplitOffEachRun) {
@@ -213,20 +237,36 @@ class _BaseDataLoaderIter:
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     pass
 )PY";
+  fs::create_directories(dir / "site" / "torch" / "optim");
+  std::ofstream(dir / "site" / "torch" / "optim" / "__init__.py") << "";
+  std::ofstream(dir / "site" / "torch" / "optim" / "optimizer.py") << R"PY(
+_pre, _post = [], []
+def register_optimizer_step_pre_hook(h):
+    _pre.append(h)
+def register_optimizer_step_post_hook(h):
+    _post.append(h)
+class SGD:
+    def step(self):
+        for h in _pre:
+            h(self, (), {})
+        for h in _post:
+            h(self, (), {})
+)PY";
   std::ofstream(dir / "site" / "sitecustomize.py") << "import os\nos.environ['GSQ_SITE_RAN'] = '1'\n";
   fs::create_directories(dir / "out");
   const std::string cmd = fmt::format(
-      "cd {} && PYTHONPATH={}:{} GSQ_MEMORY_SNAPSHOT_DIR={} GSQ_NVTX_DATALOADER=1 python3 -c "
+      "cd {} && PYTHONPATH={}:{} GSQ_MEMORY_SNAPSHOT_DIR={} GSQ_NVTX_MARKERS=1 python3 -c "
       "\"import os, torch; assert os.environ.get('GSQ_SITE_RAN') == '1'; assert not torch.calls; "
       "torch.cuda._lazy_init(); torch.cuda._lazy_init(); print(torch.calls); "
       "from torch.utils.data import dataloader; assert next(dataloader._MultiProcessingDataLoaderIter()) == 7; "
-      "assert torch.ranges == ['push enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__', 'pop'], "
-      "torch.ranges\"",
+      "from torch.optim import optimizer; optimizer.SGD().step(); "
+      "assert torch.ranges == ['push enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__', 'pop', "
+      "'push Optimizer.step#SGD.step', 'pop'], torch.ranges\"",
       dir.string(), (dir / "shim").string(), (dir / "site").string(), (dir / "out").string());
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   // Without a sitecustomize of the environment's own, nothing is said on stderr (the program's output is its own).
   const std::string alone = fmt::format(
-      "cd {} && PYTHONPATH={} GSQ_NVTX_DATALOADER=1 python3 -c 'import sys; print(sys.modules[\"sitecustomize\"])' "
+      "cd {} && PYTHONPATH={} GSQ_NVTX_MARKERS=1 python3 -c 'import sys; print(sys.modules[\"sitecustomize\"])' "
       ">{} 2>{}",
       dir.string(), (dir / "shim").string(), (dir / "alone.out").string(), (dir / "alone.err").string());
   ASSERT_EQ(std::system(alone.c_str()), 0) << alone;
