@@ -24,6 +24,7 @@ struct TraceOptions {
   std::string info_file, export_in, export_out;
   bool chrome = true;
   int gpu_metrics_ms = 0;
+  bool no_python_shim = false;
   uint32_t gpu_metrics_device = 0;
 };
 
@@ -115,8 +116,7 @@ Action register_trace(CLI::App& app) {
       ->check(CLI::Range(16, 65536))
       ->capture_default_str();
   cmd->add_option("--library", l.library, "Tracer library to inject (default: lib/libgsqtrace.so beside gpusqueeze)");
-  l.python_shim = true;
-  cmd->add_flag("--no-python-shim{false}", l.python_shim,
+  cmd->add_flag("--no-python-shim", o->no_python_shim,
                 "Leave PYTHONPATH alone: no sitecustomize shim marking each PyTorch DataLoader next() and optimizer "
                 "step as NVTX ranges (those torch.profiler records, so `analyze` sees the loop waiting for input)");
   cmd->add_flag("--json", o->json, "Print a gpusqueeze.trace-info/1 summary of each file written");
@@ -170,6 +170,7 @@ Action register_trace(CLI::App& app) {
         note(std::string("--gpu-metrics: no counters (") + e.what() + ")");
       }
     }
+    o->launch.python_shim = !o->no_python_shim;
     const auto r = trace::launch(o->launch, note);
     if (sampler) {
       const nlohmann::json counters = sampler->finish();
