@@ -288,6 +288,25 @@ TEST(Cli, AFolderForAFileIsBadInputEverywhere) {
   fs::remove_all(dir);
 }
 
+// `trace` puts its Python shim on PYTHONPATH (the program sees GSQ_NVTX_MARKERS) unless --no-python-shim; the shim's
+// folder is gone when the run ends. Needs the tracer to load (CUPTI), not a GPU.
+TEST(Cli, TraceGivesAPythonProgramItsShimUnlessAskedNot) {
+  const std::string out = (fs::temp_directory_path() / "gsq-cli-shim.gsqt").string();
+  const std::string prog =
+      " -- python3 -c \"import os; print(os.environ.get('GSQ_NVTX_MARKERS'), "
+      "os.environ.get('PYTHONPATH', '').split(':')[0])\"";
+  auto r = run("trace -o " + out + prog);
+  if (r.err.find("cannot load the tracer") != std::string::npos || r.err.find("was not found") != std::string::npos)
+    GTEST_SKIP() << "the tracer does not load here: " << r.err;
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("1 ")) << r.out;
+  const std::string shim_dir = r.out.substr(2, r.out.find('\n') - 2);
+  EXPECT_NE(shim_dir.find("gsq-pyshim"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(shim_dir)) << "the shim's folder outlived the run";
+  r = run("trace --no-python-shim -o " + out + prog);
+  EXPECT_TRUE(r.out.starts_with("None")) << r.out;
+}
+
 TEST(Cli, ReportRefusesATorchComparisonWithFieldsOfTheWrongType) {
   const auto bad = temp_file("gsq-bad-torch.json",
                              R"({"schema": "gpusqueeze.torch_compare/1", "rows": [{"op": 3, "ours_gbps": "fast"}]})");
