@@ -7,7 +7,7 @@
 # alone.jsonl and report_program.tgz (each program's report.json, report.md, index.html, stdout, stderr) to $OUT.
 # Needs the carried build (scripts/device_carry.sh).
 # Usage: run(command="bash bench/device/report_program.sh", carry=[".carry/build.txz"])
-#        SPECS="graphs_mobilenet_infer 200" BUDGET=120 bash bench/device/report_program.sh
+#        SPECS="graphs_mobilenet_infer 200" BUDGET=120 REPORT_ARGS="--step-range X" bash bench/device/report_program.sh
 set -uo pipefail
 [ -f .carry/build.txz ] && [ ! -d .carry/build ] && tar xJf .carry/build.txz -C .carry
 BUILD=.carry/build LOG=report_program.log source "$(dirname "$0")/lib.sh"  # $OUT, $B, $log and its header
@@ -28,7 +28,7 @@ for spec in "${specs[@]}"; do
   [ "$(date +%s)" -lt "$end" ] || { echo "skipped $1 (budget)" | tee -a "$log"; continue; }
   alone "$1" "$2" before
   s0=$(date +%s)
-  timeout 300 $B report --budget "${BUDGET:-120}" --runs 2 -o "$W/$1" -- \
+  timeout 300 $B report --budget "${BUDGET:-120}" --runs 2 ${REPORT_ARGS:-} -o "$W/$1" -- \
     python3 bench/realmodels/pairs.py run "$1" before --steps "$2" >"$W/$1.stdout" 2>"$W/$1.stderr"
   rc=$?
   echo "$1: report exit $rc in $(( $(date +%s) - s0 )) s" | tee -a "$log"
