@@ -218,9 +218,10 @@ const std::vector<ErrorKind>& error_catalogue() {
        "different code path, or a slow/ dead host"},
       {"store-timeout",
        {"client socket has timed out", "client socket has failed to connect", "RendezvousTimeoutError",
-        "RendezvousConnectionError", "DistStoreError", "DistNetworkError", "store based barrier",
-        "Timed out initializing process group", "Socket Timeout", "wait timeout after", "connect() timed out",
-        "_create_tcp_store", "Waiting in store based barrier", "failed to listen on any local network address"},
+        "RendezvousConnectionError", "RendezvousClosedError", "RendezvousStateError", "DistStoreError",
+        "DistNetworkError", "store based barrier", "Timed out initializing process group", "Socket Timeout",
+        "wait timeout after", "connect() timed out", "_create_tcp_store", "Waiting in store based barrier",
+        "failed to listen on any local network address"},
        true,
        "the c10d store / rendezvous failed before NCCL started: ranks could not reach MASTER_ADDR:MASTER_PORT, or not "
        "all ranks arrived in time",

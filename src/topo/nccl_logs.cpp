@@ -549,6 +549,12 @@ struct Reader {
     if (scan.has<"ProcessGroupNCCL">() || scan.has<"torch.distributed">() || scan.has<"c10d">()) hit = true;
     if (scan.has<"server socket has failed to">()) store_bind_facts(line, log.store_bind), hit = true;
     const bool known_error = error_line(fl);
+    // NCCL going on without a feature that failed to start (CollNet/SHARP, a plugin): the failure before it was
+    // survived.
+    if (warn_line &&
+        ((has(line, " using ") && has(line, " instead")) || has(line, "falling back") || has(line, "Falling back")) &&
+        log.fallbacks.size() < 4)
+      log.fallbacks.push_back(line.substr(0, 200));
     // aws-ofi-nccl giving up at its initialisation: NCCL goes on without it (on its IB or socket transport).
     if (scan.has<"NET/OFI">() && (has(line, "initialization failed") || has(line, "Failed to initialize")))
       log.net_plugin_init_failed = true;
@@ -791,6 +797,19 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                          "NCCL found no InfiniBand/RoCE device (harmless on one node; on a cluster it falls back to "
                          "TCP)",
                          {{"first", e.example}}, k.first_try));
+      continue;
+    }
+    const bool other_fatal = std::any_of(log.errors.begin(), log.errors.end(),
+                                         [&](const ErrorSeen& x) { return x.id != e.id && error_kind(x.id).fatal; });
+    if (e.id == "nccl-system-error" && !log.fallbacks.empty() && !other_fatal && log.timeouts.empty()) {
+      // The failed calls were a feature starting up, and NCCL said it went on without it.
+      out.push_back(
+          make("nccl-fallback", Severity::warn,
+               fmt::format("NCCL could not start a feature and went on without it: {}", log.fallbacks.front()),
+               {{"lines", std::to_string(e.count)}, {"first", e.example}, {"fallback", log.fallbacks.front()}},
+               "The job runs, on a slower path: fix what the WARN before the fallback names (SHARP/CollNet: "
+               "the SHARP daemon and the job's access to it; a plugin: its library and version), or turn the "
+               "feature off (NCCL_COLLNET_ENABLE=0) to keep the log quiet"));
       continue;
     }
     if (e.id == "nccl-system-error" && log.net_plugin_init_failed && e.plugin_lines == e.count) {

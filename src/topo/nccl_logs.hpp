@@ -63,7 +63,9 @@ struct NcclLog {
   std::vector<std::string> warnings;      // NCCL WARN lines, the first few
   size_t warn_lines = 0, unknown_warn_lines = 0;  // all WARN lines; those the catalogue does not know
   std::map<std::string, std::string> store_bind;  // the c10d store's bind warnings: port, bind_error
-  bool net_plugin_init_failed = false;            // the external network plugin (aws-ofi-nccl) failed to initialise
+  bool net_plugin_init_failed = false;
+  std::vector<std::string> fallbacks;  // NCCL going on without a feature: "Cannot initialize CollNet, using … instead"
+                                       // // the external network plugin (aws-ofi-nccl) failed to initialise
   std::map<std::string, std::string> network_by_host;  // "Using network …" per host
   std::vector<ErrorSeen> errors;                       // catalogue families, in order of first appearance
   // NCCL_DEBUG_SUBSYS=TUNING: rank 0's choice per collective call, "AllReduce: 1048576 Bytes -> Algo RING proto
