@@ -153,7 +153,8 @@ void add_run_options(CLI::App* cmd, BenchOptions& o) {
                      ->check(CLI::IsMember({"md", "csv", "json"}))
                      ->capture_default_str();
   // Every other command says --json: the same word here.
-  cmd->add_flag_callback("--json", [&o] { o.format = "json"; }, "Print JSON (the same as --format json)")
+  cmd->add_flag_callback(
+         "--json", [&o] { o.format = "json"; }, "Print JSON (the same as --format json)")
       ->excludes(format);
 }
 

@@ -73,7 +73,8 @@ Action register_report(CLI::App& app) {
       "  it is stopped (SIGINT, SIGTERM, SIGKILL); the machine's own measurements get what the program leaves.\n"
       "  gpusqueeze report -- python3 train.py --epochs 1\n"
       "  gpusqueeze report --runs 3 --step-regex 'step [0-9]+' -- ./serve_bench --requests 500\n"
-      "  A program that fails is a fail-level finding (exit 1).\n"
+      "  A program that fails is a fail-level finding (exit 1); one that is not there is bad usage (exit 2); Ctrl-C\n"
+      "  while it runs stops report too, with no page (exit 128 + the signal: 130).\n"
       "Exit codes: 0 the page is written and holds no fail-level finding; 1 it is written and holds one (CI can gate "
       "on\n"
       "it); 2 bad usage or a file refused (nothing measured, no page written); 3 no GPU and no bundled snapshot;\n"
@@ -130,6 +131,10 @@ Action register_report(CLI::App& app) {
     const bool with_program = !o->program.command.empty();
     const double budget = o->budget_s >= 0 ? o->budget_s : with_program ? 180.0 : 120.0;
     if (with_program && budget <= 0) throw_bad_input("report -- CMD: --budget 0 leaves no time to run the program");
+    if (with_program && !o->snap.snapshot_file.empty())
+      throw_bad_input(
+          "report -- CMD runs the program on this machine; --snapshot makes a page of another machine: "
+          "give one or the other");
     gpu::Snapshot s;
     std::string provenance;
     std::optional<std::filesystem::path> bundled_dir;  // set when showing the H200 files instead of this machine
@@ -142,7 +147,7 @@ Action register_report(CLI::App& app) {
                             s.captured_at, s.host.hostname.ok() ? *s.host.hostname : "an unnamed host");
     } catch (const Error& e) {
       if (e.code() != ExitCode::no_gpu) throw;
-      if (with_program)  // the bundled H200 page is no place for this machine's program
+      if (with_program && o->snap.snapshot_file.empty())  // the bundled H200 page is no place for this program
         throw_no_gpu(std::string(e.what()) + "; report -- CMD runs the program on this machine's GPU");
       const auto bundled = bundled_snapshot();
       if (!bundled) throw;
@@ -261,14 +266,18 @@ Action register_report(CLI::App& app) {
     if (with_program) {
       if (!r.this_machine)
         throw_no_gpu(
-            "report -- CMD runs the program on this machine and judges it on this machine's GPU: none is usable here "
-            "(or --snapshot replays another machine)");
+            "report -- CMD runs the program on this machine and judges it on this machine's GPU: none is "
+            "usable here");
       auto po = o->program;
       po.trace = !o->no_trace;
       po.memory = !o->no_memory;
       po.budget_s = budget;
       po.dir = o->out_dir;
       const auto pr = program::run_program(po, note);
+      if (pr.interrupted_by) {  // the user stopped the program: no page of a half-run, the signal's exit status
+        note(fmt::format("report: stopped by signal {} while the program ran; no page written", pr.interrupted_by));
+        return 128 + pr.interrupted_by;
+      }
       live_budget = std::max(0.0, budget - pr.elapsed_s);
       r.add(program_baseline_section_of(pr));
       if (auto sec = program_analysis_section_of(pr)) r.add(std::move(*sec));

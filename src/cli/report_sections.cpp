@@ -427,7 +427,8 @@ report::Section program_baseline_section_of(const program::ProgramResult& r) {
         s.steady.n));
   for (const auto& n : r.notes) sec.notes.push_back(n);
   if (r.program_failed()) {
-    const auto& last = r.runs.back();
+    const auto& last = *std::find_if(r.runs.begin(), r.runs.end(),
+                                     [](const program::RunOutcome& x) { return x.failed() && !x.timed_out; });
     sec.findings.push_back(make_finding(
         "program-failed", Severity::fail,
         fmt::format("the program failed in its {} run ({})", last.phase,
@@ -463,7 +464,7 @@ std::optional<report::Section> program_analysis_section_of(const program::Progra
   sec.title = "Step 2 — where the program's time goes: " + r.command;
   sec.more = "gpusqueeze analyze --what-if sync,pinned,fuse,graphs,host,layout,prefetch " +
              (r.trace_file ? report::display_name(*r.trace_file) : std::string("TRACE"));
-  if (r.factor > 0)
+  if (r.untraced_step_ns > 0)
     sec.notes.insert(
         sec.notes.begin(),
         fmt::format("Calibrated to the untraced run: the traced steps took {} at P50, the untraced {}; the "

@@ -111,7 +111,8 @@ double p50_of(const std::vector<double>& v) {
 }  // namespace
 
 bool ProgramResult::program_failed() const {
-  return std::any_of(runs.begin(), runs.end(), [](const RunOutcome& r) { return r.failed() && !r.timed_out; });
+  return interrupted_by == 0 &&
+         std::any_of(runs.begin(), runs.end(), [](const RunOutcome& r) { return r.failed() && !r.timed_out; });
 }
 
 ProgramResult run_program(const ProgramOptions& o, const std::function<void(const std::string&)>& note) {
@@ -152,8 +153,13 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
     note(fmt::format("baseline run {}/{} (NVTX ranges only): {}", i, o.runs, res.command));
     auto r =
         run_phase(o, {"baseline", true, dir / fmt::format("baseline-{}.gsqt", i), {}, std::max(1.0, left())}, note);
+    if (!r.exec_error.empty()) throw_bad_input(r.exec_error);  // the program is not there: nothing more to run
     note(fmt::format("baseline run {}/{}: {}", i, o.runs, ended(r)));
     res.runs.push_back(std::move(r));
+    if ((res.interrupted_by = res.runs.back().interrupted_by) != 0) {  // the user stopped it: stop here
+      res.elapsed_s = since(t0);
+      return res;
+    }
     if (res.runs.back().failed() && !res.runs.back().timed_out) break;  // the same program will fail again
   }
   if (sampler) {
@@ -183,8 +189,8 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
         "whole runs, start to exit ({}; mark steps with NVTX ranges named ProfilerStep#N, or pass --step-range or "
         "--step-regex)",
         first.steps.how);
-    for (const auto& r : res.runs)
-      if (!r.failed() || r.timed_out) baseline_steps.push_back({r.wall_s * 1e9});
+    for (const auto& r : res.runs)  // a run stopped at the budget has no whole-run time
+      if (!r.failed() && !r.timed_out) baseline_steps.push_back({r.wall_s * 1e9});
   }
   res.steps = summarize_steps(baseline_steps);
   if (res.program_failed()) {
@@ -206,6 +212,11 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
       note("traced run (gpusqueeze trace): " + res.command);
       auto r = run_phase(o, {"traced", false, dir / "traced.gsqt", {}, left()}, note);
       note("traced run: " + ended(r));
+      if ((res.interrupted_by = r.interrupted_by) != 0) {
+        res.runs.push_back(std::move(r));
+        res.elapsed_s = since(t0);
+        return res;
+      }
       if (r.traced && !r.files.empty()) {
         res.trace_file = r.files.front();
         // The same steps timed the same way in both runs, warm-up split off alike: their ratio is the recorder's.
@@ -248,7 +259,9 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
   }
 
   // 3. The allocator's history of a PyTorch program.
-  if (o.memory && looks_like_python(o, first)) {
+  if (o.memory && res.program_failed()) {
+    res.notes.push_back("memory run skipped: the program failed in its traced run");
+  } else if (o.memory && looks_like_python(o, first)) {
     if (left() < 1.5 * longest) {
       res.notes.push_back(
           fmt::format("memory run skipped: a baseline run took {:.0f} s and {:.0f} s of the budget are left (--budget)",
@@ -263,6 +276,7 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
           o, {"memory", true, dir / "memory.gsqt", {"GSQ_MEMORY_SNAPSHOT_DIR=" + fs::absolute(snaps).string()}, left()},
           note);
       note("memory run: " + ended(r));
+      res.interrupted_by = r.interrupted_by;
       for (const auto& e : fs::directory_iterator(snaps))
         if (e.path().extension() == ".pickle") res.memory_snapshots.push_back(e.path());
       std::sort(res.memory_snapshots.begin(), res.memory_snapshots.end());

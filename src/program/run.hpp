@@ -63,6 +63,7 @@ struct ProgramResult {
   std::vector<std::filesystem::path> memory_snapshots;  // phase 3
   std::vector<std::string> notes;                       // what was skipped or could not be read, and why
   double elapsed_s = 0;
+  int interrupted_by = 0;  // the user stopped a run (Ctrl-C: SIGINT passed on to the program); nothing more was run
   [[nodiscard]] bool program_failed() const;
 };
 

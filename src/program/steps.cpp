@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -23,8 +24,15 @@ const char* to_string(StepSource s) {
 
 StepTimes steps_from_ranges(const std::vector<trace::TraceFile>& files, const std::regex& pattern,
                             const std::string& pattern_text) {
-  // (file, thread) → the start times of its matching ranges.
-  std::map<std::pair<size_t, uint32_t>, std::vector<int64_t>> starts;
+  // (file, thread, name without its digits) → the start times of its matching ranges. The name keeps two optimizers
+  // of one loop (a GAN's, a wrapper around AdamW) apart, each a step of its own; ProfilerStep#0, #1, … stay one.
+  std::map<std::tuple<size_t, uint32_t, std::string>, std::vector<int64_t>> starts;
+  auto without_digits = [](const std::string& n) {
+    std::string out;
+    for (char c : n)
+      if (!std::isdigit(static_cast<unsigned char>(c))) out += c;
+    return out;
+  };
   for (size_t f = 0; f < files.size(); ++f) {
     const auto& file = files[f];
     std::vector<char> matches(file.strings.size(), -1);  // per string id: -1 unknown, 0 no, 1 yes
@@ -32,7 +40,7 @@ StepTimes steps_from_ranges(const std::vector<trace::TraceFile>& files, const st
       if (r.kind != static_cast<uint8_t>(trace::RecordKind::range) || r.name >= file.strings.size()) continue;
       char& m = matches[r.name];
       if (m < 0) m = std::regex_match(file.strings[r.name], pattern) ? 1 : 0;
-      if (m) starts[{f, r.tid}].push_back(r.start_ns);
+      if (m) starts[{f, r.tid, without_digits(file.strings[r.name])}].push_back(r.start_ns);
     }
   }
   StepTimes out;
@@ -46,9 +54,10 @@ StepTimes steps_from_ranges(const std::vector<trace::TraceFile>& files, const st
   auto& s = best->second;
   std::sort(s.begin(), s.end());
   for (size_t i = 1; i < s.size(); ++i) out.ns.push_back(static_cast<double>(trace::diff_ns(s[i], s[i - 1])));
-  const auto& file = files[best->first.first];
-  out.how = fmt::format("NVTX ranges /{}/, start to start, {} steps on thread {} of pid {}", pattern_text,
-                        out.ns.size(), best->first.second, file.header.value("pid", 0));
+  const auto& [file_index, tid, name] = best->first;
+  out.how = fmt::format("NVTX ranges /{}/ ({}), start to start, {} steps on thread {} of pid {}", pattern_text, name,
+                        out.ns.size(), tid,
+                        files[file_index].header.is_object() ? files[file_index].header.value("pid", 0) : 0);
   return out;
 }
 

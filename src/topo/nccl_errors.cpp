@@ -350,11 +350,15 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
     // An async event that is no error ("GID table change", "port active") is the NIC telling, not failing.
     if (id == "ib-async-event" && !has_ci(line, "error") && !has_ci(line, "fatal") && !has_ci(line, "failed")) continue;
     if (id == "ib-async-event" && !facts.contains("event")) {
-      size_t at = line.find("async event : ");
-      at = at != std::string_view::npos ? at + 14 : line.find("): ");
-      if (at != std::string_view::npos && line.find("async fatal event") != std::string_view::npos &&
-          line.substr(at, 3) == "): ")
-        at += 3;
+      // "Got async event : port error", "async fatal event on QP (0x…): local access violation …", "async fatal
+      // event: <reason>": the text after the event's colon.
+      size_t at = std::string_view::npos;
+      for (const std::string_view key : {"async event : ", "async event: ", "async fatal event: "})
+        if (const size_t f = line.find(key); f != std::string_view::npos && at == std::string_view::npos)
+          at = f + key.size();
+      if (const size_t f = line.find("async fatal event on ");
+          at == std::string_view::npos && f != std::string_view::npos)
+        if (const size_t c = line.find("): ", f); c != std::string_view::npos) at = c + 3;
       if (at != std::string_view::npos && at < line.size()) facts["event"] = std::string(line.substr(at, 80));
     }
     if (id == "ib-completion-error") {

@@ -27,7 +27,7 @@ struct ErrorKind {
 struct ErrorSeen {
   std::string id;
   size_t count = 0;
-  size_t first_line = 0;
+  size_t first_line = 0, last_line = 0;
   std::string example;  // the first line (at most 300 characters)
   std::set<int> ranks;
   std::map<std::string, std::string> facts;  // "status": "12", "received": "56", "expected": "64", "code": "2"…

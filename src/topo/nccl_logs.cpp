@@ -263,6 +263,7 @@ struct Reader {
         it = log.errors.end() - 1;
       }
       ++it->count;
+      it->last_line = fl.number;
       if (has(fl.text, "NET/OFI")) ++it->plugin_lines;
       if (fl.rank >= 0) it->ranks.insert(fl.rank);
       if (std::string_view(k->id) == "ib-completion-error" && facts.contains("status"))
@@ -552,9 +553,10 @@ struct Reader {
     // NCCL going on without a feature that failed to start (CollNet/SHARP, a plugin): the failure before it was
     // survived.
     if (warn_line &&
-        ((has(line, " using ") && has(line, " instead")) || has(line, "falling back") || has(line, "Falling back")) &&
-        log.fallbacks.size() < 4)
-      log.fallbacks.push_back(line.substr(0, 200));
+        ((has(line, " using ") && has(line, " instead")) || has(line, "falling back") || has(line, "Falling back"))) {
+      if (log.fallbacks.size() < 4) log.fallbacks.push_back(line.substr(0, 200));
+      log.last_fallback_line = fl.number;
+    }
     // aws-ofi-nccl giving up at its initialisation: NCCL goes on without it (on its IB or socket transport).
     if (scan.has<"NET/OFI">() && (has(line, "initialization failed") || has(line, "Failed to initialize")))
       log.net_plugin_init_failed = true;
@@ -801,7 +803,9 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
     }
     const bool other_fatal = std::any_of(log.errors.begin(), log.errors.end(),
                                          [&](const ErrorSeen& x) { return x.id != e.id && error_kind(x.id).fatal; });
-    if (e.id == "nccl-system-error" && !log.fallbacks.empty() && !other_fatal && log.timeouts.empty()) {
+    // Only failures before the (last) fallback: a system error after it is a failure of the job that went on.
+    if (e.id == "nccl-system-error" && !log.fallbacks.empty() && !other_fatal && log.timeouts.empty() &&
+        e.last_line < log.last_fallback_line) {
       // The failed calls were a feature starting up, and NCCL said it went on without it.
       out.push_back(
           make("nccl-fallback", Severity::warn,

@@ -64,6 +64,7 @@ struct NcclLog {
   size_t warn_lines = 0, unknown_warn_lines = 0;  // all WARN lines; those the catalogue does not know
   std::map<std::string, std::string> store_bind;  // the c10d store's bind warnings: port, bind_error
   bool net_plugin_init_failed = false;
+  size_t last_fallback_line = 0;
   std::vector<std::string> fallbacks;  // NCCL going on without a feature: "Cannot initialize CollNet, using … instead"
                                        // // the external network plugin (aws-ofi-nccl) failed to initialise
   std::map<std::string, std::string> network_by_host;  // "Using network …" per host

@@ -15,10 +15,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <optional>
 
 namespace gsq::trace {
@@ -58,7 +62,9 @@ std::string conflicting_tool(const fs::path& our_library) {
 
 namespace {
 pid_t g_child = -1;
+volatile sig_atomic_t g_forwarded = 0;  // the last signal passed on to the child (the user's Ctrl-C, a TERM)
 void forward_signal(int sig) {
+  g_forwarded = sig;
   if (g_child > 0) kill(g_child, sig);
 }
 
@@ -97,14 +103,40 @@ bool pump(LinePipe& p, const std::function<void(std::string_view, int64_t)>& on_
   write_all(p.to, buf, static_cast<size_t>(got));
   p.partial.append(buf, static_cast<size_t>(got));
   size_t start = 0;
-  for (size_t nl; (nl = p.partial.find('\n', start)) != std::string::npos; start = nl + 1)
+  // A carriage return ends a line too: progress bars (tqdm) rewrite one line with \r and end it only at the close.
+  for (size_t nl; (nl = p.partial.find_first_of("\r\n", start)) != std::string::npos; start = nl + 1)
     on_line(std::string_view(p.partial).substr(start, nl - start), now);
   p.partial.erase(0, start);
-  if (p.partial.size() > (1u << 20)) {  // a megabyte without a newline (a progress bar's \r): hand it over as is
+  if (p.partial.size() > (1u << 20)) {  // a megabyte without a line end: hand it over as is
     on_line(p.partial, now);
     p.partial.clear();
   }
   return true;
+}
+
+// `root` and every process below it (from /proc's parent links), so a stop reaches the program a shell or launcher
+// started, not only the shell.
+std::vector<pid_t> process_tree(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const size_t close = line.rfind(')');  // "pid (comm) state ppid ...": comm may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(line.c_str() + close + 1, " %c %d", &state, &ppid) == 2)
+      children[ppid].push_back(static_cast<pid_t>(std::atoi(name.c_str())));
+  }
+  std::vector<pid_t> tree{root};
+  for (size_t i = 0; i < tree.size(); ++i)
+    if (const auto it = children.find(tree[i]); it != children.end())
+      tree.insert(tree.end(), it->second.begin(), it->second.end());
+  return tree;
 }
 
 // Waits for the child while passing its output through `pipes` and enforcing the timeout: SIGINT when it runs out,
@@ -115,6 +147,7 @@ int watch_child(pid_t child, std::vector<LinePipe>& pipes, const LaunchOptions& 
   int status = 0, stage = 0;
   std::optional<int64_t> ended;
   const int kSignals[] = {SIGINT, SIGTERM, SIGKILL};
+  std::vector<pid_t> stopped;  // the child's descendants when the budget ran out
   while (true) {
     if (!ended) {
       const pid_t w = waitpid(child, &status, WNOHANG);
@@ -124,7 +157,11 @@ int watch_child(pid_t child, std::vector<LinePipe>& pipes, const LaunchOptions& 
     if (ended && (!open || steady_ns() - *ended > 1'000'000'000)) break;
     if (!ended && o.timeout_s > 0 && stage < 3 &&
         static_cast<double>(steady_ns() - start) / 1e9 > o.timeout_s + 5.0 * stage) {
-      kill(child, kSignals[stage++]);
+      for (const pid_t p : process_tree(child)) {
+        kill(p, kSignals[stage]);
+        if (p != child && std::find(stopped.begin(), stopped.end(), p) == stopped.end()) stopped.push_back(p);
+      }
+      ++stage;
       timed_out = true;
     }
     std::vector<pollfd> fds;
@@ -145,6 +182,10 @@ int watch_child(pid_t child, std::vector<LinePipe>& pipes, const LaunchOptions& 
   for (auto& p : pipes)
     if (p.fd >= 0) close(p.fd);
   ended_ns = *ended;
+  // What the stopped program left running (a shell's background job ignores SIGINT; the shell itself is gone): the
+  // stop is the run's end for them too.
+  for (const pid_t p : stopped)
+    if (kill(p, 0) == 0) kill(p, SIGKILL);
   return status;
 }
 }  // namespace
@@ -195,7 +236,12 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
   // The Python shim, in a folder of this run's own that goes when the run ends.
   fs::path shim_dir;
   if (o.python_shim && result.traced) {
-    shim_dir = fs::temp_directory_path() / fmt::format("gsq-pyshim-{}", getpid());
+    // A folder of our own (mkdtemp: created here, mode 0700), never one someone else may have made first.
+    std::string tmpl = (fs::temp_directory_path() / "gsq-pyshim-XXXXXX").string();
+    if (!mkdtemp(tmpl.data()))
+      throw_bad_input(
+          fmt::format("cannot make a folder in {}: {}", fs::temp_directory_path().string(), std::strerror(errno)));
+    shim_dir = tmpl;
     write_python_shim(shim_dir);
     const char* pp = std::getenv("PYTHONPATH");
     env_set.push_back("PYTHONPATH=" + shim_dir.string() + (pp && *pp ? ":" + std::string(pp) : ""));
@@ -242,6 +288,7 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
   close(exec_pipe[0]);
   if (got == static_cast<ssize_t>(sizeof exec_errno))
     result.exec_error = fmt::format("cannot run {}: {}", o.command.front(), std::strerror(exec_errno));
+  g_forwarded = 0;
   g_child = child;
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
@@ -271,6 +318,7 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);
   g_child = -1;
+  result.interrupted_by = g_forwarded;
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
     result.term_signal = WTERMSIG(status);

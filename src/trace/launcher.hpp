@@ -40,6 +40,7 @@ struct LaunchResult {
   std::vector<std::filesystem::path> files;  // trace files this run wrote (one per traced process)
   double wall_s = 0;                         // from the start of the program to its end
   bool timed_out = false;                    // ended by LaunchOptions::timeout_s
+  int interrupted_by = 0;  // a SIGINT/SIGTERM/SIGHUP this process got and passed on to the program (0: none)
 };
 
 // Finds libgsqtrace.so: $GSQ_TRACE_LIB, then lib/ beside the executable, then ../lib/gpusqueeze/. Throws

@@ -51,10 +51,31 @@ def _start(torch):
     atexit.register(dump)
 
 
-def _nvtx_dataloader(torch):
+def _nvtx(torch):
+    """NVTX push and pop that never raise, or None where this PyTorch has no NVTX built in (a CPU-only build's
+    torch.cuda.nvtx functions are stubs that raise)."""
+    if not hasattr(getattr(torch, "_C", None), "_nvtx"):
+        return None
+    nvtx = torch.cuda.nvtx
+
+    def push(name):
+        try:
+            nvtx.range_push(name)
+        except Exception:
+            pass
+
+    def pop():
+        try:
+            nvtx.range_pop()
+        except Exception:
+            pass
+
+    return push, pop
+
+
+def _nvtx_dataloader(torch, push, pop):
     try:
         from torch.utils.data import dataloader
-        nvtx = torch.cuda.nvtx
         base = dataloader._BaseDataLoaderIter
         original = base.__next__
     except Exception as e:  # another PyTorch layout: say so, never break the program
@@ -62,38 +83,31 @@ def _nvtx_dataloader(torch):
         return
 
     def __next__(self):
-        nvtx.range_push(f"enumerate(DataLoader)#{type(self).__name__}.__next__")
+        push(f"enumerate(DataLoader)#{type(self).__name__}.__next__")
         try:
             return original(self)
         finally:
-            nvtx.range_pop()
+            pop()
 
     base.__next__ = __next__
 
 
-def _nvtx_optimizer(torch):
+def _nvtx_optimizer(torch, push, pop):
     # PyTorch's global step hooks (2.0+): one call before and after every optimizer's step, whatever its class.
     try:
         from torch.optim import optimizer
-        nvtx = torch.cuda.nvtx
         pre, post = optimizer.register_optimizer_step_pre_hook, optimizer.register_optimizer_step_post_hook
     except Exception:  # an older PyTorch: no optimizer ranges, nothing else changes
         return
-
-    def before(opt, args, kwargs):
-        nvtx.range_push(f"Optimizer.step#{type(opt).__name__}.step")
-
-    def after(opt, args, kwargs):
-        nvtx.range_pop()
-
-    pre(before)
-    post(after)
+    pre(lambda opt, args, kwargs: push(f"Optimizer.step#{type(opt).__name__}.step"))
+    post(lambda opt, args, kwargs: pop())
 
 
 def _hook(torch):
-    if _NVTX_MARKERS:
-        _nvtx_dataloader(torch)
-        _nvtx_optimizer(torch)
+    marks = _nvtx(torch) if _NVTX_MARKERS else None
+    if marks:
+        _nvtx_dataloader(torch, *marks)
+        _nvtx_optimizer(torch, *marks)
     if not _OUT:
         return
     cuda = getattr(torch, "cuda", None)

@@ -250,16 +250,18 @@ TEST(CliReport, RunsTheProgramOnlyAfterEveryFileIsAcceptedAndOnlyOnThisMachine) 
   const fs::path marker = fs::temp_directory_path() / "gsq-cli-report-program-ran";
   fs::remove(marker);
   const std::string corrupt = temp_file("gsq-cli-corrupt-trace.json", "{\"traceEvents\": [");
+  // A replayed snapshot is another machine: asking to run the program with it is bad usage.
   auto r = run("report --snapshot " + kFixture + " -o " + (fs::temp_directory_path() / "gsq-cli-rp").string() +
-               " --trace " + corrupt + " -- touch " + marker.string());
+               " -- touch " + marker.string());
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_FALSE(fs::exists(marker)) << "the program ran although a file was refused";
-  // A replayed snapshot is another machine: the program is not run against it.
-  r = run("report --snapshot " + kFixture + " -o " + (fs::temp_directory_path() / "gsq-cli-rp").string() +
-          " -- touch " + marker.string());
-  EXPECT_EQ(r.rc, 3) << r.err;
-  EXPECT_NE(r.err.find("report -- CMD"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--snapshot"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(marker));
+  if (has_nvidia_driver()) {  // a GPU here: a refused file stops everything before the program starts
+    r = run("report -o " + (fs::temp_directory_path() / "gsq-cli-rp").string() + " --trace " + corrupt + " -- touch " +
+            marker.string());
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_FALSE(fs::exists(marker)) << "the program ran although a file was refused";
+  }
   r = run("report --budget 0 -- touch " + marker.string());
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_FALSE(fs::exists(marker));

@@ -12,9 +12,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <random>
+#include <thread>
 
 namespace gsq::program {
 namespace {
@@ -76,6 +78,19 @@ TEST(Steps, TheFirstDefaultMarkerThatMarksStepsIsTaken) {
   s = steps_from_ranges({f}, chain);
   EXPECT_TRUE(s.ns.empty());
   EXPECT_NE(s.how.find("ProfilerStep"), std::string::npos) << s.how;
+}
+
+// Two optimizers stepped once each per iteration (a GAN's): each marks the iteration, their ranges are not mixed.
+TEST(Steps, TwoOptimizersOfOneLoopAreNotTwoStepsAnIteration) {
+  trace::TraceFile f;
+  f.strings = {"", "Optimizer.step#Adam.step", "Optimizer.step#SGD.step"};
+  for (int i = 0; i < 5; ++i) {
+    f.records.push_back(range(1, 3, i * 30'000'000 + 10'000'000, i * 30'000'000 + 11'000'000));
+    f.records.push_back(range(2, 3, i * 30'000'000 + 25'000'000, i * 30'000'000 + 26'000'000));
+  }
+  const auto s = steps_from_ranges({f}, std::regex(kDefaultStepRanges[1]), kDefaultStepRanges[1]);
+  ASSERT_EQ(s.ns.size(), 4u);
+  for (double x : s.ns) EXPECT_DOUBLE_EQ(x, 30e6);
 }
 
 TEST(Steps, WarmupSplitOffEachRun) {
@@ -187,12 +202,46 @@ TEST(RunProgram, StoppedAtTheBudgetIsNotAFailure) {
   fs::remove_all(dir);
 }
 
+// A stop at the budget reaches what the program started too (a shell's child), not only the shell.
+TEST(RunProgram, TheBudgetStopsTheWholeProcessTree) {
+  const auto dir = temp_dir("tree");
+  auto o = cpu_options(dir, {"bash", "-c", "sleep 31.25 & wait"});
+  if (!tracer_loads(o)) GTEST_SKIP() << "the tracer library does not load here (no CUPTI)";
+  o.budget_s = 1;
+  const auto r = run_program(o, [](const std::string&) {});
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_TRUE(r.runs[0].timed_out);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  bool left = false;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    const std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    left = left || cmd == std::string(
+                              "sleep\0"
+                              "31.25\0",
+                              12);
+  }
+  EXPECT_FALSE(left) << "the shell's child outlived the stop";
+  fs::remove_all(dir);
+}
+
 TEST(RunProgram, RefusesWhatCannotRun) {
   auto o = cpu_options(fs::temp_directory_path(), {});
   EXPECT_THROW((void)run_program(o, [](const std::string&) {}), Error);
   o.command = {"true"};
   o.step_regex = "(";
   EXPECT_THROW((void)run_program(o, [](const std::string&) {}), Error);
+  o.step_regex.clear();
+  o.command = {"/nonexistent/gsq-program"};  // not there: bad input, nothing run after it
+  if (tracer_loads(o)) {
+    try {
+      (void)run_program(o, [](const std::string&) {});
+      ADD_FAILURE() << "a program that is not there was run";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+      EXPECT_NE(std::string(e.what()).find("/nonexistent/gsq-program"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // The shim against a stand-in torch: each DataLoader next() is an NVTX range named as torch.profiler names it; history
@@ -226,6 +275,7 @@ class _Nvtx:
     def range_pop(self):
         ranges.append("pop")
 cuda.nvtx = _Nvtx()
+_C = types.SimpleNamespace(_nvtx=object())  # NVTX built in (a CPU-only build has none)
 )PY";
   fs::create_directories(dir / "site" / "torch" / "utils" / "data");
   std::ofstream(dir / "site" / "torch" / "utils" / "__init__.py") << "";
@@ -264,6 +314,18 @@ class SGD:
       "'push Optimizer.step#SGD.step', 'pop'], torch.ranges\"",
       dir.string(), (dir / "shim").string(), (dir / "site").string(), (dir / "out").string());
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  // A CPU-only PyTorch (no NVTX built in: its nvtx functions raise) runs as it would without the shim.
+  fs::create_directories(dir / "cpu-only");
+  fs::copy(dir / "site" / "torch", dir / "cpu-only" / "torch", fs::copy_options::recursive);
+  std::ofstream(dir / "cpu-only" / "torch" / "__init__.py", std::ios::app)
+      << "del _C\ndef _raise(*a):\n    raise RuntimeError('NVTX functions not installed')\n"
+         "cuda.nvtx.range_push = _raise\ncuda.nvtx.range_pop = _raise\n";
+  const std::string cpu_only = fmt::format(
+      "cd {} && PYTHONPATH={}:{} GSQ_NVTX_MARKERS=1 python3 -c \"import torch; from torch.utils.data import "
+      "dataloader; from torch.optim import optimizer; assert next(dataloader._MultiProcessingDataLoaderIter()) == 7; "
+      "optimizer.SGD().step()\"",
+      dir.string(), (dir / "shim").string(), (dir / "cpu-only").string());
+  EXPECT_EQ(std::system(cpu_only.c_str()), 0) << cpu_only;
   // Without a sitecustomize of the environment's own, nothing is said on stderr (the program's output is its own).
   const std::string alone = fmt::format(
       "cd {} && PYTHONPATH={} GSQ_NVTX_MARKERS=1 python3 -c 'import sys; print(sys.modules[\"sitecustomize\"])' "
