@@ -190,9 +190,8 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Print what each rank loads (torch.cuda.nccl.version(), nvidia-smi, ldd on libnccl) and align them: one NCCL "
        "for every rank, a driver at least as new as the CUDA runtime needs"},
       {"watchdog-timeout",
-       {"Watchdog caught collective operation timeout", "Some NCCL operations have failed or timed out",
-        "watchdog got stuck", "Heartbeat monitor timed out", "Timeout at NCCL work", "timed out in",
-        "detected by watchdog", "collective operation timeout"},
+       {"Watchdog caught collective operation timeout", "watchdog got stuck", "Heartbeat monitor timed out",
+        "Timeout at NCCL work", "timed out in", "detected by watchdog", "collective operation timeout"},
        true,
        "PyTorch's ProcessGroupNCCL watchdog timed out a collective: some rank never entered it (or never finished it)",
        "Find the rank that never joined: TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 dumps each "
@@ -242,8 +241,9 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Check ACS and IOMMU (gpusqueeze topo), and that NCCL_P2P_DISABLE / NCCL_P2P_LEVEL are not set in the "
        "environment; on GeForce cards P2P is not supported by the driver"},
       {"comm-aborted",
-       {"NCCL communicator was aborted", "ncclCommAbort", "Process group watchdog thread terminated with exception",
-        "NCCL communicator encountered error", "DistBackendError"},
+       {"NCCL communicator was aborted", "ncclCommAbort", "Some NCCL operations have failed or timed out",
+        "Process group watchdog thread terminated with exception", "NCCL communicator encountered error",
+        "DistBackendError"},
        true,
        "the NCCL communicator was aborted after an error or timeout; the reason is in an earlier line of this or "
        "another rank's log",
