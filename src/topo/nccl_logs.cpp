@@ -427,7 +427,7 @@ struct Reader {
       log.ib_device_failed = true, hit = true;
     // NCCL's own wording counts without its prefix too (a paste with "host:pid:tid [dev] NCCL INFO" stripped).
     if ((nccl_line || scan.has<"NVLS multicast support is available">()) && scan.has<"NVLS">() &&
-        !scan.has<"not available">() && !scan.has<"0 nvls channels">() && !scan.has<"NCCL_NVLS_">())
+        !scan.has<"not available">() && !scan.has<"0 nvls channels">() && !scan.has<"NCCL_NVLS">())
       log.nvls = true, hit = true;
     if (scan.has<"Init COMPLETE">()) {
       ++log.init_complete;
