@@ -250,17 +250,23 @@ LaunchResult launch(const LaunchOptions& o, const std::function<void(const std::
 
   // With a line callback the program's stdout and stderr are pipes this process reads (see watch_child).
   int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
-  if (o.on_line && (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0))
-    throw_bad_input(fmt::format("pipe failed: {}", std::strerror(errno)));
   // The child reports a failed exec through a close-on-exec pipe (a successful exec closes it unwritten), so the
   // message reaches the CLI instead of being printed from the forked child.
-  int exec_pipe[2];
-  if (pipe2(exec_pipe, O_CLOEXEC) != 0) throw_bad_input(fmt::format("pipe failed: {}", std::strerror(errno)));
+  int exec_pipe[2] = {-1, -1};
+  // What a failure before the child runs leaves behind: the pipes made so far and the shim's folder.
+  auto fail = [&](const std::string& what) {
+    const int err = errno;
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1]})
+      if (fd >= 0) close(fd);
+    if (!shim_dir.empty()) fs::remove_all(shim_dir, ec);
+    throw_bad_input(fmt::format("{} failed: {}", what, std::strerror(err)));
+  };
+  if (o.on_line && (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)) fail("pipe");
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) fail("pipe");
   const int64_t t_start = steady_ns();
   const pid_t child = fork();
   if (child < 0) {
-    close(exec_pipe[0]), close(exec_pipe[1]);
-    throw_bad_input(fmt::format("fork failed: {}", std::strerror(errno)));
+    fail("fork");
   }
   if (child == 0) {
     close(exec_pipe[0]);
