@@ -301,6 +301,10 @@ struct Reader {
     const size_t done_at = text.find("ast completed");
     if (enq_at == std::string_view::npos) return;
     auto& p = log.progress[rank];
+    // "[PG ID 11 PG GUID 119 Rank 1]": each process group numbers its collectives on its own.
+    if (const size_t pg = text.find("[PG "); pg != std::string_view::npos)
+      if (const size_t end = text.find(" Rank", pg); end != std::string_view::npos && end - pg < 80)
+        p.group = std::string(text.substr(pg + 4, end - pg - 4));
     const int64_t enq = int_after(text, "work", enq_at);
     const int64_t done = done_at == std::string_view::npos ? -1 : int_after(text, "work", done_at);
     if (enq >= 0) p.last_enqueued = enq;
@@ -754,15 +758,22 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
     // Behind: fewer collectives completed than the others (a rank may have enqueued more and still be stuck earlier:
     // torchtune#2093's rank 0 enqueued #619732 but completed only #619724, its peer #619726); where the log gives no
     // completed count, fewer enqueued.
+    // Counts are compared within one process group only: each group numbers its collectives on its own.
     bool completed_known = false;
     for (const auto& [r, p] : log.progress) completed_known = completed_known || p.last_completed >= 0;
     auto count = [&](const auto& p) { return completed_known ? p.last_completed : p.last_enqueued; };
+    std::map<std::string, std::vector<std::pair<int, const NcclLog::Progress*>>> by_group;
+    for (const auto& [r, p] : log.progress) by_group[p.group].emplace_back(r, &p);
     int64_t most = -1;
-    for (const auto& [r, p] : log.progress) most = std::max(most, count(p));
     std::set<int> behind;
-    for (const auto& [r, p] : log.progress)
-      if (r >= 0 && count(p) >= 0 && count(p) < most) behind.insert(r);
-    if (!behind.empty() && log.progress.size() > 1)
+    for (const auto& [group, members] : by_group) {
+      if (members.size() < 2) continue;
+      int64_t top = -1;
+      for (const auto& [r, p] : members) top = std::max(top, count(*p));
+      for (const auto& [r, p] : members)
+        if (r >= 0 && count(*p) >= 0 && count(*p) < top) behind.insert(r), most = std::max(most, top);
+    }
+    if (!behind.empty())
       out.push_back(make("nccl-lagging-rank", Severity::fail,
                          fmt::format("Rank{} {} {} fewer collectives than the others (up to #{}): behind the "
                                      "collective the others waited in",

@@ -88,6 +88,8 @@ struct NcclLog {
   std::vector<Timeout> timeouts;  // one per rank and collective
   struct Progress {
     int64_t last_enqueued = -1, last_completed = -1;
+    std::string
+        group;  // the process group the line names ("ID 11 PG GUID 119"), "" when none: counts compare within one
   };
   std::map<int, Progress> progress;     // by rank (-1: a rank the log does not name)
   std::set<int> lagging_ranks;          // named by a desync report
