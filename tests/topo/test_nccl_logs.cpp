@@ -6,8 +6,10 @@
 #include "core/json_io.hpp"
 #include "support/fixtures.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace gsq::topo {
@@ -126,6 +128,30 @@ TEST(NcclLogs, TuningLinesGiveTheAlgorithmProtocolAndChannelsPerCollectiveAndSiz
   // "not available" does not make NVLS in use; the NVLS algorithm in a tuning line does.
   EXPECT_TRUE(log.nvls);
   EXPECT_FALSE(parse_nccl_log(text.substr(0, text.find("host:1:2 [0] NCCL INFO AllReduce: 1073741824")), "x").nvls);
+}
+
+}  // namespace
+}  // namespace gsq::topo
+
+namespace gsq::topo {
+namespace {
+
+// SYNTHETIC lines in PyTorch 2.x's watchdog layout (made here): each process group numbers its collectives on its own,
+// so ranks of two groups are not behind one another; within one group the rank with fewer completed is.
+TEST(NcclLogs, WatchdogProgressIsComparedWithinOneProcessGroup) {
+  auto line = [](int rank, int guid, int group_rank, int completed) {
+    return fmt::format(
+        "[rank{}]:[E218 04:54:22.864535778 ProcessGroupNCCL.cpp:1795] [PG ID 11 PG GUID {} Rank {}] Exception (either "
+        "an error or timeout) detected by watchdog at work: {}, last enqueued NCCL work: {}, last completed NCCL work: "
+        "{}.\n",
+        rank, guid, group_rank, completed + 1, completed + 4, completed);
+  };
+  auto lagging = [](const std::string& text) {
+    const auto f = nccl_findings(parse_nccl_log(text, "synthetic"));
+    return std::count_if(f.begin(), f.end(), [](const Finding& x) { return x.id == "nccl-lagging-rank"; });
+  };
+  EXPECT_EQ(lagging(line(13, 119, 1, 215) + line(15, 112, 0, 56)), 0);   // two groups: nothing to compare
+  EXPECT_EQ(lagging(line(13, 119, 1, 215) + line(14, 119, 0, 210)), 1);  // one group: rank 14 behind
 }
 
 }  // namespace
