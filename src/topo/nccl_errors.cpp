@@ -101,7 +101,8 @@ const std::vector<ErrorKind>& error_catalogue() {
       {"ib-unavailable",
        {"Failed to open libibverbs", "libibverbs.so", "NET/IB : No device found", "No IB devices found",
         "ibv_open_device failed", "NET/IB : Unable to open", "ibv_get_device_list failed", "output empty list",
-        "No eligible providers", "Unable to find a libfabric provider", "NET/OFI Failed to initialize"},
+        "No eligible providers", "Unable to find a libfabric provider", "NET/OFI Failed to initialize",
+        "Couldn't find any optimal provider"},
        false,
        "NCCL found no usable RDMA device (InfiniBand/RoCE: libibverbs missing in the container, no /dev/infiniband, no "
        "HCA; AWS EFA: libfabric's provider found none)",
@@ -139,7 +140,7 @@ const std::vector<ErrorKind>& error_catalogue() {
        {"unhandled system error", "ncclSystemError",
         "System call (e.g. socket, malloc) or external library call "
         "failed",
-        "NET/OFI"},
+        "NET/OFI", "OFI NCCL failure"},
        true,
        "a system call or external library NCCL uses failed (socket, shared memory, memory registration, file "
        "descriptors, libibverbs); the cause is on NCCL's WARN line before it",
@@ -345,7 +346,8 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
     if (id == "nccl-system-error" && has(line, "NET/OFI") && !has(line, "ncclSystemError") &&
         !has(line, "unhandled system error") &&
         (!has(line, "WARN") || has(line, "Failed to initialize") ||
-         !(has(line, "ERROR") || has(line, "RC: -") || has_ci(line, "couldn't") || has_ci(line, "failed"))))
+         !(has(line, "ERROR") || has(line, "RC: -") || has_ci(line, "couldn't") || has_ci(line, "failed") ||
+           has_ci(line, "failure"))))
       continue;
     // An async event that is no error ("GID table change", "port active") is the NIC telling, not failing.
     if (id == "ib-async-event" && !has_ci(line, "error") && !has_ci(line, "fatal") && !has_ci(line, "failed")) continue;

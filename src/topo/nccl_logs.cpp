@@ -386,8 +386,11 @@ struct Reader {
       if (!v.empty() && std::isdigit(static_cast<unsigned char>(v[0]))) log.nccl_version = v, hit = true;
     }
     const size_t bare_warn = scan.has<"NCCL WARN">() ? std::string_view::npos : old_style_warn(line);
-    const bool warn_line = scan.has<"NCCL WARN">() || bare_warn != std::string_view::npos;
-    const bool nccl_line = scan.has<"NCCL INFO">() || warn_line;
+    // aws-ofi-nccl's own test logger: "INFO: Function: ofi_init Line: 1076: NET/OFI …", "WARN: Function: …".
+    const bool plugin_log = scan.has<": Function: ">() && scan.has<"NET/OFI">();
+    const bool warn_line =
+        scan.has<"NCCL WARN">() || bare_warn != std::string_view::npos || (plugin_log && scan.has<"WARN: Function:">());
+    const bool nccl_line = scan.has<"NCCL INFO">() || warn_line || plugin_log;
     if (nccl_line) {
       if (const auto h = nccl_host(line); !h.empty() && log.hosts.size() < 4096) log.hosts.insert(h);
     }
@@ -507,8 +510,10 @@ struct Reader {
     if (warn_line) {
       ++log.warn_lines;
       if (log.warnings.size() < 8)
-        log.warnings.push_back(
-            line.substr(bare_warn != std::string_view::npos ? bare_warn + 6 : line.find("NCCL WARN") + 10, 240));
+        log.warnings.push_back(line.substr(bare_warn != std::string_view::npos ? bare_warn + 6
+                                           : scan.has<"NCCL WARN">()           ? line.find("NCCL WARN") + 10
+                                                                               : line.find("WARN: ") + 6,
+                                           240));
       hit = true;
     }
     // PyTorch ProcessGroupNCCL
