@@ -379,6 +379,7 @@ struct Reader {
       hit = true;
     }
     if (starts_with_digit(line) && (read_row(line, log) || (&joined != &line && read_row(joined, log)))) hit = true;
+    if (scan.has<"validation: 0">()) log.validation_off = true, hit = true;  // nccl-tests' parameter line
     // NCCL INFO
     if (log.nccl_version.empty() && scan.has<"NCCL version">()) {
       std::string v = word_after(line, "NCCL version ");
@@ -980,6 +981,12 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                        "nccl-tests stopped before its first result: the error above ended (or hung) the run",
                        {{"devices", std::to_string(log.devices.size())}},
                        "Fix the error first; then run nccl-tests again to measure"));
+  if (!log.rows.empty() && log.validation_off && wrong == 0 && !log.tests_failed)
+    out.push_back(make("nccl-tests-unvalidated", Severity::info,
+                       "nccl-tests ran with validation off (-c 0): #wrong is N/A, so nothing checked the results; the "
+                       "table measures bandwidth only",
+                       {{"rows", std::to_string(log.rows.size())}},
+                       "Run once with -c 1 (the default) to check the results before trusting the path"));
   if (!log.rows.empty()) {
     const auto& last = log.rows.back();
     const bool stopped = !log.avg_busbw && log.max_bytes > 0 && last.bytes < log.max_bytes;
@@ -1162,6 +1169,7 @@ nlohmann::json to_json(const NcclLog& log, const std::vector<Finding>& findings)
           {"avg_busbw_gbps", log.avg_busbw ? nlohmann::json(*log.avg_busbw) : nlohmann::json(nullptr)},
           {"max_bytes", log.max_bytes},
           {"out_of_bounds", log.out_of_bounds},
+          {"validation_off", log.validation_off},
           {"nccl_version", log.nccl_version},
           {"nranks", log.nranks},
           {"nnodes", log.nnodes},
