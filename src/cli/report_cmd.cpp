@@ -147,7 +147,7 @@ Action register_report(CLI::App& app) {
                             s.captured_at, s.host.hostname.ok() ? *s.host.hostname : "an unnamed host");
     } catch (const Error& e) {
       if (e.code() != ExitCode::no_gpu) throw;
-      if (with_program && o->snap.snapshot_file.empty())  // the bundled H200 page is no place for this program
+      if (with_program)  // the bundled H200 page is no place for this program (--snapshot was refused above)
         throw_no_gpu(std::string(e.what()) + "; report -- CMD runs the program on this machine's GPU");
       const auto bundled = bundled_snapshot();
       if (!bundled) throw;
@@ -263,11 +263,7 @@ Action register_report(CLI::App& app) {
     // The user's program, after every file was accepted and before the machine's own measurements: it gets the
     // budget first, the live measurements what it leaves.
     double live_budget = budget;
-    if (with_program) {
-      if (!r.this_machine)
-        throw_no_gpu(
-            "report -- CMD runs the program on this machine and judges it on this machine's GPU: none is "
-            "usable here");
+    if (with_program) {  // r.this_machine: neither --snapshot (refused above) nor the bundled page (no GPU: refused)
       auto po = o->program;
       po.trace = !o->no_trace;
       po.memory = !o->no_memory;

@@ -390,15 +390,11 @@ report::Section program_baseline_section_of(const program::ProgramResult& r) {
   const auto& s = r.steps;
   Table runs{{"run", "how it ended", "wall", "steps", "step P50"}, {}};
   for (const auto& x : r.runs) {
-    const std::string how = x.timed_out             ? "stopped at the budget"
-                            : !x.exec_error.empty() ? x.exec_error
-                            : x.term_signal         ? fmt::format("signal {}", x.term_signal)
-                                                    : fmt::format("exit {}", x.exit_code);
     const auto st = program::summarize_steps({x.steps.ns});
     runs.rows.push_back({x.phase + (x.phase == "baseline" ? " (NVTX ranges only)"
                                     : x.phase == "traced" ? " (gpusqueeze trace)"
                                                           : " (allocator history)"),
-                         how, fmt::format("{:.2f} s", x.wall_s), std::to_string(x.steps.ns.size()),
+                         x.how_it_ended(), fmt::format("{:.2f} s", x.wall_s), std::to_string(x.steps.ns.size()),
                          st.ok() ? ms(st.steady.p50) : "-"});
   }
   if (s.ok()) {
@@ -431,11 +427,8 @@ report::Section program_baseline_section_of(const program::ProgramResult& r) {
                                      [](const program::RunOutcome& x) { return x.failed() && !x.timed_out; });
     sec.findings.push_back(make_finding(
         "program-failed", Severity::fail,
-        fmt::format("the program failed in its {} run ({})", last.phase,
-                    !last.exec_error.empty() ? last.exec_error
-                    : last.term_signal       ? fmt::format("killed by signal {}", last.term_signal)
-                                             : fmt::format("exit code {}", last.exit_code)),
-        {{"command", r.command}}, "run the program alone and fix what it prints; report measures a program that works",
+        fmt::format("the program failed in its {} run ({})", last.phase, last.how_it_ended()), {{"command", r.command}},
+        "run the program alone and fix what it prints; report measures a program that works",
         "the program's exit status", 1, "program"));
   }
   sec.data = program::to_json(r);

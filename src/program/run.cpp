@@ -10,8 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 
 namespace gsq::program {
@@ -35,16 +33,8 @@ double since(std::chrono::steady_clock::time_point t0) {
 
 bool looks_like_python(const ProgramOptions& o, const RunOutcome& first) {
   const std::string exe = fs::path(o.command.front()).filename().string();
-  if (exe.starts_with("python") || exe.starts_with("torchrun") || exe.ends_with(".py") || exe == "accelerate" ||
-      exe == "deepspeed")
-    return true;
-  for (const auto& f : first.files) {
-    try {
-      if (trace::read_trace(f).header.value("command", "").find("python") != std::string::npos) return true;
-    } catch (const Error&) {
-    }
-  }
-  return false;
+  return exe.starts_with("python") || exe.starts_with("torchrun") || exe.ends_with(".py") || exe == "accelerate" ||
+         exe == "deepspeed" || first.python;
 }
 
 struct Phase {
@@ -78,37 +68,38 @@ RunOutcome run_phase(const ProgramOptions& o, const Phase& p, const std::functio
   RunOutcome out;
   static_cast<trace::LaunchResult&>(out) = r;
   out.phase = p.name;
-  if (line_re) {
-    out.steps = steps_from_lines(stamps, o.step_regex);
-  } else {
-    std::vector<trace::TraceFile> files;
-    for (const auto& f : r.files) {
-      try {
-        files.push_back(trace::read_trace(f));
-      } catch (const Error& e) {
-        note(fmt::format("{}: {} not read: {}", p.name, f.filename().string(), e.what()));
-      }
+  // Each file read once: whether a traced process was Python (for the memory run), and the steps of its ranges.
+  std::vector<trace::TraceFile> files;
+  for (const auto& f : r.files) {
+    try {
+      files.push_back(trace::read_trace(f));
+      const auto& h = files.back().header;
+      out.python = out.python || (h.is_object() && h.value("command", "").find("python") != std::string::npos);
+    } catch (const Error& e) {
+      note(fmt::format("{}: {} not read: {}", p.name, f.filename().string(), e.what()));
     }
+  }
+  if (line_re)
+    out.steps = steps_from_lines(stamps, o.step_regex);
+  else
     out.steps = steps_from_ranges(files, o.step_range.empty() ? std::vector<std::string>(std::begin(kDefaultStepRanges),
                                                                                          std::end(kDefaultStepRanges))
                                                               : std::vector<std::string>{o.step_range});
-  }
   return out;
 }
 
 std::string ended(const RunOutcome& r) {
-  std::string how = r.timed_out             ? "stopped at the budget"
-                    : !r.exec_error.empty() ? r.exec_error
-                    : r.term_signal         ? fmt::format("killed by signal {}", r.term_signal)
-                                            : fmt::format("exit {}", r.exit_code);
-  return fmt::format("{} after {:.1f} s, {} steps", how, r.wall_s, r.steps.ns.size());
-}
-
-double p50_of(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : stats::percentile(v, 0.5);
+  return fmt::format("{} after {:.1f} s, {} steps", r.how_it_ended(), r.wall_s, r.steps.ns.size());
 }
 
 }  // namespace
+
+std::string RunOutcome::how_it_ended() const {
+  return timed_out             ? "stopped at the budget"
+         : !exec_error.empty() ? exec_error
+         : term_signal         ? fmt::format("killed by signal {}", term_signal)
+                               : fmt::format("exit {}", exit_code);
+}
 
 bool ProgramResult::program_failed() const {
   return interrupted_by == 0 &&
@@ -306,7 +297,7 @@ nlohmann::json to_json(const ProgramResult& r) {
                     {"exec_error", x.exec_error},
                     {"files", files},
                     {"steps", x.steps.ns.size()},
-                    {"step_p50_ns", p50_of(x.steps.ns)},
+                    {"step_p50_ns", summarize_steps({x.steps.ns}).steady.p50},  // as the page's runs table
                     {"steps_how", x.steps.how}});
   }
   nlohmann::json j = {{"command", r.command},

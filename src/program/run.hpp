@@ -44,7 +44,10 @@ struct ProgramOptions {
 struct RunOutcome : trace::LaunchResult {
   std::string phase;  // baseline, traced, memory
   StepTimes steps;
+  bool python = false;  // a traced process of the run was a Python interpreter (its trace header's command)
   [[nodiscard]] bool failed() const { return exit_code != 0 || term_signal != 0 || !exec_error.empty(); }
+  // "stopped at the budget", the exec error, "killed by signal N" or "exit N".
+  [[nodiscard]] std::string how_it_ended() const;
 };
 
 struct ProgramResult {
