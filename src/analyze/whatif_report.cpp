@@ -196,6 +196,7 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
   // critical path only alternates between the two). 10%: the saving at which a finding warns (detail::finding). From
   // the real-model corpus: ResNet-50 inference, 7.95 ms untraced with its floor at 7.5 ms, read launch-bound once the
   // recorder's cost was taken out, and is fixed by its kernels (channels_last), not its launches.
+  bool gpu_sets_step = false;  // the floor rule below overrode the critical path's host class
   if (cls == "launch-bound" || cls == "host-bound") {
     Fixes host_free;
     host_free.host_free = true;
@@ -213,9 +214,10 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
           100.0 * (1.0 - static_cast<double>(floor.step_p50_ns) / static_cast<double>(base.step_p50_ns)), cls, was);
       if (was != gpu_cls) a.verdict.subclass.clear();
       a.verdict.cls = gpu_cls;
+      gpu_sets_step = true;
     }
   }
-  if (cls != a.verdict.cls && a.critical_path["verdict"] == cls) {
+  if (!gpu_sets_step && cls != a.verdict.cls) {
     a.verdict.summary = fmt::format(
         "{}: the largest class on the critical path ({:.1f}%); the idle-time rules said {}.", cls,
         100.0 * static_cast<double>(std::max({p.host_ns, p.cpu_ops_ns, p.wait_kernels_ns, p.wait_copies_ns})) / total,
