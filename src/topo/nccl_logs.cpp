@@ -173,7 +173,6 @@ bool read_row(const std::string& line, NcclLog& log) {
   return true;
 }
 
-// A table row's first character (after spaces) is a digit.
 // NCCL up to 2.4 printed WARN lines without the "NCCL" tag and, in many logs, without the host prefix:
 // "include/socket.h:344 WARN Socket creation failed : …". The position of " WARN " where a line is one, else npos.
 size_t old_style_warn(std::string_view s) {
@@ -190,6 +189,7 @@ size_t old_style_warn(std::string_view s) {
   return ext == "h" || ext == "cc" || ext == "cu" || ext == "c" || ext == "cpp" ? at : std::string_view::npos;
 }
 
+// A table row's first character (after spaces) is a digit.
 bool starts_with_digit(std::string_view s) {
   size_t i = s.find_first_not_of(' ');
   if (i != std::string_view::npos && s[i] == '[') {  // mpirun's "[0]" in front of a row
@@ -849,9 +849,12 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
     std::string title = k.meaning;
     title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
     std::string fix = k.first_try;
-    auto bind = e.facts;  // what the failing line says, else the bind warnings before it
-    for (const auto& [name, value] : log.store_bind) bind.emplace(name, value);
-    if (e.id == "store-timeout" && bind.contains("bind_error")) {
+    std::map<std::string, std::string> bind;  // the store's: what the failing line says, else the bind warnings
+    if (e.id == "store-timeout") {
+      bind = e.facts;
+      bind.insert(log.store_bind.begin(), log.store_bind.end());
+    }
+    if (bind.contains("bind_error")) {
       // The server side: this host could not open the store's port, whatever MASTER_ADDR the others use.
       const std::string port = bind.contains("port") ? " " + bind.at("port") : "";
       const bool in_use = bind.at("bind_error") == "port in use";

@@ -64,10 +64,11 @@ struct NcclLog {
   std::vector<std::string> warnings;      // NCCL WARN lines, the first few
   size_t warn_lines = 0, unknown_warn_lines = 0;  // all WARN lines; those the catalogue does not know
   std::map<std::string, std::string> store_bind;  // the c10d store's bind warnings: port, bind_error
-  bool net_plugin_init_failed = false;
+  bool net_plugin_init_failed = false;            // the external network plugin (aws-ofi-nccl) failed to initialise
+  // NCCL going on without a feature ("Cannot initialize CollNet, using point-to-point network instead"): the first few
+  // such lines, and the line number of the last.
+  std::vector<std::string> fallbacks;
   size_t last_fallback_line = 0;
-  std::vector<std::string> fallbacks;  // NCCL going on without a feature: "Cannot initialize CollNet, using … instead"
-                                       // // the external network plugin (aws-ofi-nccl) failed to initialise
   std::map<std::string, std::string> network_by_host;  // "Using network …" per host
   std::vector<ErrorSeen> errors;                       // catalogue families, in order of first appearance
   // NCCL_DEBUG_SUBSYS=TUNING: rank 0's choice per collective call, "AllReduce: 1048576 Bytes -> Algo RING proto
@@ -89,8 +90,8 @@ struct NcclLog {
   std::vector<Timeout> timeouts;  // one per rank and collective
   struct Progress {
     int64_t last_enqueued = -1, last_completed = -1;
-    std::string
-        group;  // the process group the line names ("ID 11 PG GUID 119"), "" when none: counts compare within one
+    // The process group the line names ("ID 11 PG GUID 119"), "" when none: counts compare within one group.
+    std::string group;
   };
   std::map<int, Progress> progress;     // by rank (-1: a rank the log does not name)
   std::set<int> lagging_ranks;          // named by a desync report
