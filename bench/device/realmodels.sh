@@ -4,10 +4,11 @@
 #            torch-traces.tgz, measure.log (no build needed)
 #   trace    every variant run under `gpusqueeze trace` (NVTX step ranges) with its traced wall time → gsq-traces.tgz,
 #            trace.log, traced.jsonl (needs the carried build: scripts/device_carry.sh)
-# Usage: run(command="bash bench/device/realmodels.sh measure")
+# Usage: run(command="[SET=heldout] bash bench/device/realmodels.sh measure")
 #        run(command="bash bench/device/realmodels.sh trace", carry=[".carry/build.txz"])
 set -uo pipefail
 phase=${1:-measure}
+SET=${SET:-corpus}  # corpus | heldout (bench/realmodels/heldout.py); PAIRS="name …" picks pairs by name
 FINAL=${OUT:-/tmp/gsq-out}
 mkdir -p "$FINAL"
 log=$FINAL/$phase.log
@@ -15,7 +16,8 @@ log=$FINAL/$phase.log
   python3 -c 'import torch, torchvision, transformers; print("torch", torch.__version__, "torchvision", torchvision.__version__, "transformers", transformers.__version__)'; } 2>&1 | tee "$log"
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
 if [ "$phase" = measure ]; then
-  REALMODELS_BUDGET_S=${REALMODELS_BUDGET_S:-470} timeout 560 python3 bench/realmodels/pairs.py measure /tmp/rm ${PAIRS:-} 2>&1 | grep -v Warning | tee -a "$log"
+  REALMODELS_BUDGET_S=${REALMODELS_BUDGET_S:-470} timeout 560 python3 bench/realmodels/pairs.py measure /tmp/rm \
+    ${PAIRS:-$(python3 bench/realmodels/pairs.py list "$SET" | awk '{print $1}')} 2>&1 | grep -v Warning | tee -a "$log"
   cp /tmp/rm/realmodels.json "$FINAL/"
   tar czf "$FINAL/torch-traces.tgz" -C /tmp/rm traces
 else
@@ -23,7 +25,7 @@ else
   export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
   B=.carry/build/gpusqueeze
   mkdir -p /tmp/gsq
-  names=${PAIRS:-$(python3 bench/realmodels/pairs.py list | awk '$1 != "static_gpt2_decode" {print $1}')}
+  names=${PAIRS:-$(python3 bench/realmodels/pairs.py list "$SET" | awk '$1 != "static_gpt2_decode" {print $1}')}
   end=$(( $(date +%s) + ${TRACE_BUDGET_S:-500} ))
   for n in $names; do
     for v in before after; do
@@ -36,4 +38,8 @@ else
   ls -la /tmp/gsq >>"$log"
   tar czf "$FINAL/gsq-traces.tgz" -C /tmp gsq
 fi
+# The tool returns files of at most 16 MiB: larger archives come back in 15 MiB parts (cat them to rejoin).
+for f in "$FINAL"/*.tgz; do
+  [ "$(stat -c%s "$f")" -gt 15000000 ] && split -b 15M "$f" "$f.part-" && rm "$f"
+done
 ls -la "$FINAL"

@@ -9,7 +9,8 @@ everyday problem and the fix an engineer makes, measured untraced, then recorded
   python3 pairs.py run NAME VARIANT [--steps N] [--warmup W]
                                             the variant's steps with NVTX ranges ProfilerStep#i (what `gpusqueeze trace
                                             -- python3 pairs.py run …` records); prints the wall time per step as JSON
-  python3 pairs.py list                     the pairs, their class and the fix
+  python3 pairs.py list [corpus|heldout]    the pairs, their class, the fix and their set (heldout.py adds the held-out
+                                            batch: models the analyzer was never tuned on)
 
 Every pair says which class of problem it plants (`cls`), which `--what-if` fix models it (`fix`, empty when none
 does) and whether it trains or infers. Step = one training or inference iteration as the user's loop runs it,
@@ -28,9 +29,10 @@ dev = "cuda"
 PAIRS = {}
 
 
-def pair(name, cls, fix, mode, what):
+def pair(name, cls, fix, mode, what, held_out=False):
     def register(fn):
-        PAIRS[name] = {"make": fn, "cls": cls, "fix": fix, "mode": mode, "what": what}
+        PAIRS[name] = {"make": fn, "cls": cls, "fix": fix, "mode": mode, "what": what,
+                       "set": "heldout" if held_out else "corpus"}
         return fn
 
     return register
@@ -469,10 +471,10 @@ def measure(out, names):
             probe = max(chunk_ms(before, 3, 0), chunk_ms(after, 3, 0))
             n = int(min(200, max(6, 250 / max(probe, 1e-3))))
             b, a = [], []
-            for _ in range(7):  # interleaved rounds
+            for _ in range(int(os.environ.get("REALMODELS_ROUNDS", "7"))):  # interleaved rounds
                 b.append(chunk_ms(before, n, drain))
                 a.append(chunk_ms(after, n, drain))
-            rec = {k: spec[k] for k in ("cls", "fix", "mode", "what")}
+            rec = {k: spec[k] for k in ("cls", "fix", "mode", "what", "set")}
             rec.update({"steps_per_round": n, "before": summary(b), "after": summary(a)})
             for variant, fn in (("before", before), ("after", after)):
                 for _ in range(drain):
@@ -519,12 +521,16 @@ def run_one(name, variant, steps, warmup):
 
 
 if __name__ == "__main__":
+    import heldout  # the held-out batch (heldout.py), registered into this table
+
+    heldout.register(sys.modules[__name__])
     args = sys.argv[1:]
-    if not args or args[0] == "list":
+    if not args or args[0] == "list":  # [list [corpus|heldout]]
         for k, v in PAIRS.items():
-            print(f"{k:24} {v['cls']:10} {v['fix'] or '-':16} {v['mode']:6} {v['what']}")
-    elif args[0] == "measure":
-        measure(args[1], args[2:] or list(PAIRS))
+            if len(args) < 2 or v["set"] == args[1]:
+                print(f"{k:28} {v['cls']:10} {v['fix'] or '-':16} {v['mode']:6} {v['set']:8} {v['what']}")
+    elif args[0] == "measure":  # the corpus unless names are given
+        measure(args[1], args[2:] or [k for k, v in PAIRS.items() if v["set"] == "corpus"])
     elif args[0] == "run":
         opts = dict(zip(args[3::2], args[4::2]))
         run_one(args[1], args[2], int(opts.get("--steps", 8)), int(opts.get("--warmup", 5)))

@@ -1,0 +1,152 @@
+"""The real-model corpus's held-out batch: pairs of the same classes of everyday problem as pairs.py's, on models and
+sizes the analyzer was never tuned on (torchvision and transformers, random weights). Measured first with the analyzer
+as it stood, so the first-pass score is the honest one; see bench/results/*-realmodels-heldout.
+
+Registered into pairs.py's table (`python3 pairs.py list` shows them with set "heldout"); run them by name:
+  python3 pairs.py measure OUT dl_convnext_tiny_train h2d_efficientnet_b0_infer …"""
+import torch
+
+
+def register(p):
+    """Adds the held-out pairs to p.PAIRS; p is the pairs module (its helpers: tv_model, hf_model, images, …)."""
+    dev = p.dev
+
+    def pair(name, cls, fix, mode, what):
+        return p.pair(name, cls, fix, mode, what, held_out=True)
+
+    @pair("dl_convnext_tiny_train", "dataloader", "host", "train",
+          "ConvNeXt-T AMP training, b32, CPU augmentation in the DataLoader: num_workers=0 → 8 workers + pin_memory")
+    def _():
+        return p.dataloader_pair("convnext_tiny", 32, True)
+
+    @pair("dl_mobilenet_v3_large_infer", "dataloader", "host", "infer",
+          "MobileNetV3-large bf16 inference, b64, CPU augmentation in the DataLoader: num_workers=0 → 8 workers + "
+          "pin_memory")
+    def _():
+        return p.dataloader_pair("mobilenet_v3_large", 64, False)
+
+    @pair("h2d_efficientnet_b0_infer", "copy", "pinned", "infer",
+          "EfficientNet-B0 bf16 inference, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + "
+          "non_blocking")
+    def _():
+        m1 = p.tv_model("efficientnet_b0").eval().to(torch.bfloat16)
+        m2 = p.tv_model("efficientnet_b0").eval().to(torch.bfloat16)
+        pageable, pinned = p.images(128), p.images(128, pinned=True)
+
+        def run(m, x):
+            with torch.no_grad():
+                return m(x.to(torch.bfloat16))
+
+        return (lambda: run(m1, pageable.to(dev))), (lambda: run(m2, pinned.to(dev, non_blocking=True)))
+
+    @pair("item_mobilenet_v2_train", "sync", "sync", "train",
+          "MobileNetV2 AMP training, b32 on device-resident data, loss.item() and accuracy .item() logged every step "
+          "→ no per-step sync")
+    def _():
+        m1, m2 = p.tv_model("mobilenet_v2"), p.tv_model("mobilenet_v2")
+        o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
+        x, y = p.images(32).to(dev), p.labels(32)
+
+        def make(m, opt, log):
+            def step():
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    out = m(x)
+                    loss = torch.nn.functional.cross_entropy(out, y)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                if log:
+                    return loss.item(), (out.argmax(1) == y).float().mean().item()
+                return loss
+
+            return step
+
+        return make(m1, o1, True), make(m2, o2, False)
+
+    @pair("graphs_resnet18_infer", "launch", "graphs", "infer",
+          "ResNet-18 bf16 inference at batch 1, eager → the forward captured in a CUDA graph")
+    def _():
+        model = p.tv_model("resnet18").eval().to(torch.bfloat16)
+        x = p.images(1).to(dev, torch.bfloat16)
+
+        def fwd(inp):
+            with torch.no_grad():
+                return model(inp)
+
+        return (lambda: fwd(x)), p.graphed(fwd, x)
+
+    @pair("graphs_gpt2_infer", "launch", "graphs", "infer",
+          "GPT-2 (124M) bf16 forward at batch 1 × 16 tokens, no KV cache, eager → the forward captured in a CUDA graph")
+    def _():
+        model = p.hf_model("gpt2").eval().to(torch.bfloat16)
+        ids = torch.randint(0, 50257, (1, 16), device=dev)
+
+        def fwd(inp):
+            with torch.no_grad():
+                return model(input_ids=inp, use_cache=False).logits
+
+        return (lambda: fwd(ids)), p.graphed(fwd, ids)
+
+    @pair("cl_resnext50_infer", "layout", "layout", "infer",
+          "ResNeXt-50 32×4d bf16 inference, b64, NCHW → model and input channels_last")
+    def _():
+        m1 = p.tv_model("resnext50_32x4d").eval().to(torch.bfloat16)
+        m2 = p.tv_model("resnext50_32x4d").eval().to(torch.bfloat16).to(memory_format=torch.channels_last)
+        x1 = p.images(64).to(dev, torch.bfloat16)
+        x2 = x1.contiguous(memory_format=torch.channels_last)
+
+        def run(m, x):
+            with torch.no_grad():
+                return m(x)
+
+        return (lambda: run(m1, x1)), (lambda: run(m2, x2))
+
+    @pair("cl_regnet_y_1_6gf_infer", "layout", "layout", "infer",
+          "RegNetY-1.6GF bf16 inference, b128, NCHW → model and input channels_last")
+    def _():
+        m1 = p.tv_model("regnet_y_1_6gf").eval().to(torch.bfloat16)
+        m2 = p.tv_model("regnet_y_1_6gf").eval().to(torch.bfloat16).to(memory_format=torch.channels_last)
+        x1 = p.images(128).to(dev, torch.bfloat16)
+        x2 = x1.contiguous(memory_format=torch.channels_last)
+
+        def run(m, x):
+            with torch.no_grad():
+                return m(x)
+
+        return (lambda: run(m1, x1)), (lambda: run(m2, x2))
+
+    @pair("bf16_gpt2_infer", "precision", "", "infer",
+          "GPT-2 (124M) fp32 forward, b16 × 512 tokens (TF32 off, PyTorch's default) → bf16 autocast")
+    def _():
+        model = p.hf_model("gpt2").eval()
+        ids = torch.randint(0, 50257, (16, 512), device=dev)
+
+        def make(bf16):
+            def step():
+                torch.backends.cuda.matmul.allow_tf32 = False
+                with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                    return model(input_ids=ids, use_cache=False).logits
+
+            return step
+
+        return make(False), make(True)
+
+    @pair("sdpa_bert_train", "attention", "", "train",
+          "BERT-base AMP training, b8 × 512 tokens, eager attention → scaled_dot_product_attention")
+    def _():
+        m1, m2 = p.hf_model("bert", attn="eager"), p.hf_model("bert", attn="sdpa")
+        o1, o2 = (torch.optim.AdamW(m.parameters(), lr=1e-5, fused=True) for m in (m1, m2))
+        ids = torch.randint(0, 30522, (8, 512), device=dev)
+        y = torch.randint(0, 2, (8,), device=dev)
+        return p.hf_train_step(m1, o1, input_ids=ids, labels=y), p.hf_train_step(m2, o2, input_ids=ids, labels=y)
+
+    @pair("fused_adamw_gpt2_train", "optimizer", "", "train",
+          "GPT-2 (124M) AMP training, b4 × 256 tokens, AdamW(foreach=False) (a kernel per parameter per op) → "
+          "AdamW(fused=True)")
+    def _():
+        m1, m2 = p.hf_model("gpt2"), p.hf_model("gpt2")
+        o1 = torch.optim.AdamW(m1.parameters(), lr=1e-5, foreach=False)
+        o2 = torch.optim.AdamW(m2.parameters(), lr=1e-5, fused=True)
+        ids = torch.randint(0, 50257, (4, 256), device=dev)
+        kw = dict(input_ids=ids, labels=ids, use_cache=False)
+        return p.hf_train_step(m1, o1, **kw), p.hf_train_step(m2, o2, **kw)
