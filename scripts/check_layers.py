@@ -26,6 +26,7 @@ ALLOWED = {
     "tune": {"core", "host", "gpu"},
     "report": {"core", "gpu"},
     "program": {"core", "gpu", "trace", "analyze"},
+    "fleet": {"core"},
     "cli": None,  # the top: may include any library
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what gpusqueeze needs to build and test, by package name, skipping what is already there.
 #   Debian packages: CLI11, fmt, nlohmann-json, simdjson, zlib, cpp-httplib, GoogleTest, prometheus (promtool),
-#   Open MPI (probe nccl --mpi's plugin)
-#   PyPI: nvidia-nvml-dev (nvml.h only; the driver's libnvidia-ml.so.1 is opened at run time)
+#   Open MPI (probe nccl --mpi's plugin), shellcheck (the Slurm scripts' test)
+#   PyPI: nvidia-nvml-dev (nvml.h only; the driver's libnvidia-ml.so.1 is opened at run time); PyYAML, jsonschema and
+#   kubernetes-validate (the deploy tests, tests/deploy: manifests against the Kubernetes and CRD schemas)
 # The CUDA toolkit (nvcc 13) must already be installed; the script says so if it is not.
 set -euo pipefail
 
 need_apt=()
-for pkg in cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libsimdjson-dev zlib1g-dev libcpp-httplib-dev libtomlplusplus-dev libonnx-dev libprotobuf-dev libopenmpi-dev openmpi-bin help2man dpkg-dev pkg-config prometheus python3-pip; do
+for pkg in cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libsimdjson-dev zlib1g-dev libcpp-httplib-dev libtomlplusplus-dev libonnx-dev libprotobuf-dev libopenmpi-dev openmpi-bin help2man dpkg-dev pkg-config prometheus python3-pip shellcheck; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then
@@ -15,6 +16,16 @@ if ((${#need_apt[@]})); then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# The deploy tests' Python modules, into the python3 that CTest runs them with.
+need_pip=()
+python3 -c 'import yaml' 2>/dev/null || need_pip+=(PyYAML)
+python3 -c 'import jsonschema' 2>/dev/null || need_pip+=(jsonschema)
+python3 -c 'import kubernetes_validate' 2>/dev/null || need_pip+=('kubernetes-validate>=1.28')
+if ((${#need_pip[@]})); then
+  echo "setup: installing from PyPI for the deploy tests: ${need_pip[*]}" >&2
+  python3 -m pip install -q --disable-pip-version-check "${need_pip[@]}"
 fi
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi

@@ -35,6 +35,7 @@ Action register_nccl(CLI::App& app);
 Action register_topo(CLI::App& app);
 Action register_tune(CLI::App& app);
 Action register_coldstart(CLI::App& app);
+Action register_fleet(CLI::App& app);
 
 struct SnapshotOptions {
   std::string snapshot_file;  // replay instead of reading the live machine

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
       {"topo", gsq::cli::register_topo(app)},
       {"tune", gsq::cli::register_tune(app)},
       {"coldstart", gsq::cli::register_coldstart(app)},
+      {"fleet", gsq::cli::register_fleet(app)},
   };
   try {
     app.parse(argc, argv);

@@ -53,9 +53,31 @@ monitor::Collector with_tune(monitor::Collector inner, const std::string& profil
   };
 }
 
+// A recorded snapshot served as it is. An optional top-level "replay_counters" array (one object per GPU: energy_mj,
+// xid_events, last_xid) adds what only a running exporter counts, for fleet tests and demos.
 monitor::Collector replay_collector(const std::string& file) {
   auto snap = std::make_shared<gpu::Snapshot>(gpu::load_snapshot(file));
-  return [snap]() { return monitor::Collection{*snap, {}, {}}; };
+  auto counters = std::make_shared<std::vector<gpu::Counters>>();
+  const auto j = read_json_file(file, gpu::kSnapshotSchema);
+  if (auto it = j.find("replay_counters"); it != j.end()) {
+    if (!it->is_array()) throw_bad_input(file + ": replay_counters: expected an array, one object per GPU");
+    for (const auto& c : *it) {
+      if (!c.is_object()) throw_bad_input(file + ": replay_counters: expected an object per GPU");
+      gpu::Counters k;
+      auto read = [&](const char* key, Field<uint64_t>& f) {
+        if (auto v = c.find(key); v != c.end()) {
+          if (!v->is_number_unsigned())
+            throw_bad_input(fmt::format("{}: replay_counters.{}: expected a count", file, key));
+          f = Field<uint64_t>(v->get<uint64_t>());
+        }
+      };
+      read("energy_mj", k.energy_mj);
+      read("xid_events", k.xid_events);
+      read("last_xid", k.last_xid);
+      counters->push_back(std::move(k));
+    }
+  }
+  return [snap, counters]() { return monitor::Collection{*snap, *counters, {}}; };
 }
 }  // namespace
 

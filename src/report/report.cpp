@@ -35,6 +35,7 @@ std::string recorded_on_text(const TopFinding& t) {
 }
 
 std::string verdict_heading(const Report& r) {
+  if (!r.verdict_title.empty()) return r.verdict_title;
   return r.this_machine ? "Verdict on this machine" : "Verdict on the recorded machine (not this one)";
 }
 
@@ -322,14 +323,14 @@ std::string render_markdown(const Report& r) {
                     alike_text(top[i]), top[i].more.empty() ? "" : fmt::format(". More: `{}`", top[i].more));
   }
   Table steps{{"step", "status", "headline"}, {}};
-  for (const auto& c : step_cards(r)) {
+  for (const auto& c : r.method_steps ? step_cards(r) : std::vector<StepCard>{}) {
     std::string line;
     for (const auto& h : c.headlines) line += (line.empty() ? "" : "; ") + h;
     steps.rows.push_back(
         {fmt::format("{} {}", c.step == kTriageStep ? std::string("F") : std::to_string(c.step), step_name(c.step)),
          std::string(to_string(c.status)), line.empty() ? std::string(step_hint(c.step)) : line});
   }
-  md += "\n## The method, step by step\n\n" + steps.markdown() + "\n";
+  if (r.method_steps) md += "\n## The method, step by step\n\n" + steps.markdown() + "\n";
   for (const auto& sec : r.sections) {
     md += fmt::format("## {}\n\n", sec.title);
     for (const auto& n : sec.notes) md += n + "\n\n";
@@ -419,7 +420,7 @@ std::string render_html(const Report& r) {
   }
   if (!top.empty()) h += "</ol>";
   h += "<div class=\"cards\">";
-  for (const auto& c : step_cards(r)) {
+  for (const auto& c : r.method_steps ? step_cards(r) : std::vector<StepCard>{}) {
     h += fmt::format("<div class=\"card {}\"><h3>{} {}</h3><p><b>{}</b></p>",
                      c.status == StepStatus::not_measured ? "none" : to_string(c.status),
                      c.step == kTriageStep ? std::string("F") : std::to_string(c.step), step_name(c.step),
@@ -468,7 +469,7 @@ json render_json(const Report& r) {
                        {"alike", t.alike},
                        {"recorded_on", t.recorded_on}});
   json steps = json::array();
-  for (const auto& c : step_cards(r))
+  for (const auto& c : r.method_steps ? step_cards(r) : std::vector<StepCard>{})
     steps.push_back({{"step", c.step},
                      {"name", step_name(c.step)},
                      {"status", to_string(c.status)},

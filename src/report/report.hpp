@@ -91,6 +91,9 @@ struct Report {
   std::string provenance;    // "live on host X at T" or "replayed from FILE, recorded on ... at ..."
   bool this_machine = true;  // false when the page shows files recorded elsewhere (no GPU here)
   std::vector<Section> sections;
+  // Pages that are not about one machine (`fleet`): their own verdict heading, and no cards of the method's steps.
+  std::string verdict_title;
+  bool method_steps = true;
 
   // Appends a section, renaming its id ("locate" → "locate-2") when one already has it: ids are the page's anchors
   // and report.json's keys, so two traces must not share one.

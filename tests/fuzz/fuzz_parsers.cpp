@@ -1,14 +1,15 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
 // PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output, topology
-// matrices, tune profiles and coldstart's phase files and bundles. Any input must end in a result or gsq::Error (exit 2
-// in the CLI), never a crash, hang or sanitizer report. Build: cmake -DGSQ_FUZZ=ON with clang (see CONTRIBUTING.md);
-// the CPU test suite replays the corpus without libFuzzer.
+// matrices, tune profiles, coldstart's phase files and bundles, and the fleet's report.json files and PromQL answers.
+// Any input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report. Build:
+// cmake -DGSQ_FUZZ=ON with clang (see CONTRIBUTING.md); the CPU test suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
 #include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "fleet/fleet.hpp"
 #include "gpu/snapshot.hpp"
 #include "report/report.hpp"
 #include "topo/nccl_capture.hpp"
@@ -117,6 +118,10 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
       if (again.find(p.settings[i].id) == nullptr || again.find(p.settings[i].id)->value != p.settings[i].value)
         __builtin_trap();
   });
+  guarded([&] {  // a PromQL endpoint's answer, as `fleet --prometheus` reads it
+    static const auto queries = gsq::fleet::prometheus_queries({"http://p:9090", "1h", "", 1});
+    (void)gsq::fleet::judge(gsq::fleet::gpus_from_prometheus(queries, std::vector<std::string>(queries.size(), text)));
+  });
   guarded([&] {
     const auto j = gsq::parse_any_json(text, "fuzz.json");
     guarded([&] { (void)gsq::triage::audit_trt({}, gsq::triage::parse_trt_profile(j, "fuzz.json"), {}, {}); });
@@ -124,7 +129,8 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
     // An earlier report.json handed to `report --compare`.
     static const auto now = gsq::report::render_json(gsq::report::Report{});
     guarded([&] { (void)gsq::report::compare_section(j, now, "fuzz.json"); });
-    guarded([&] { (void)gsq::triage::read_phase(j, "fuzz.json"); });  // coldstart's phase files
+    guarded([&] { (void)gsq::triage::read_phase(j, "fuzz.json"); });       // coldstart's phase files
+    guarded([&] { (void)gsq::fleet::gpus_from_report(j, "fuzz.json"); });  // `fleet --reports`
     guarded([&] { (void)gsq::triage::bundle_mismatches(j, {{"torch", "2.11.0"}}); });
   });
   return 0;
