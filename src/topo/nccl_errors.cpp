@@ -140,7 +140,7 @@ const std::vector<ErrorKind>& error_catalogue() {
        {"unhandled system error", "ncclSystemError",
         "System call (e.g. socket, malloc) or external library call "
         "failed",
-        "NET/OFI", "OFI NCCL failure"},
+        "NET/OFI", "OFI NCCL failure", "Call to ibv_"},
        true,
        "a system call or external library NCCL uses failed (socket, shared memory, memory registration, file "
        "descriptors, libibverbs); the cause is on NCCL's WARN line before it",
@@ -349,6 +349,19 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
          !(has(line, "ERROR") || has(line, "RC: -") || has_ci(line, "couldn't") || has_ci(line, "failed") ||
            has_ci(line, "failure"))))
       continue;
+    // A libibverbs call NCCL made failing ("Call to ibv_reg_dmabuf_mr failed with error Operation not supported"): a
+    // failure on its own, with or without the "-> 2" chain NCCL_DEBUG=INFO would print after it. Finding no device
+    // is ib-unavailable (NCCL falls back to sockets); the async-event reader's failing is that event's.
+    if (id == "nccl-system-error" && has(line, "Call to ibv_")) {
+      if (has(line, "ibv_open_device") || has(line, "ibv_get_device_list") || has(line, "ibv_fork_init")) continue;
+      const size_t at = line.find("Call to ibv_") + 8;
+      if (!facts.contains("verbs_call")) {
+        const size_t end = line.find_first_of(" (", at);
+        facts["verbs_call"] = std::string(line.substr(at, end == std::string_view::npos ? 40 : end - at));
+        if (const size_t w = line.find("with error ", at); w != std::string_view::npos)
+          facts["verbs_error"] = std::string(line.substr(w + 11, 60));
+      }
+    }
     // An async event that is no error ("GID table change", "port active") is the NIC telling, not failing.
     if (id == "ib-async-event" && !has_ci(line, "error") && !has_ci(line, "fatal") && !has_ci(line, "failed")) continue;
     if (id == "ib-async-event" && !facts.contains("event")) {

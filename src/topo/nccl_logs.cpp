@@ -264,7 +264,8 @@ struct Reader {
       }
       ++it->count;
       it->last_line = fl.number;
-      if (has(fl.text, "NET/OFI")) ++it->plugin_lines;
+      // The plugin's own lines, and NCCL's "net.cc:N -> 2" frame of loading it (src/net.cc: the network plugins' init).
+      if (has(fl.text, "NET/OFI") || (has(fl.text, "net.cc:") && has(fl.text, " -> "))) ++it->plugin_lines;
       if (fl.rank >= 0) it->ranks.insert(fl.rank);
       if (std::string_view(k->id) == "ib-completion-error" && facts.contains("status"))
         log.ib_completion_status.push_back(std::atoi(facts.at("status").c_str()));
@@ -888,6 +889,26 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                           : e.facts.at("status") == "4" ? ", local protection error: often ACS breaking GPU Direct RDMA"
                                                         : "",
                           e.facts.contains("vendor_err") ? ", vendor err " + e.facts.at("vendor_err") : "", k.meaning);
+    if (e.id == "nccl-system-error" && e.facts.contains("verbs_call")) {
+      // What each verbs call needs (NCCL's net_ib.cc and ibvwrap.cc): registering memory needs locked memory and a
+      // GPU Direct RDMA path; queue pairs need the NIC's limits and, on RoCE, the right GID.
+      const auto& call = e.facts.at("verbs_call");
+      title = fmt::format("The RDMA call {} failed{}", call,
+                          e.facts.contains("verbs_error") ? " (" + e.facts.at("verbs_error") + ")" : "");
+      if (has(call, "dmabuf"))
+        fix =
+            "DMA-BUF registration is not supported by this host's RDMA stack or kernel: NCCL_DMABUF_ENABLE=0 makes "
+            "NCCL use nvidia-peermem instead; or update MLNX_OFED/rdma-core and the kernel (5.12+), or NCCL";
+      else if (has(call, "reg_mr"))
+        fix =
+            "Memory registration failed: `ulimit -l unlimited` for the job (containers: --ulimit memlock=-1), "
+            "nvidia-peermem loaded for GPU buffers (`lsmod | grep peermem`), NCCL_NET_GDR_LEVEL as a test";
+      else if (has(call, "qp") || has(call, "cq"))
+        fix =
+            "The NIC refused a queue pair or completion queue: on RoCE set NCCL_IB_GID_INDEX to a RoCEv2 GID "
+            "(show_gids), check the port is active (ibstatus) and the device's QP limits; fewer channels "
+            "(NCCL_IB_QPS_PER_CONNECTION, NCCL_MAX_NCHANNELS) as a test";
+    }
     if (e.id == "bootstrap-mismatch" && e.facts.contains("received"))
       title = fmt::format("Bootstrap received {} bytes instead of {}: {}", e.facts.at("received"),
                           e.facts.contains("expected") ? e.facts.at("expected") : "?", k.meaning);

@@ -93,6 +93,23 @@ TEST(NcclLogs, InventedRemovedAndDebugSettingsAreCalledOut) {
   EXPECT_THROW((void)parse_nccl_log("just some text\n", "x.log"), Error);
 }
 
+TEST(NcclLogs, AFailedVerbsCallIsAFailureEvenAtWarnLevelAndFindingNoDeviceIsNot) {
+  // SYNTHETIC lines in the shape of NCCL's misc/ibvwrap.cc WARNs (the real ones are in tests/data/triage).
+  auto ids = [](const std::string& text) {
+    std::map<std::string, Finding> out;
+    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out[f.id] = f;
+    return out;
+  };
+  auto f = ids("misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported\n");
+  ASSERT_TRUE(f.contains("nccl-nccl-system-error"));
+  EXPECT_EQ(f["nccl-nccl-system-error"].severity, Severity::fail);
+  EXPECT_NE(f["nccl-nccl-system-error"].fix.find("NCCL_DMABUF_ENABLE=0"), std::string::npos);
+  f = ids("h:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN Call to ibv_create_qp failed\n");
+  EXPECT_NE(f["nccl-nccl-system-error"].fix.find("NCCL_IB_GID_INDEX"), std::string::npos);
+  f = ids("h:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN Call to ibv_open_device failed\n");
+  EXPECT_FALSE(f.contains("nccl-nccl-system-error")) << "no device: NCCL goes on over sockets";
+}
+
 }  // namespace
 }  // namespace gsq::topo
 
