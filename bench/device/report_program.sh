@@ -39,7 +39,7 @@ for spec in "${specs[@]}"; do
 import json, sys
 j = json.load(open(sys.argv[1]))
 s = j["sections"]
-b = s.get("program-baseline", {}).get("data", {})
+b = s.get("program-baseline", {})
 st = b.get("steps", {})
 print("  baseline:", b.get("how"), "| P50 %.3f ms, P99 %.3f ms, steady %s, warm-up %s" % (
     st.get("p50_ns", 0) / 1e6, st.get("p99_ns", 0) / 1e6, st.get("steady_steps"), st.get("warmup_steps")))

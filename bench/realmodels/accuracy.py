@@ -52,8 +52,9 @@ def analyze(binary, trace, fix, *extra):
 
 
 def ranked(doc):
-    fs = [f for f in doc.get("findings", []) if f["severity"] in ("warn", "fail")]
-    return sorted(fs, key=lambda f: -(f.get("saving_ratio") or 0))
+    """The warn/fail findings in the order the analyzer gives them (core/finding.hpp rank_findings: severity, saving,
+    a specific cause just before the broader finding it is part of)."""
+    return [f for f in doc.get("findings", []) if f["severity"] in ("warn", "fail")]
 
 
 RECORDERS = (("torch", "torch/{}-{}.pt.json.gz"), ("gsq", "gsq/{}-{}.gsqt"))

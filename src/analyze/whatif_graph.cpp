@@ -70,10 +70,13 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
   std::map<std::pair<int32_t, int32_t>, std::pair<int64_t, size_t>> open;  // thread → end of its open item, index
   int64_t launched_end = 0;
   for (const auto& e : t.events) {
-    const std::pair<int32_t, int32_t> th{e.pid, e.tid};
+    std::pair<int32_t, int32_t> th{e.pid, e.tid};
     // The DataLoader's next() is recorded as a range (user_annotation) since PyTorch 1.11: an item like a CPU op, so
-    // the time the loop waits for its input is known as such.
+    // the time the loop waits for its input is known as such. `gpusqueeze trace` records the Python shim's NVTX
+    // ranges with the thread id NVTX gives, not the one CUDA's calls carry: in the launching process they are the
+    // main thread's.
     const bool loader = e.kind == Kind::annotation && detail::is_dataloader_range(t.name(e));
+    if (loader && !launching.count(th) && e.pid == main.first) th = main;
     if (!launching.count(th) || (e.kind != Kind::cpu_op && e.kind != Kind::runtime && !loader)) continue;
     auto& [open_end, open_index] = open.try_emplace(th, INT64_MIN, 0).first->second;
     if (e.start_ns >= open_end) {

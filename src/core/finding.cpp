@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gsq {
 
@@ -69,6 +70,37 @@ Severity worst(const std::vector<Finding>& findings) noexcept {
   Severity w = Severity::pass;
   for (const auto& f : findings) w = std::max(w, f.severity);
   return w;
+}
+
+std::vector<double> rank_keys(const std::vector<Finding>& findings) {
+  // A specific cause and the broader finding it is part of.
+  static constexpr std::pair<std::string_view, std::string_view> kPartOf[] = {{"unfused-optimizer", "launch-bound"},
+                                                                              {"sync-point", "launch-bound"}};
+  std::vector<double> keys;
+  for (const auto& f : findings) keys.push_back(f.saving_ratio.value_or(0));
+  for (size_t i = 0; i < findings.size(); ++i)
+    for (const auto& [part, whole] : kPartOf) {
+      if (findings[i].id != part) continue;
+      for (size_t j = 0; j < findings.size(); ++j)
+        if (findings[j].id == whole && findings[j].severity == findings[i].severity &&
+            3 * keys[i] >= findings[j].saving_ratio.value_or(0) && findings[j].saving_ratio.value_or(0) >= keys[i])
+          keys[i] = std::nextafter(findings[j].saving_ratio.value_or(0), 2.0);  // just before the broader one
+    }
+  return keys;
+}
+
+void rank_findings(std::vector<Finding>& findings) {
+  const auto keys = rank_keys(findings);
+  std::vector<size_t> order(findings.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (findings[a].severity != findings[b].severity) return findings[a].severity > findings[b].severity;
+    return keys[a] > keys[b];
+  });
+  std::vector<Finding> sorted;
+  sorted.reserve(findings.size());
+  for (size_t i : order) sorted.push_back(std::move(findings[i]));
+  findings = std::move(sorted);
 }
 
 }  // namespace gsq

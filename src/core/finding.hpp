@@ -41,4 +41,15 @@ void from_json(const nlohmann::json& j, Finding& f);
 
 [[nodiscard]] Severity worst(const std::vector<Finding>& findings) noexcept;
 
+// The order one tool's findings are read in: severity, then the saving each predicts — except that a finding naming a
+// cause that is part of a broader one (an unfused optimizer and per-step syncs are launch and sync overhead that
+// "launch-bound" counts too) comes just before the broader one when it holds at least a third of its saving: its fix
+// is a line of code, the broader one's (CUDA graphs, torch.compile) a project, and it is what users fix first. The
+// third is from the real-model corpus (bench/results/2026-12-06-h100-realmodels: fused AdamW on BERT; and the
+// held-out 2026-12-06-h200-realmodels-heldout: fused AdamW on GPT-2, loss.item() on MobileNetV2), where the measured
+// fix was the specific one at 0.48–0.96 of the broader finding's saving.
+// rank_keys() gives each finding its key (larger first, within a severity); rank_findings() sorts by it, stably.
+[[nodiscard]] std::vector<double> rank_keys(const std::vector<Finding>& findings);
+void rank_findings(std::vector<Finding>& findings);
+
 }  // namespace gsq

@@ -125,29 +125,38 @@ void Report::add(Section s) {
 
 std::vector<TopFinding> top_findings(const Report& r, size_t max) {
   std::vector<TopFinding> all;
-  for (const auto& sec : r.sections)
-    for (const auto& f : sec.findings) {
+  std::vector<double> keys;  // each line's rank key (rank_keys(): the saving, a specific cause just before its whole)
+  for (const auto& sec : r.sections) {
+    const auto sec_keys = rank_keys(sec.findings);
+    for (size_t i = 0; i < sec.findings.size(); ++i) {
+      const auto& f = sec.findings[i];
       if (f.severity == Severity::pass) continue;
       const auto same = std::find_if(
           all.begin(), all.end(), [&](const TopFinding& t) { return t.section_id == sec.id && t.finding.id == f.id; });
-      if (same == all.end())
+      if (same == all.end()) {
         all.push_back({f, sec.id, sec.more, 0, sec.recorded_on});
-      else if (f.severity > same->finding.severity ||
-               (f.severity == same->finding.severity &&
-                f.saving_ratio.value_or(0) > same->finding.saving_ratio.value_or(0))) {
+        keys.push_back(sec_keys[i]);
+      } else if (f.severity > same->finding.severity ||
+                 (f.severity == same->finding.severity &&
+                  f.saving_ratio.value_or(0) > same->finding.saving_ratio.value_or(0))) {
         same->finding = f;  // the line shows the worst of them
+        keys[static_cast<size_t>(same - all.begin())] = sec_keys[i];
         ++same->alike;
       } else {
         ++same->alike;
       }
     }
-  // Stable: equal severity and saving keep page order.
-  std::stable_sort(all.begin(), all.end(), [](const TopFinding& a, const TopFinding& b) {
-    if (a.finding.severity != b.finding.severity) return a.finding.severity > b.finding.severity;
-    return a.finding.saving_ratio.value_or(0) > b.finding.saving_ratio.value_or(0);
+  }
+  // Stable: equal severity and key keep page order.
+  std::vector<size_t> order(all.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (all[a].finding.severity != all[b].finding.severity) return all[a].finding.severity > all[b].finding.severity;
+    return keys[a] > keys[b];
   });
-  if (all.size() > max) all.resize(max);
-  return all;
+  std::vector<TopFinding> ranked;
+  for (size_t i = 0; i < order.size() && ranked.size() < max; ++i) ranked.push_back(std::move(all[order[i]]));
+  return ranked;
 }
 
 std::vector<StepCard> step_cards(const Report& r) {
