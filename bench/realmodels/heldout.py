@@ -90,30 +90,12 @@ def register(p):
     @pair("cl_resnext50_infer", "layout", "layout", "infer",
           "ResNeXt-50 32×4d bf16 inference, b64, NCHW → model and input channels_last")
     def _():
-        m1 = p.tv_model("resnext50_32x4d").eval().to(torch.bfloat16)
-        m2 = p.tv_model("resnext50_32x4d").eval().to(torch.bfloat16).to(memory_format=torch.channels_last)
-        x1 = p.images(64).to(dev, torch.bfloat16)
-        x2 = x1.contiguous(memory_format=torch.channels_last)
-
-        def run(m, x):
-            with torch.no_grad():
-                return m(x)
-
-        return (lambda: run(m1, x1)), (lambda: run(m2, x2))
+        return p.channels_last_infer_pair("resnext50_32x4d", 64)
 
     @pair("cl_regnet_y_1_6gf_infer", "layout", "layout", "infer",
           "RegNetY-1.6GF bf16 inference, b128, NCHW → model and input channels_last")
     def _():
-        m1 = p.tv_model("regnet_y_1_6gf").eval().to(torch.bfloat16)
-        m2 = p.tv_model("regnet_y_1_6gf").eval().to(torch.bfloat16).to(memory_format=torch.channels_last)
-        x1 = p.images(128).to(dev, torch.bfloat16)
-        x2 = x1.contiguous(memory_format=torch.channels_last)
-
-        def run(m, x):
-            with torch.no_grad():
-                return m(x)
-
-        return (lambda: run(m1, x1)), (lambda: run(m2, x2))
+        return p.channels_last_infer_pair("regnet_y_1_6gf", 128)
 
     @pair("bf16_gpt2_infer", "precision", "", "infer",
           "GPT-2 (124M) fp32 forward, b16 × 512 tokens (TF32 off, PyTorch's default) → bf16 autocast")

@@ -295,12 +295,11 @@ def _():
     return (lambda: fwd(ids)), graphed(fwd, ids)
 
 
-@pair("cl_resnet50_infer", "layout", "layout", "infer",
-      "ResNet-50 bf16 inference, b64, NCHW → model and input channels_last")
-def _():
-    m1 = tv_model("resnet50").eval().to(torch.bfloat16)
-    m2 = tv_model("resnet50").eval().to(torch.bfloat16).to(memory_format=torch.channels_last)
-    x1 = images(64).to(dev, torch.bfloat16)
+def channels_last_infer_pair(model_name, batch):
+    """bf16 inference of a torchvision model in NCHW, and with the model and its input channels_last."""
+    m1 = tv_model(model_name).eval().to(torch.bfloat16)
+    m2 = tv_model(model_name).eval().to(torch.bfloat16).to(memory_format=torch.channels_last)
+    x1 = images(batch).to(dev, torch.bfloat16)
     x2 = x1.contiguous(memory_format=torch.channels_last)
 
     def run(m, x):
@@ -308,6 +307,12 @@ def _():
             return m(x)
 
     return (lambda: run(m1, x1)), (lambda: run(m2, x2))
+
+
+@pair("cl_resnet50_infer", "layout", "layout", "infer",
+      "ResNet-50 bf16 inference, b64, NCHW → model and input channels_last")
+def _():
+    return channels_last_infer_pair("resnet50", 64)
 
 
 @pair("cl_resnet50_train", "layout", "layout", "train",
