@@ -20,7 +20,7 @@ struct FleetCliOptions {
   std::string prometheus, reports, since = "1h", selector, output;
   size_t min_group = 3;
   double timeout_s = 30;
-  bool json = false, all_reports = false;
+  bool json = false, since_given = false;
 };
 
 Table outlier_table(const fleet::Result& r, const std::vector<fleet::Outlier>& list) {
@@ -70,7 +70,8 @@ report::Report fleet_page(const fleet::Result& r, const nlohmann::json& data) {
   s.notes.push_back(
       "GPUs are grouped by model. A setting differs when two thirds of the group share another value; a measured "
       "signal is apart at a robust z of 3.5 (median and MAD of the group); a GPU is an outlier on a setting, a health "
-      "event (XID, uncorrectable ECC, pending remap) or two signals apart, and watched on one.");
+      "event (XID, uncorrectable ECC, pending remap) or signals of two causes apart (clock, power-cap and thermal "
+      "time are one), and watched on one.");
   for (const auto& n : r.notes) s.notes.push_back(n);
   s.tables.emplace_back("Groups", group_table(r));
   if (!r.outliers.empty()) s.tables.emplace_back("Outliers", outlier_table(r, r.outliers));
@@ -90,21 +91,26 @@ int run_fleet(const FleetCliOptions& o) {
     note(fmt::format("asking {} for the exporters' series over the last {}", o.prometheus, o.since));
     c = fleet::collect_prometheus({o.prometheus, o.since, o.selector, o.timeout_s});
   } else {
-    const auto since = o.all_reports ? std::nullopt : std::optional<double>(fleet::duration_seconds(o.since));
+    if (!o.selector.empty()) throw_bad_input("fleet: --selector filters PromQL series; --reports has none");
+    // Reports are per job: without --since every one counts (the newest per GPU), however long the jobs ran.
+    const auto since = o.since_given ? std::optional<double>(fleet::duration_seconds(o.since)) : std::nullopt;
     c = fleet::collect_reports(o.reports, since);
   }
   if (c.gpus.empty())
-    throw_bad_input(fmt::format("fleet: {} holds no GPU series or report ({}); is `gpusqueeze exporter` scraped?",
-                                c.source, fmt::join(c.notes, "; ")));
+    throw_bad_input(fmt::format("fleet: {} holds no GPU{} ({})", c.source,
+                                o.prometheus.empty() ? "" : " series: is `gpusqueeze exporter` scraped by it?",
+                                fmt::join(c.notes, "; ")));
   const auto r = fleet::judge(std::move(c), {o.min_group});
   const auto data = fleet::to_json(r);
   if (!o.output.empty()) report::write_report(fleet_page(r, data), o.output);
   if (o.json) {
     std::cout << data.dump(2) << '\n';
   } else {
-    std::cout << fmt::format("# Fleet: {} GPUs, {} group{}, {} outlier{}\n\nsource: {}\n\n", r.gpus.size(),
+    size_t outlier_gpus = 0;
+    for (const auto& x : r.outliers) outlier_gpus += x.gpus.size();
+    std::cout << fmt::format("# Fleet: {} GPUs, {} group{}, {} outlier{} ({} GPU{})\n\nsource: {}\n\n", r.gpus.size(),
                              r.groups.size(), r.groups.size() == 1 ? "" : "s", r.outliers.size(),
-                             r.outliers.size() == 1 ? "" : "s", r.source)
+                             r.outliers.size() == 1 ? "" : "s", outlier_gpus, outlier_gpus == 1 ? "" : "s", r.source)
               << group_table(r).markdown();
     if (!r.outliers.empty()) std::cout << "\n## Outliers\n\n" << outlier_table(r, r.outliers).markdown();
     if (!r.watch.empty()) std::cout << "\n## Watched: one signal apart\n\n" << outlier_table(r, r.watch).markdown();
@@ -126,9 +132,11 @@ Action register_fleet(CLI::App& app) {
       "Sources (one):\n"
       "  --prometheus URL  a PromQL endpoint (Prometheus, Thanos Query, VictoriaMetrics) scraping `gpusqueeze "
       "exporter`\n"
-      "                    on every node (deploy/kubernetes, deploy/prometheus); 16 instant queries over --since\n"
+      "                    on every node (deploy/kubernetes, deploy/prometheus); one instant query per field over "
+      "--since\n"
       "  --reports DIR     report.json files below DIR (deploy/slurm writes DIR/HOST/JOB-STAGE/report.json), the\n"
-      "                    newest per GPU written within --since (--all-reports: any age)\n"
+      "                    newest per GPU (settings and health from its newest report, each signal from the newest\n"
+      "                    that measured it), of any age unless --since is given\n"
       "GPUs are grouped by model. Compared within a group:\n"
       "  settings   driver, VBIOS, power limit, clocks, PCIe generation and width, MIG, ECC, persistence, ASPM, CPU\n"
       "             governor: a GPU differs when two thirds of its group share another value\n"
@@ -136,8 +144,11 @@ Action register_fleet(CLI::App& app) {
       "             PCIe replays far above the group's\n"
       "  signals    SM clock, power-cap and thermal time, temperature (all under load, utilisation > 50%),\n"
       "             and from reports the measured HBM copy, PCIe, launch cost and GEMM: apart at a robust z of 3.5\n"
-      "             (median and MAD of the group); two signals apart make an outlier, one is watched\n"
-      "Exit codes: 0 no outlier, 1 an outlier (a setting, a health event, or two signals), 2 bad input or an\n"
+      "             (median and MAD of the group), those under load only after a 24th of the window under load\n"
+      "             (2.5 min of 1h); signals of two causes apart make an outlier (clock, power-cap and thermal time "
+      "are\n"
+      "             one cause), one cause is watched\n"
+      "Exit codes: 0 no outlier, 1 an outlier (a setting, a health event, or two causes), 2 bad input or an\n"
       "unreachable endpoint.\n"
       "Examples:\n"
       "  gpusqueeze fleet --prometheus http://prometheus:9090 --since 6h\n"
@@ -146,9 +157,9 @@ Action register_fleet(CLI::App& app) {
   auto* src = cmd->add_option_group("source");
   src->add_option("--prometheus", o->prometheus, "PromQL endpoint, http://HOST:PORT[/PATH]");
   src->add_option("--reports", o->reports, "Folder of report.json files (searched recursively)");
-  cmd->add_option("--since", o->since, "Window: the series' lookback, or the reports' age (30m, 6h, 2d)")
+  cmd->add_option("--since", o->since,
+                  "Window: the series' lookback (default 1h), or the reports' age (default: any) (30m, 1h30m, 2d)")
       ->capture_default_str();
-  cmd->add_flag("--all-reports", o->all_reports, "--reports: every report, whatever its age");
   cmd->add_option("--selector", o->selector, "Extra PromQL label matchers for every series: 'cluster=\"a\"'");
   cmd->add_option("--min-group", o->min_group, "Smallest group that is judged")
       ->check(CLI::Range(size_t{2}, size_t{1000000}))
@@ -158,7 +169,10 @@ Action register_fleet(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print gpusqueeze.fleet/1 JSON");
   cmd->add_option("-o,--output", o->output, "Write the page: DIR/index.html, report.md, report.json");
-  return [o] { return run_fleet(*o); };
+  return [o, cmd] {
+    o->since_given = cmd->count("--since") > 0;
+    return run_fleet(*o);
+  };
 }
 
 }  // namespace gsq::cli

@@ -54,10 +54,12 @@ monitor::Collector with_tune(monitor::Collector inner, const std::string& profil
 }
 
 // A recorded snapshot served as it is. An optional top-level "replay_counters" array (one object per GPU: energy_mj,
-// xid_events, last_xid) adds what only a running exporter counts, for fleet tests and demos.
+// xid_events, last_xid, and xid_events_per_collection: XIDs added at every collection, so that a replayed GPU has
+// XIDs within any window) adds what only a running exporter counts, for fleet tests and demos.
 monitor::Collector replay_collector(const std::string& file) {
   auto snap = std::make_shared<gpu::Snapshot>(gpu::load_snapshot(file));
   auto counters = std::make_shared<std::vector<gpu::Counters>>();
+  auto xid_steps = std::make_shared<std::vector<uint64_t>>();
   const auto j = read_json_file(file, gpu::kSnapshotSchema);
   if (auto it = j.find("replay_counters"); it != j.end()) {
     if (!it->is_array()) throw_bad_input(file + ": replay_counters: expected an array, one object per GPU");
@@ -74,10 +76,19 @@ monitor::Collector replay_collector(const std::string& file) {
       read("energy_mj", k.energy_mj);
       read("xid_events", k.xid_events);
       read("last_xid", k.last_xid);
+      Field<uint64_t> step;
+      read("xid_events_per_collection", step);
+      if (step.ok() && !k.xid_events.ok()) k.xid_events = Field<uint64_t>(0);
+      xid_steps->push_back(step.ok() ? *step : 0);
       counters->push_back(std::move(k));
     }
   }
-  return [snap, counters]() { return monitor::Collection{*snap, *counters, {}}; };
+  return [snap, counters, xid_steps]() {  // one collecting thread: no lock needed
+    for (size_t i = 0; i < counters->size(); ++i)
+      if ((*xid_steps)[i] > 0)
+        (*counters)[i].xid_events = Field<uint64_t>(*(*counters)[i].xid_events + (*xid_steps)[i]);
+    return monitor::Collection{*snap, *counters, {}};
+  };
 }
 }  // namespace
 

@@ -25,6 +25,10 @@ struct FieldSpec {
   double abs_floor = 0, rel_floor = 0;
   bool fail = false;     // health: a failure, not a warning
   std::string_view fix;  // "{value}" and "{group}" are filled in
+  // Signals: the cause they share with others (the clock is lower at the power cap and when slowed for heat: one piece
+  // of evidence, not three), and whether they are read only while the GPU is under load.
+  std::string_view family = {};
+  bool under_load = false;
 };
 
 // Floors: clocks and bandwidths vary run to run by ~1% on one card (bench/results/2026-12-04-h200-shuffled, interleaved
@@ -72,21 +76,23 @@ inline constexpr std::array<FieldSpec, 26> kFields{{
      "More PCIe replays than its peers: a marginal link (riser, slot, cable); reseat it"},
     {"clock_under_load_mhz", "SM clock under load", Kind::signal, " MHz", Bad::low, 0, 0.01, false,
      "Clocks below the peers' under load: see the throttle reasons beside it (power cap: power delivery or "
-     "limit; thermal: cooling)"},
+     "limit; thermal: cooling)",
+     "clock", true},
     {"power_cap_fraction", "time at the power cap", Kind::signal, "", Bad::high, 0.03, 0, false,
-     "Held at its power limit more than its peers: check the limit, the PSU and the board's power draw"},
+     "Held at its power limit more than its peers: check the limit, the PSU and the board's power draw", "clock", true},
     {"thermal_fraction", "time slowed for heat", Kind::signal, "", Bad::high, 0.03, 0, false,
-     "Slowed for heat more than its peers: airflow, fans, or the inlet temperature of its rack"},
+     "Slowed for heat more than its peers: airflow, fans, or the inlet temperature of its rack", "clock", true},
     {"temperature_under_load_c", "temperature under load", Kind::signal, " °C", Bad::high, 2, 0, false,
-     "Hotter than its peers under load: airflow, fans, thermal paste"},
+     "Hotter than its peers under load: airflow, fans, thermal paste", "heat", true},
     {"hbm_copy_gbps", "measured device-memory copy", Kind::signal, " GB/s", Bad::low, 0, 0.01, false,
-     "Slower memory than its peers: check the memory clock and ECC state; `gpusqueeze probe mem`"},
+     "Slower memory than its peers: check the memory clock and ECC state; `gpusqueeze probe mem`", "memory", false},
     {"pcie_h2d_gbps", "measured PCIe host→device (pinned)", Kind::signal, " GB/s", Bad::low, 0, 0.02, false,
-     "A slower host link than its peers: the link, NUMA placement, IOMMU; `gpusqueeze probe pcie`"},
+     "A slower host link than its peers: the link, NUMA placement, IOMMU; `gpusqueeze probe pcie`", "pcie", false},
     {"launch_us", "measured kernel launch", Kind::signal, " µs", Bad::high, 0, 0.05, false,
-     "Slower launches than its peers: the host (CPU governor, C-states, noisy neighbours); `gpusqueeze probe launch`"},
+     "Slower launches than its peers: the host (CPU governor, C-states, noisy neighbours); `gpusqueeze probe launch`",
+     "host", false},
     {"gemm_tflops", "measured bf16 GEMM", Kind::signal, " TFLOP/s", Bad::low, 0, 0.02, false,
-     "Slower math than its peers at the same clocks: power and thermal limits; `gpusqueeze bench core`"},
+     "Slower math than its peers at the same clocks: power and thermal limits; `gpusqueeze bench core`", "math", false},
 }};
 
 }  // namespace gsq::fleet

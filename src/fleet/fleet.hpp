@@ -111,11 +111,17 @@ struct Result {
 //   - a config field differs when the group's majority value holds at least kMajority of the GPUs reporting it;
 //   - a signal is apart when its robust z (Iglewicz & Hoaglin's modified z-score) passes kZ in the field's bad
 //     direction, the scale floored per field so that identical peers do not make every small difference infinite;
-//   - a GPU with one signal apart is watched; kMinSignals agreeing make it an outlier (one noisy metric among
-//     thousands of GPUs passes 3.5 by chance; two independent ones rarely do).
+//   - a GPU with signals of one cause apart is watched; kMinSignals causes agreeing make it an outlier (one noisy
+//     metric among thousands of GPUs passes 3.5 by chance; two independent ones rarely do). The clock, the time at the
+//     power cap and the time slowed for heat are one cause (a capped or slowed sample is a lower clock);
+//   - signals read under load count only with kMinLoadSamples points under load in the window (PromQL: the
+//     subquery's points, a 240th of the window each, so a 24th of the window under load: 2.5 minutes of an hour;
+//     reports: doctor's load samples, 10 Hz). One or two samples decided false
+//     outliers on a synthetic fleet with short jobs (bench/results/2026-12-07-cpu-fleet-scale, "Short jobs").
 inline constexpr double kMajority = 2.0 / 3.0;
 inline constexpr double kZ = 3.5;
-inline constexpr int kMinSignals = 2;
+inline constexpr size_t kMinSignals = 2;
+inline constexpr double kMinLoadSamples = 10;
 
 [[nodiscard]] Result judge(Collection c, const Options& o = {});
 

@@ -23,6 +23,7 @@ double median_of(std::vector<double> v) {
 // What an NVIDIA XID code means for whoever runs the node (NVIDIA's XID catalogue,
 // docs.nvidia.com/deploy/xid-errors): the common ones only; others point at the catalogue.
 std::string xid_fix(double code) {
+  if (!(code >= 0 && code < 1e6)) return "XID of an unknown code: see NVIDIA's XID catalogue";
   switch (static_cast<int>(code)) {
     case 79:
       return "XID 79: the GPU fell off the bus — drain the node, check power and seating, reset or replace it";
@@ -42,8 +43,9 @@ std::string xid_fix(double code) {
     case 13:
     case 31:
     case 43:
-      return "XID 13/31/43: an application fault (bad address, illegal instruction) — a program's bug, not the "
-             "GPU's, unless it repeats across programs";
+    case 45:
+      return "XID 13/31/43/45: an application fault or a stopped program (bad address, illegal instruction) — a "
+             "program's bug, not the GPU's, unless it repeats across programs";
     case 119:
     case 120:
       return "XID 119/120: GSP firmware error or timeout — update the driver; reset the GPU";
@@ -52,11 +54,25 @@ std::string xid_fix(double code) {
   }
 }
 
+// The fix text with "{value}" and "{group}" filled in, in one pass: the values come from outside (a driver label, a
+// report's field) and may hold the placeholders themselves.
 std::string fill(std::string_view text, const std::string& value, const std::string& group) {
-  std::string out(text);
-  for (auto [key, with] : {std::pair<std::string_view, const std::string&>{"{value}", value}, {"{group}", group}})
-    for (size_t at; (at = out.find(key)) != std::string::npos;) out.replace(at, key.size(), with);
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    if (text.substr(at).starts_with("{value}")) {
+      out += value, at += 7;
+    } else if (text.substr(at).starts_with("{group}")) {
+      out += group, at += 7;
+    } else {
+      out += text[at++];
+    }
+  }
   return out;
+}
+
+// Application faults (a program's bad address or illegal instruction): XIDs every ML fleet sees, not the GPU's.
+bool application_xid(double code) {
+  return code == 13 || code == 31 || code == 43 || code == 45;
 }
 
 // The differences of one GPU against its group.
@@ -78,8 +94,10 @@ Result judge(Collection c, const Options& o) {
   std::vector<Judged> judged(r.gpus.size());
   for (auto& [model, members] : by_model) {
     Group g{model, members, {}, {}, {}};
-    const bool enough = members.size() >= o.min_group;
-    if (!enough)
+    const bool known = model != "unknown model";  // GPUs whose model is not said may be of several: listed only
+    const bool enough = known && members.size() >= o.min_group;
+    if (!known) g.notes.push_back("the model is not reported: listed, not compared");
+    if (known && !enough)
       g.notes.push_back(fmt::format("{} GPU{}: fewer than {}, listed but not compared", members.size(),
                                     members.size() == 1 ? "" : "s", o.min_group));
     for (const auto& f : kFields) {
@@ -100,30 +118,48 @@ Result judge(Collection c, const Options& o) {
           continue;
         }
         g.config[std::string(id)] = top->first;
-        for (size_t i : members)
+        for (size_t i : members) {
+          // The CUDA driver API's version follows the driver's: said once, as the driver.
+          if (id == "cuda_driver" && std::any_of(judged[i].config.begin(), judged[i].config.end(),
+                                                 [](const Difference& d) { return d.field == "driver"; }))
+            continue;
           if (auto it = r.gpus[i].config.find(id); it != r.gpus[i].config.end() && it->second != top->first)
             judged[i].config.push_back(
                 {std::string(id), std::string(label), "config", fmt::format("{}{}", it->second, unit),
                  fmt::format("{}{}", top->first, unit), std::nullopt,
                  fill(f.fix, fmt::format("{}{}", it->second, unit), fmt::format("{}{}", top->first, unit))});
+        }
         continue;
       }
+      // A reading the GPU has: finite, and for signals read under load, from enough time under load.
+      auto reading = [&](size_t i) -> const double* {
+        const auto& sig = r.gpus[i].signals;
+        auto it = sig.find(id);
+        if (it == sig.end() || !std::isfinite(it->second)) return nullptr;
+        if (f.under_load)
+          if (auto n = sig.find("under_load_samples"); n != sig.end() && n->second < kMinLoadSamples) return nullptr;
+        return &it->second;
+      };
       std::vector<double> values;
       for (size_t i : members)
-        if (auto it = r.gpus[i].signals.find(id); it != r.gpus[i].signals.end() && std::isfinite(it->second))
-          values.push_back(it->second);
+        if (const double* v = reading(i)) values.push_back(*v);
       if (values.empty()) continue;
       if (f.kind == Kind::health) {  // on its own: a count above zero is the event, whatever the peers saw
         for (size_t i : members) {
           auto it = r.gpus[i].signals.find(id);
           if (it == r.gpus[i].signals.end() || !(it->second > 0)) continue;
           std::string fix(f.fix);
+          bool fail = f.fail;
           if (id == "xid_events")
-            if (auto last = r.gpus[i].signals.find("last_xid"); last != r.gpus[i].signals.end())
-              fix = xid_fix(last->second) + ". " + fix;
+            if (auto last = r.gpus[i].signals.find("last_xid"); last != r.gpus[i].signals.end()) {
+              // The newest XID's code says what the count means: an application's fault is a warning without the
+              // advice to drain (earlier codes of the window are not known: the exporter keeps the newest).
+              fail = !application_xid(last->second);
+              fix = fail ? xid_fix(last->second) + ". " + fix : xid_fix(last->second);
+            }
           judged[i].health.push_back({std::string(id), std::string(label), "health",
                                       fmt::format("{:g}{}", it->second, unit), "0", std::nullopt, fill(fix, "", "")});
-          judged[i].fail = judged[i].fail || f.fail;
+          judged[i].fail = judged[i].fail || fail;
         }
         continue;
       }
@@ -135,15 +171,15 @@ Result judge(Collection c, const Options& o) {
       g.median[std::string(id)] = med;
       if (!enough || !(scale > 0)) continue;
       for (size_t i : members) {
-        auto it = r.gpus[i].signals.find(id);
-        if (it == r.gpus[i].signals.end() || !std::isfinite(it->second)) continue;
-        const double z = (it->second - med) / scale;
+        const double* v = reading(i);
+        if (v == nullptr) continue;
+        const double z = (*v - med) / scale;
         const bool apart = f.bad == Bad::high ? z >= kZ : z <= -kZ;
         if (!apart) continue;
         Difference d{std::string(id),
                      std::string(label),
                      f.kind == Kind::counter ? "health" : "signal",
-                     fmt::format("{:.4g}{}", it->second, unit),
+                     fmt::format("{:.4g}{}", *v, unit),
                      fmt::format("{:.4g}{}", med, unit),
                      z,
                      std::string(f.fix)};
@@ -157,7 +193,11 @@ Result judge(Collection c, const Options& o) {
   std::map<std::string, size_t> merged;  // node + config signature → outlier index
   for (size_t i = 0; i < r.gpus.size(); ++i) {
     const auto& j = judged[i];
-    const bool outlier = !j.config.empty() || !j.health.empty() || j.signals.size() >= kMinSignals;
+    std::set<std::string_view> families;  // signals of one cause count once
+    for (const auto& d : j.signals)
+      for (const auto& f : kFields)
+        if (f.id == d.field) families.insert(f.family);
+    const bool outlier = !j.config.empty() || !j.health.empty() || families.size() >= kMinSignals;
     const std::string group = r.gpus[i].model.empty() ? "unknown model" : r.gpus[i].model;
     if (!outlier) {
       if (!j.signals.empty()) r.watch.push_back({{i}, group, Severity::info, j.signals});
@@ -177,14 +217,18 @@ Result judge(Collection c, const Options& o) {
     }
     r.outliers.push_back(std::move(out));
   }
-  std::stable_sort(r.outliers.begin(), r.outliers.end(),
-                   [](const Outlier& a, const Outlier& b) { return a.severity > b.severity; });
+  std::stable_sort(r.outliers.begin(), r.outliers.end(), [](const Outlier& a, const Outlier& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return a.differences.size() > b.differences.size();  // more that differs first
+  });
   return r;
 }
 
 std::string subject(const Result& r, const Outlier& o) {
   const Gpu& first = r.gpus[o.gpus.front()];
-  if (o.gpus.size() == 1) return fmt::format("{} GPU {} ({})", first.node, first.index, first.uuid);
+  if (o.gpus.size() == 1)
+    return first.uuid.empty() ? fmt::format("{} GPU {}", first.node, first.index)
+                              : fmt::format("{} GPU {} ({})", first.node, first.index, first.uuid);
   std::vector<std::string> idx;
   for (size_t i : o.gpus) idx.push_back(r.gpus[i].index);
   return fmt::format("{} (GPUs {})", first.node, fmt::join(idx, ", "));

@@ -67,7 +67,11 @@ json to_json(const Result& r) {
           {"outliers", outliers},
           {"watch", watch},
           {"notes", r.notes},
-          {"rules", {{"majority", kMajority}, {"robust_z", kZ}, {"min_signals", kMinSignals}}}};
+          {"rules",
+           {{"majority", kMajority},
+            {"robust_z", kZ},
+            {"min_causes", kMinSignals},
+            {"min_load_samples", kMinLoadSamples}}}};
 }
 
 std::vector<Finding> findings(const Result& r) {
@@ -84,8 +88,10 @@ std::vector<Finding> findings(const Result& r) {
         std::move(id), o.severity, title_of(o), std::move(evidence), fmt::format("{}", fmt::join(fixes, ". ")),
         "fleet: group majority (2/3) and robust z ≥ 3.5 (Iglewicz & Hoaglin)", 7, subject(r, o)));
   };
-  for (const auto& o : r.outliers) add(o, o.severity == Severity::fail ? "fleet-health" : "fleet-outlier");
-  for (const auto& o : r.watch) add(o, "fleet-watch");
+  // One check per field that differs first: the page's verdict folds lines of one check together ("and 2 more like
+  // it"), which must be outliers of one kind.
+  for (const auto& o : r.outliers) add(o, "fleet-" + o.differences.front().field);
+  for (const auto& o : r.watch) add(o, "fleet-watch-" + o.differences.front().field);
   return out;
 }
 

@@ -1,11 +1,13 @@
 // The fleet from a PromQL endpoint that scrapes `gpusqueeze exporter`: one instant query per field over the window,
 // every series matched to its GPU by the `uuid` label the exporter puts on each of them.
 #include "core/error.hpp"
+#include "fleet/fields.hpp"
 #include "fleet/fleet.hpp"
 
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 
@@ -13,24 +15,25 @@ namespace gsq::fleet {
 
 using nlohmann::json;
 
-namespace {}  // namespace
-
 double duration_seconds(const std::string& w) {
-  static const std::regex re(R"(^([0-9]+)(ms|s|m|h|d|w|y)$)");
-  std::smatch m;
-  if (!std::regex_match(w, m, re))
-    throw_bad_input(fmt::format("--since {}: a PromQL duration is a number and a unit: 30m, 6h, 2d", w));
-  const double n = std::stod(m[1]);
-  const std::string u = m[2];
-  const double unit = u == "ms"  ? 1e-3
-                      : u == "s" ? 1
-                      : u == "m" ? 60
-                      : u == "h" ? 3600
-                      : u == "d" ? 86400
-                      : u == "w" ? 604800
-                                 : 31536000;
-  if (n * unit < 1) throw_bad_input(fmt::format("--since {}: at least one second", w));
-  return n * unit;
+  // PromQL's durations: one or more number-unit parts, largest unit first ("90m", "1h30m", "2d").
+  static const std::regex whole(R"(^([0-9]+(ms|s|m|h|d|w|y))+$)"), part(R"(([0-9]+)(ms|s|m|h|d|w|y))");
+  if (!std::regex_match(w, whole))
+    throw_bad_input(fmt::format("--since {}: a PromQL duration is numbers with units: 30m, 6h, 1h30m, 2d", w));
+  double total = 0;
+  for (auto it = std::sregex_iterator(w.begin(), w.end(), part); it != std::sregex_iterator(); ++it) {
+    const std::string u = (*it)[2];
+    const double unit = u == "ms"  ? 1e-3
+                        : u == "s" ? 1
+                        : u == "m" ? 60
+                        : u == "h" ? 3600
+                        : u == "d" ? 86400
+                        : u == "w" ? 604800
+                                   : 31536000;
+    total += std::stod((*it)[1]) * unit;
+  }
+  if (total < 1) throw_bad_input(fmt::format("--since {}: at least one second", w));
+  return total;
 }
 
 namespace {
@@ -64,37 +67,40 @@ struct Query {
 };
 
 constexpr Query kQueries[] = {
-    {"info", "last_over_time(gsq_gpu_info{{{S}}}[{W}])"},
-    {"power_limit_w", "last_over_time(gsq_gpu_power_limit_watts{{{S}}}[{W}])"},
-    {"sm_clock_max_mhz", "last_over_time(gsq_gpu_sm_clock_max_hertz{{{S}}}[{W}]) / 1e6"},
-    {"pcie_gen_max", "last_over_time(gsq_gpu_pcie_link_generation_max{{{S}}}[{W}])"},
-    {"pcie_width", "max_over_time(gsq_gpu_pcie_link_width{{{S}}}[{W}])"},
-    {"mig", "last_over_time(gsq_gpu_mig_enabled{{{S}}}[{W}])"},
-    {"xid_events", "max_over_time(gsq_gpu_xid_events_total{{{S}}}[{W}])"},
-    {"last_xid", "last_over_time(gsq_gpu_last_xid{{{S}}}[{W}])"},
-    {"ecc_uncorrected", "max_over_time(gsq_gpu_ecc_errors_total{{type=\"uncorrected\",scope=\"volatile\"{S}}}[{W}])"},
-    {"remap_pending", "max_over_time(gsq_gpu_row_remap_pending{{{S}}}[{W}])"},
-    {"nvlink_errors", "sum without (link, type) (increase(gsq_gpu_nvlink_errors_total{{{S}}}[{W}]))"},
-    {"pcie_replays", "increase(gsq_gpu_pcie_replays_total{{{S}}}[{W}])"},
+    // The newest time each (GPU, driver) series was seen: a driver changed within the window leaves two series, and
+    // the newer one is the GPU's driver now.
+    {"info", "max_over_time(timestamp(gsq_gpu_info{{{B}}})[{W}:{R}])"},
+    {"power_limit_w", "last_over_time(gsq_gpu_power_limit_watts{{{B}}}[{W}])"},
+    {"sm_clock_max_mhz", "last_over_time(gsq_gpu_sm_clock_max_hertz{{{B}}}[{W}]) / 1e6"},
+    {"pcie_gen_max", "last_over_time(gsq_gpu_pcie_link_generation_max{{{B}}}[{W}])"},
+    {"pcie_width", "last_over_time(gsq_gpu_pcie_link_width{{{B}}}[{W}])"},
+    {"mig", "last_over_time(gsq_gpu_mig_enabled{{{B}}}[{W}])"},
+    {"xid_events", "increase(gsq_gpu_xid_events_total{{{B}}}[{W}])"},  // within the window, as the alert rule counts
+    {"last_xid", "last_over_time(gsq_gpu_last_xid{{{B}}}[{W}])"},
+    {"ecc_uncorrected", "last_over_time(gsq_gpu_ecc_errors_total{{type=\"uncorrected\",scope=\"volatile\"{S}}}[{W}])"},
+    {"remap_pending", "last_over_time(gsq_gpu_row_remap_pending{{{B}}}[{W}])"},
+    {"nvlink_errors", "sum without (link, type) (increase(gsq_gpu_nvlink_errors_total{{{B}}}[{W}]))"},
+    {"pcie_replays", "increase(gsq_gpu_pcie_replays_total{{{B}}}[{W}])"},
     // Under load only (utilisation above one half): idle GPUs neither clock up nor reach their power cap, and a fleet
     // mixes busy and idle ones.
     {"clock_under_load_mhz",
-     "avg_over_time((gsq_gpu_sm_clock_hertz{{{S}}} and on (uuid) gsq_gpu_utilization_ratio{{{S}}} > 0.5)[{W}:{R}]) / "
+     "avg_over_time((gsq_gpu_sm_clock_hertz{{{B}}} and on (uuid) gsq_gpu_utilization_ratio{{{B}}} > 0.5)[{W}:{R}]) / "
      "1e6"},
     {"power_cap_fraction",
      "avg_over_time((gsq_gpu_clock_event_active{{reason=\"sw_power_cap\"{S}}} and on (uuid) "
-     "gsq_gpu_utilization_ratio{{{S}}} > 0.5)[{W}:{R}])"},
+     "gsq_gpu_utilization_ratio{{{B}}} > 0.5)[{W}:{R}])"},
     {"thermal_fraction",
      "max without (reason) (avg_over_time((gsq_gpu_clock_event_active{{reason=~\"hw_slowdown|sw_thermal_slowdown|"
-     "hw_thermal_slowdown\"{S}}} and on (uuid) gsq_gpu_utilization_ratio{{{S}}} > 0.5)[{W}:{R}]))"},
+     "hw_thermal_slowdown\"{S}}} and on (uuid) gsq_gpu_utilization_ratio{{{B}}} > 0.5)[{W}:{R}]))"},
+    {"under_load_samples", "count_over_time((gsq_gpu_utilization_ratio{{{B}}} > 0.5)[{W}:{R}])"},
     {"temperature_under_load_c",
-     "avg_over_time((gsq_gpu_temperature_celsius{{{S}}} and on (uuid) gsq_gpu_utilization_ratio{{{S}}} > 0.5)[{W}:"
+     "avg_over_time((gsq_gpu_temperature_celsius{{{B}}} and on (uuid) gsq_gpu_utilization_ratio{{{B}}} > 0.5)[{W}:"
      "{R}])"},
 };
 
 bool is_config(std::string_view field) {
-  return field == "power_limit_w" || field == "sm_clock_max_mhz" || field == "pcie_gen_max" || field == "pcie_width" ||
-         field == "mig";
+  return std::any_of(kFields.begin(), kFields.end(),
+                     [&](const FieldSpec& f) { return f.id == field && f.kind == Kind::config; });
 }
 
 std::string config_text(std::string_view field, double v) {
@@ -110,13 +116,17 @@ Collection fold_answers(const std::vector<std::pair<std::string, std::string>>& 
 std::vector<std::pair<std::string, std::string>> prometheus_queries(const PromOptions& o) {
   const double w = duration_seconds(o.window);
   const std::string sel = o.selector.empty() ? "" : "," + o.selector;
-  const std::string res = fmt::format("{:.0f}s", std::max(1.0, std::floor(w / 240)));  // ≤ 240 points a subquery
+  const std::string res = fmt::format("{:.0f}s", std::max(1.0, std::ceil(w / 240)));  // ≤ 240 points a subquery
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& q : kQueries) {
-    std::string s =
-        fmt::format(fmt::runtime(q.promql), fmt::arg("S", sel), fmt::arg("W", o.window), fmt::arg("R", res));
-    // With no extra matchers "{,…" never occurs, but "{}" does: PromQL accepts an empty matcher list.
-    out.emplace_back(q.field, std::move(s));
+    // {B}: the extra matchers in braces of their own ("{}" without any: PromQL accepts an empty list after a metric
+    // name); {S}: the same after other matchers, with a leading comma.
+    // One series per GPU: an exporter restarted within the window (a new pod, a new `instance`) or two Prometheus
+    // replicas behind Thanos give several; the largest is kept (a counter's increase, the newest info).
+    const std::string inner = fmt::format(fmt::runtime(q.promql), fmt::arg("B", o.selector), fmt::arg("S", sel),
+                                          fmt::arg("W", o.window), fmt::arg("R", res));
+    out.emplace_back(q.field, fmt::format("max by (uuid, gpu, hostname, model{}) ({})",
+                                          std::string_view(q.field) == "info" ? ", driver" : "", inner));
   }
   return out;
 }
@@ -136,6 +146,7 @@ Collection fold_answers(const std::vector<std::pair<std::string, std::string>>& 
                         const std::vector<std::string>& bodies) {
   Collection c;
   std::map<std::string, size_t> by_uuid;
+  std::map<std::string, double> newest_info;  // uuid → the newest time its info series was seen
   auto gpu_of = [&](const json& labels) -> Gpu* {
     const std::string uuid = labels.value("uuid", "");
     if (uuid.empty()) return nullptr;
@@ -168,7 +179,9 @@ Collection fold_answers(const std::vector<std::pair<std::string, std::string>>& 
                                   answer.is_object() ? answer.value("error", "") : bodies[q].substr(0, 200)));
     const auto& result = answer.value("data", json::object()).value("result", json::array());
     if (result.empty()) {
-      c.notes.push_back(fmt::format("no series for {} ({})", field, promql));
+      // The newest XID exists only after an XID; NVLink counters only on NVLink GPUs; the others every exporter has.
+      if (field != "last_xid" && field != "nvlink_errors")
+        c.notes.push_back(fmt::format("no series for {} ({})", field, promql));
       continue;
     }
     if (!result.is_array()) throw_bad_input(fmt::format("the answer to {} holds no result list", field));
@@ -184,7 +197,10 @@ Collection fold_answers(const std::vector<std::pair<std::string, std::string>>& 
         continue;
       }
       if (field == "info") {
-        if (auto d = series["metric"].value("driver", ""); !d.empty()) g->config["driver"] = d;
+        if (const auto d = series["metric"].value("driver", ""); !d.empty()) {
+          auto [seen, fresh] = newest_info.try_emplace(g->uuid, v);
+          if (fresh || v > seen->second) g->config["driver"] = d, seen->second = v;
+        }
       } else if (is_config(field)) {
         if (std::isfinite(v)) g->config[field] = config_text(field, v);
       } else if (std::isfinite(v)) {
@@ -208,8 +224,10 @@ Collection collect_prometheus(const PromOptions& o) {
   for (const auto& [field, promql] : queries) {
     auto r = cli.Get(url.prefix + "/api/v1/query", httplib::Params{{"query", promql}}, httplib::Headers{});
     if (!r)
-      throw_bad_input(fmt::format("--prometheus {}: no answer ({}); is it the PromQL endpoint's address?", o.url,
-                                  httplib::to_string(r.error())));
+      throw_bad_input(
+          fmt::format("--prometheus {}: no answer from {} ({} error); is it the PromQL endpoint's "
+                      "address, and does this host reach it?",
+                      o.url, url.scheme_host_port, httplib::to_string(r.error())));
     if (r->status != 200 && r->status != 400 && r->status != 422)  // 400/422 carry PromQL's own error in JSON
       throw_bad_input(
           fmt::format("--prometheus {}: HTTP {} for {}: {}", o.url, r->status, field, r->body.substr(0, 200)));

@@ -94,33 +94,33 @@ std::vector<Gpu> read_report(const json& report, const std::string& origin) {
     config("persistence", g, "persistence_mode");
     if (auto v = number(g, "ecc_volatile_uncorrected")) gpu.signals["ecc_uncorrected"] = *v;
     if (auto v = number(g, "remap_pending")) gpu.signals["remap_pending"] = *v;
-    if (auto v = number(g, "pcie_replay_counter")) gpu.signals["pcie_replays"] = *v;
-    if (const auto& load = g.value("under_load", json::object()); load.contains("samples")) {
-      // Doctor's load phase: the lowest clock and the highest temperature it saw, and whether the power cap or heat
-      // held the clocks at any sample (one phase: a fraction of 0 or 1).
+    if (const auto& load = g.value("under_load", json::object()); load.is_object() && load.contains("samples")) {
+      // Doctor's load phase (about 2 s at 10 Hz): the lowest clock and the highest temperature it saw, and the PCIe
+      // replays during it. Which clock-event reasons held the clock is one mask for the whole phase, not a share of
+      // time: it is left out (a median of zeros and ones judges nothing).
+      if (auto v = number(load, "samples")) gpu.signals["under_load_samples"] = *v;
       if (auto v = number(load, "sm_clock_min_mhz")) gpu.signals["clock_under_load_mhz"] = *v;
       if (auto v = number(load, "temperature_max_c")) gpu.signals["temperature_under_load_c"] = *v;
-      if (auto mask = number(load, "clock_event_reasons_mask")) {
-        const auto bits = static_cast<uint64_t>(*mask);
-        gpu.signals["power_cap_fraction"] = (bits & 0x4) ? 1 : 0;                // sw_power_cap
-        gpu.signals["thermal_fraction"] = (bits & (0x8 | 0x20 | 0x40)) ? 1 : 0;  // hw slowdown, sw/hw thermal
-      }
+      if (auto v = number(load, "pcie_replay_delta")) gpu.signals["pcie_replays"] = *v;
     }
     out.push_back(std::move(gpu));
   }
   // The ceilings the report measured, on the GPU its bench runs name.
   for (const auto& [id, sec] : sections.items()) {
     if (!sec.is_object() || sec.value("schema", "").rfind("gpusqueeze.bench/", 0) != 0) continue;
-    const std::string uuid = sec.value("gpu", json::object()).value("uuid", "");
+    const auto& gpu_j = sec.value("gpu", json::object());
+    const std::string uuid = gpu_j.is_object() ? gpu_j.value("uuid", "") : "";
+    if (uuid.empty()) continue;
     auto gpu = std::find_if(out.begin(), out.end(), [&](const Gpu& g) { return g.uuid == uuid; });
     if (gpu == out.end()) continue;
+    // The sizes `report` measures: one size per ceiling, so that reports compare like with like.
     if (auto v = throughput(sec, "mem.copy", {{"bytes", "1Gi"}, {"variant", "flat"}}, "cold", "bytes_per_s"))
       gpu->signals["hbm_copy_gbps"] = *v / 1e9;
-    if (auto v = throughput(sec, "pcie.h2d", {{"memory", "pinned"}}, "cold", "bytes_per_s"))
+    if (auto v = throughput(sec, "pcie.h2d", {{"bytes", "64Mi"}, {"memory", "pinned"}}, "cold", "bytes_per_s"))
       gpu->signals["pcie_h2d_gbps"] = *v / 1e9;
     if (auto v = throughput(sec, "launch.empty", {{"graph", "no"}}, "host", "items_per_s"))
       gpu->signals["launch_us"] = 1e6 / *v;
-    if (auto v = throughput(sec, "gemm.cublas", {{"dtype", "bf16"}}, "cold", "flops_per_s"))
+    if (auto v = throughput(sec, "gemm.cublas", {{"dtype", "bf16"}, {"mnk", "4096"}}, "cold", "flops_per_s"))
       gpu->signals["gemm_tflops"] = *v / 1e12;
   }
   return out;
@@ -138,6 +138,7 @@ Collection collect_reports(const std::filesystem::path& dir, std::optional<doubl
   struct Newest {
     Gpu gpu;
     fs::file_time_type when;
+    std::map<std::string, fs::file_time_type> signal_when;  // when each signal was measured (its report's time)
   };
   std::map<std::string, Newest> newest;  // by uuid, else node + index
   size_t files = 0, old = 0;
@@ -165,7 +166,27 @@ Collection collect_reports(const std::filesystem::path& dir, std::optional<doubl
       ++files;
       for (auto& g : gpus_from_report(report, name)) {
         const std::string key = g.uuid.empty() ? g.node + "/" + g.index : g.uuid;
-        if (auto n = newest.find(key); n == newest.end() || n->second.when < when) newest[key] = {std::move(g), when};
+        // Settings and health from the newest report of the GPU; each signal from the newest report that measured
+        // it (a later job may not have loaded this GPU).
+        auto n = newest.find(key);
+        if (n == newest.end()) {
+          newest.emplace(key, Newest{std::move(g), when, {}});
+          continue;
+        }
+        Newest& have = n->second;
+        for (const auto& [signal, v] : have.gpu.signals)  // each signal's own time, the report it came from
+          have.signal_when.try_emplace(signal, have.when);
+        for (const auto& [signal, v] : g.signals)
+          if (auto seen = have.signal_when.find(signal); seen == have.signal_when.end() || seen->second < when) {
+            have.gpu.signals[signal] = v;
+            have.signal_when[signal] = when;
+          }
+        if (have.when < when) {
+          auto signals = std::move(have.gpu.signals);
+          have.gpu = std::move(g);
+          have.gpu.signals = std::move(signals);
+          have.when = when;
+        }
       }
     } catch (const std::exception& e) {  // one bad file must not hide the fleet
       c.notes.push_back(fmt::format("{}: skipped: {}", name, e.what()));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -77,9 +78,14 @@ TEST(FleetJudge, NamesEachPlantedOutlierByTheFieldThatDiffers) {
   c.gpus[9].signals["xid_events"] = 3;  // XIDs
   c.gpus[9].signals["last_xid"] = 79;
   for (int i = 12; i < 16; ++i) c.gpus[i].config["driver"] = "550.54.15";  // node-03 on an older driver
-  c.gpus[20].signals["clock_under_load_mhz"] = 1800;                       // hot: two signals agree
+  c.gpus[20].signals["temperature_under_load_c"] = 80;                     // hot: two causes agree
   c.gpus[20].signals["thermal_fraction"] = 0.4;
   c.gpus[25].signals["temperature_under_load_c"] = 80;  // one signal alone: watched
+  c.gpus[26].signals["clock_under_load_mhz"] = 1800;    // capped: clock and power-cap time are one cause: watched
+  c.gpus[26].signals["power_cap_fraction"] = 0.5;
+  c.gpus[27].signals["clock_under_load_mhz"] = 1500;  // from one sample under load: not a reading
+  c.gpus[27].signals["power_cap_fraction"] = 1;
+  c.gpus[27].signals["under_load_samples"] = 1;
   const auto r = judge(c);
   ASSERT_EQ(r.outliers.size(), 5u);
   EXPECT_EQ(outlier_uuids(r, r.outliers), (std::set<std::string>{"GPU-00-1", "GPU-01-1", "GPU-02-1", "GPU-03-0",
@@ -101,13 +107,14 @@ TEST(FleetJudge, NamesEachPlantedOutlierByTheFieldThatDiffers) {
       EXPECT_EQ(o.differences[0].group_value, "580.159.04");
     }
     if (first == "GPU-05-0") {
-      EXPECT_EQ(fields(o), (std::set<std::string>{"clock_under_load_mhz", "thermal_fraction"}));
-      EXPECT_LT(*o.differences[0].robust_z, -kZ);
+      EXPECT_EQ(fields(o), (std::set<std::string>{"temperature_under_load_c", "thermal_fraction"}));
+      EXPECT_GT(*o.differences[0].robust_z, kZ);
     }
   }
-  EXPECT_EQ(outlier_uuids(r, r.watch), std::set<std::string>{"GPU-06-1"});
+  EXPECT_EQ(outlier_uuids(r, r.watch), (std::set<std::string>{"GPU-06-1", "GPU-06-2"}));
   const auto fs = findings(r);
-  EXPECT_EQ(std::count_if(fs.begin(), fs.end(), [](const Finding& f) { return f.id == "fleet-watch"; }), 1);
+  EXPECT_EQ(std::count_if(fs.begin(), fs.end(), [](const Finding& f) { return f.id.starts_with("fleet-watch-"); }), 2);
+  EXPECT_EQ(fs.front().id, "fleet-xid_events") << "a check per field: the page folds only outliers of one kind";
   EXPECT_EQ(to_json(r)["outlier_gpus"], 8);
 }
 
@@ -128,6 +135,31 @@ TEST(FleetJudge, ASplitGroupIsNotedNotJudgedAndSmallGroupsAreListedOnly) {
   EXPECT_NE(h100s.notes[0].find("driver: no value held by two thirds"), std::string::npos) << h100s.notes[0];
   const auto& h200s = r.groups[0].model == "NVIDIA H200" ? r.groups[0] : r.groups[1];
   EXPECT_NE(h200s.notes.at(0).find("fewer than 3"), std::string::npos);
+}
+
+TEST(FleetJudge, OutsideTextIsNeverAPatternAndApplicationXidsAreWarnings) {
+  auto c = fleet_of(4);
+  c.gpus[2].config["driver"] = "{group}{value}";  // a label's text: filled in once, never searched again
+  c.gpus[5].signals["xid_events"] = 2;
+  c.gpus[5].signals["last_xid"] = 13;  // an application's fault
+  c.gpus[6].signals["xid_events"] = 1;
+  c.gpus[6].signals["last_xid"] = 1e300;  // no such code
+  const auto r = judge(c);
+  ASSERT_EQ(r.outliers.size(), 3u);
+  for (const auto& o : r.outliers) {
+    const auto& d = o.differences.front();
+    if (d.field == "driver") {
+      EXPECT_EQ(d.value, "{group}{value}");
+      EXPECT_NE(d.fix.find("(580.159.04)"), std::string::npos) << d.fix;
+    }
+    if (r.gpus[o.gpus[0]].uuid == "GPU-01-1") {
+      EXPECT_EQ(o.severity, Severity::warn) << "XID 13 is the program's";
+      EXPECT_EQ(d.fix.find("Drain"), std::string::npos) << d.fix;
+    }
+    if (r.gpus[o.gpus[0]].uuid == "GPU-01-2") {
+      EXPECT_EQ(o.severity, Severity::fail);
+    }
+  }
 }
 
 TEST(FleetJudge, IdenticalPeersDoNotMakeASmallDifferenceAnOutlier) {
@@ -172,6 +204,9 @@ TEST(FleetReports, AFolderOfReportsWithOneAlteredIsJudgedAndBadFilesAreNoted) {
       auto& snap = j["sections"]["environment"]["snapshot"];
       snap["host"]["hostname"] = fmt::format("node-{}", n);
       snap["gpus"][0]["uuid"] = fmt::format("GPU-n{}", n);
+      for (auto& [id, sec] : j["sections"].items())  // the ceilings measured on it name it too
+        if (sec.is_object() && sec.contains("gpu") && sec["gpu"].is_object())
+          sec["gpu"]["uuid"] = fmt::format("GPU-n{}", n);
       if (n == 2) snap["gpus"][0]["power_enforced_limit_w"] = 450.0;
       fs::create_directories(dir / fmt::format("node-{}/job-{}", n, n));
       write_json_file(dir / fmt::format("node-{}/job-{}/report.json", n, n), j);
@@ -179,6 +214,15 @@ TEST(FleetReports, AFolderOfReportsWithOneAlteredIsJudgedAndBadFilesAreNoted) {
     }
   }
   ASSERT_GE(n, 6);
+  {  // node-0 again, later, from a job that measured nothing: its settings are the newest, its ceilings the older
+    auto j = read_json_file(dir / "node-0/job-0/report.json", "gpusqueeze.report/1");
+    for (auto it = j["sections"].begin(); it != j["sections"].end();)
+      it = it.key().starts_with("bench-") || it.key() == "baseline" ? j["sections"].erase(it) : std::next(it);
+    j["sections"]["environment"]["snapshot"]["gpus"][0]["power_enforced_limit_w"] = 700.0;
+    fs::create_directories(dir / "node-0/job-99");
+    write_json_file(dir / "node-0/job-99/report.json", j);
+    fs::last_write_time(dir / "node-0/job-0/report.json", fs::file_time_type::clock::now() - std::chrono::hours(2));
+  }
   fs::create_directories(dir / "junk");
   std::ofstream(dir / "junk/report.json") << "{\"schema\": \"something/1\"}";
   auto bundled = read_json_file(kReports / "cl_resnet50_infer/report.json", "gpusqueeze.report/1");
@@ -189,6 +233,10 @@ TEST(FleetReports, AFolderOfReportsWithOneAlteredIsJudgedAndBadFilesAreNoted) {
   std::ofstream(dir / ".job-9.tmp.123/report.json") << "{";
   const auto c = collect_reports(dir, std::nullopt);
   EXPECT_EQ(c.gpus.size(), static_cast<size_t>(n));
+  const auto node0 = std::find_if(c.gpus.begin(), c.gpus.end(), [](const Gpu& g) { return g.node == "node-0"; });
+  ASSERT_NE(node0, c.gpus.end());
+  EXPECT_EQ(node0->origin, "node-0/job-99/report.json");
+  EXPECT_TRUE(node0->signals.contains("hbm_copy_gbps")) << "kept from the older report that measured it";
   ASSERT_EQ(c.notes.size(), 2u) << "the junk and the GPU-less page; the half-written one is not looked at";
   EXPECT_NE((c.notes[0] + c.notes[1]).find("junk"), std::string::npos);
   EXPECT_NE((c.notes[0] + c.notes[1]).find("gpuless"), std::string::npos);
@@ -198,6 +246,7 @@ TEST(FleetReports, AFolderOfReportsWithOneAlteredIsJudgedAndBadFilesAreNoted) {
   EXPECT_EQ(r.outliers[0].differences.at(0).value, "450 W");
   EXPECT_THROW((void)collect_reports(dir / "missing", std::nullopt), Error);
   EXPECT_THROW((void)collect_reports(dir, 0.0), Error) << "every report is older than a zero window";
+  EXPECT_EQ(collect_reports(dir, 3600.0).gpus.size(), static_cast<size_t>(n)) << "node-0's two-hour-old one left out";
   fs::remove_all(dir);
 }
 
@@ -214,8 +263,10 @@ TEST(FleetPrometheus, AnswersAreFoldedIntoGpusByUuid) {
   const auto q = prometheus_queries({"http://p:9090", "1h", "", 30});
   std::vector<std::string> bodies(q.size(), answer(""));
   for (size_t i = 0; i < q.size(); ++i) {
-    if (q[i].first == "info")
-      bodies[i] = answer(series("A", R"(,"driver":"580.1")", "1") + "," + series("B", R"(,"driver":"550.2")", "1"));
+    if (q[i].first == "info")  // B's driver changed within the window: its newer series is its driver now
+      bodies[i] = answer(series("A", R"(,"driver":"580.1")", "1765000000") + "," +
+                         series("B", R"(,"driver":"550.2")", "1765000300") + "," +
+                         series("B", R"(,"driver":"535.9")", "1764999000"));
     if (q[i].first == "power_limit_w") bodies[i] = answer(series("A", "", "700") + "," + series("B", "", "500.4"));
     if (q[i].first == "mig") bodies[i] = answer(series("A", "", "0"));
     if (q[i].first == "xid_events") bodies[i] = answer(series("B", "", "2"));
@@ -225,11 +276,13 @@ TEST(FleetPrometheus, AnswersAreFoldedIntoGpusByUuid) {
   ASSERT_EQ(c.gpus.size(), 2u);
   EXPECT_EQ(c.gpus[0].node, "n-A");
   EXPECT_EQ(c.gpus[0].config.at("driver"), "580.1");
+  EXPECT_EQ(c.gpus[1].config.at("driver"), "550.2") << "the newest series, wherever it comes in the answer";
   EXPECT_EQ(c.gpus[1].config.at("power_limit_w"), "500");
   EXPECT_EQ(c.gpus[0].config.at("mig"), "off");
   EXPECT_EQ(c.gpus[1].signals.at("xid_events"), 2);
   EXPECT_FALSE(c.gpus[0].signals.contains("clock_under_load_mhz")) << "NaN is no reading";
-  EXPECT_EQ(c.notes.size(), q.size() - 5) << "each query without series says so";
+  EXPECT_EQ(c.notes.size(), q.size() - 7)
+      << "each query without series says so, but the newest XID's (none before an XID) and NVLink's (PCIe cards)";
   bodies[0] = R"({"status":"error","errorType":"bad_data","error":"parse error at char 5"})";
   try {
     (void)gpus_from_prometheus(q, bodies);
@@ -245,11 +298,14 @@ TEST(FleetPrometheus, AnswersAreFoldedIntoGpusByUuid) {
 TEST(FleetPrometheus, TheWindowAndSelectorReachEveryQuery) {
   const auto q = prometheus_queries({"http://p:9090", "6h", R"(cluster="a")", 30});
   for (const auto& [field, promql] : q) {
+    EXPECT_EQ(promql.find("{,"), std::string::npos) << field << ": " << promql;
+    EXPECT_TRUE(promql.starts_with("max by (uuid, gpu, hostname, model")) << "one series per GPU: " << promql;
     EXPECT_NE(promql.find("cluster=\"a\""), std::string::npos) << field << ": " << promql;
     EXPECT_NE(promql.find("[6h"), std::string::npos) << field << ": " << promql;
   }
   EXPECT_EQ(duration_seconds("90m"), 5400);
   EXPECT_EQ(duration_seconds("2d"), 172800);
+  EXPECT_EQ(duration_seconds("1h30m"), 5400);
   EXPECT_THROW((void)duration_seconds("5x"), Error);
   EXPECT_THROW((void)duration_seconds("h"), Error);
   EXPECT_THROW((void)duration_seconds("10ms"), Error) << "under a second";
