@@ -425,6 +425,7 @@ def main():
     ap.add_argument("--short-job-samples", type=int, default=2, help="samples (scrapes) the short jobs last")
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--page", help="also write the fleet's page (`fleet -o PAGE`) after the timed runs")
     ap.add_argument("--out", help="result JSON; the last run's gpusqueeze.fleet/1 output goes beside it (fleet.json)")
     a = ap.parse_args()
     binary = Path(a.bin).resolve()
@@ -531,6 +532,9 @@ def main():
             last = json.loads(out)
             if a.out:
                 (Path(a.out).parent / "fleet.json").write_text(out)
+        if a.page:  # the fleet's page (index.html, report.md, report.json), untimed
+            subprocess.run([*argv[:-1], "-o", a.page], capture_output=True, timeout=60)
+            log(f"page: {a.page}/index.html")
         result["fleet_command"] = " ".join(["gpusqueeze", *argv[1:3], "http://127.0.0.1:PORT", *argv[4:]])
         result["runs"] = runs
         result["prometheus_rss_hwm_mb"] = rss_hwm_mb(prom.pid)

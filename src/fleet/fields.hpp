@@ -78,9 +78,9 @@ inline constexpr std::array<FieldSpec, 26> kFields{{
      "Clocks below the peers' under load: see the throttle reasons beside it (power cap: power delivery or "
      "limit; thermal: cooling)",
      "clock", true},
-    {"power_cap_fraction", "time at the power cap", Kind::signal, "", Bad::high, 0.03, 0, false,
+    {"power_cap_fraction", "time under load at the power cap", Kind::signal, "", Bad::high, 0.03, 0, false,
      "Held at its power limit more than its peers: check the limit, the PSU and the board's power draw", "clock", true},
-    {"thermal_fraction", "time slowed for heat", Kind::signal, "", Bad::high, 0.03, 0, false,
+    {"thermal_fraction", "time under load slowed for heat", Kind::signal, "", Bad::high, 0.03, 0, false,
      "Slowed for heat more than its peers: airflow, fans, or the inlet temperature of its rack", "clock", true},
     {"temperature_under_load_c", "temperature under load", Kind::signal, " °C", Bad::high, 2, 0, false,
      "Hotter than its peers under load: airflow, fans, thermal paste", "heat", true},

@@ -75,6 +75,17 @@ bool application_xid(double code) {
   return code == 13 || code == 31 || code == 43 || code == 45;
 }
 
+// A count as people read it: PromQL's increase() extrapolates to the window's edges (2.003 XIDs), so whole numbers.
+std::string count_text(double v) {
+  return v < 0.5 ? "fewer than 1" : fmt::format("{:.0f}", std::round(v));
+}
+
+// A signal's value with its unit; the shares of time under load as percentages.
+std::string value_text(std::string_view id, double v, std::string_view unit) {
+  if (id.ends_with("_fraction")) return fmt::format("{:.1f}%", 100 * v);
+  return fmt::format("{:.4g}{}", v, unit);
+}
+
 // The differences of one GPU against its group.
 struct Judged {
   std::vector<Difference> config, health, signals;
@@ -157,8 +168,8 @@ Result judge(Collection c, const Options& o) {
               fail = !application_xid(last->second);
               fix = fail ? xid_fix(last->second) + ". " + fix : xid_fix(last->second);
             }
-          judged[i].health.push_back({std::string(id), std::string(label), "health",
-                                      fmt::format("{:g}{}", it->second, unit), "0", std::nullopt, fill(fix, "", "")});
+          judged[i].health.push_back({std::string(id), std::string(label), "health", count_text(it->second), "0",
+                                      std::nullopt, fill(fix, "", "")});
           judged[i].fail = judged[i].fail || fail;
         }
         continue;
@@ -176,12 +187,8 @@ Result judge(Collection c, const Options& o) {
         const double z = (*v - med) / scale;
         const bool apart = f.bad == Bad::high ? z >= kZ : z <= -kZ;
         if (!apart) continue;
-        Difference d{std::string(id),
-                     std::string(label),
-                     f.kind == Kind::counter ? "health" : "signal",
-                     fmt::format("{:.4g}{}", *v, unit),
-                     fmt::format("{:.4g}{}", med, unit),
-                     z,
+        Difference d{std::string(id),          std::string(label),        f.kind == Kind::counter ? "health" : "signal",
+                     value_text(id, *v, unit), value_text(id, med, unit), z,
                      std::string(f.fix)};
         (f.kind == Kind::counter ? judged[i].health : judged[i].signals).push_back(std::move(d));
       }
@@ -231,6 +238,9 @@ std::string subject(const Result& r, const Outlier& o) {
                               : fmt::format("{} GPU {} ({})", first.node, first.index, first.uuid);
   std::vector<std::string> idx;
   for (size_t i : o.gpus) idx.push_back(r.gpus[i].index);
+  std::sort(idx.begin(), idx.end(), [](const std::string& a, const std::string& b) {  // 2 before 10
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
   return fmt::format("{} (GPUs {})", first.node, fmt::join(idx, ", "));
 }
 
