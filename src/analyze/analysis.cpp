@@ -429,9 +429,10 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
         {{"conversion_ns", std::to_string(convert_ns)}}, saving,
         "Convert the model and its inputs to channels_last once at load (model.to(memory_format=torch.channels_last), "
         "x.to(memory_format=torch.channels_last)): the conversions go and convolutions and batch norms run their NHWC "
-        "kernels.",
+        "kernels. Time it before keeping it: the NHWC kernels are not faster for every model (RegNetY-1.6GF bf16 was "
+        "13% slower in channels_last where ResNet-50 and ResNeXt-50 were 31% and 38% faster).",
         "conversion kernels above 5% of kernel time; saving 2.0× their time (bench/results/2026-12-06-h100-realmodels: "
-        "ResNet-50 inference saved 2.3×)",
+        "ResNet-50 inference saved 2.3×; 2026-12-06-h200-realmodels-heldout: ResNeXt-50 saved more, RegNetY lost)",
         b.wall_ns));
   }
   if (kernel_sum > 0 && static_cast<double>(fp32_gemm_ns) / static_cast<double>(kernel_sum) > 0.10) {

@@ -341,6 +341,12 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
       continue;
     if (id == "nvls-error" && !(has_ci(line, "fail") || has_ci(line, "error") || has(line, "WARN"))) continue;
     if (id == "lagging-rank" && has(line, "operation counts") && !has(line, "different")) continue;
+    // DistBackendError is PyTorch's exception for any NCCL error (an init failure as well as an abort): an abort only
+    // where the line says one; otherwise the error it carries is read by its own kind.
+    if (id == "comm-aborted" && has(line, "DistBackendError") &&
+        !(has_ci(line, "abort") || has_ci(line, "timed out") || has_ci(line, "watchdog") ||
+          has(line, "Some NCCL operations have failed") || has(line, "NCCL communicator encountered error")))
+      continue;
     // The AWS OFI plugin (libfabric) failing a call: "NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument".
     // Its INFO lines, and a provider it did not find (ib-unavailable), are not failures.
     if (id == "nccl-system-error" && has(line, "NET/OFI") && !has(line, "ncclSystemError") &&

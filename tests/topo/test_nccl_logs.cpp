@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -108,6 +110,24 @@ TEST(NcclLogs, AFailedVerbsCallIsAFailureEvenAtWarnLevelAndFindingNoDeviceIsNot)
   EXPECT_NE(f["nccl-nccl-system-error"].fix.find("NCCL_IB_GID_INDEX"), std::string::npos);
   f = ids("h:1:1 [0] misc/ibvwrap.cc:1 NCCL WARN Call to ibv_open_device failed\n");
   EXPECT_FALSE(f.contains("nccl-nccl-system-error")) << "no device: NCCL goes on over sockets";
+}
+
+TEST(NcclLogs, ADistBackendErrorIsTheErrorItCarriesAndAnAbortOnlyWhereItSaysSo) {
+  // SYNTHETIC lines in the shape of PyTorch's exception text (the real ones are in tests/data/triage).
+  auto ids = [](const std::string& text) {
+    std::set<std::string> out;
+    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out.insert(f.id);
+    return out;
+  };
+  auto f =
+      ids("[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1727, unhandled "
+          "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n");
+  EXPECT_TRUE(f.contains("nccl-nccl-system-error"));
+  EXPECT_FALSE(f.contains("nccl-comm-aborted")) << "an init failure, not an abort";
+  f =
+      ids("terminate called after throwing an instance of 'c10::DistBackendError'\n  what():  [PG 0 Rank 1] Process "
+          "group watchdog thread terminated with exception: NCCL error: remote process exited\n");
+  EXPECT_TRUE(f.contains("nccl-comm-aborted"));
 }
 
 }  // namespace
