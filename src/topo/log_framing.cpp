@@ -219,13 +219,15 @@ std::string strip_prefixes(std::string_view line, int& rank) {
     out.erase(open, n);
     at = open;
   }
-  // "[Rank 3]" / "[PG 0 Rank 3]" / "[PG ID 0 PG GUID 0(default_pg) Rank 3]" in PyTorch's own messages.
-  if (rank < 0)
-    if (const size_t at = out.find("Rank "); at != std::string::npos && at < 200) {
-      size_t j = at + 5;
-      const long r = read_int(out, j);
-      if (r >= 0 && j < out.size() && out[j] == ']') rank = static_cast<int>(r);
-    }
+  // "[Rank 3]" / "[PG 0 Rank 3]" / "[PG ID 0 PG GUID 0(default_pg) Rank 3]" in PyTorch's own messages: near the
+  // line's start, or further in right after ProcessGroupNCCL's source location (a record glued after a progress bar).
+  for (size_t at = out.find("Rank "); rank < 0 && at != std::string::npos; at = out.find("Rank ", at + 5)) {
+    const size_t pg = at < 200 ? 0 : out.rfind("ProcessGroupNCCL", at);
+    if (at >= 200 && (pg == std::string::npos || at - pg > 80)) continue;
+    size_t j = at + 5;
+    const long r = read_int(out, j);
+    if (r >= 0 && j < out.size() && out[j] == ']') rank = static_cast<int>(r);
+  }
   return out;
 }
 

@@ -64,6 +64,13 @@ TEST(LogFraming, LauncherPrefixesComeOffAndNameTheRank) {
   EXPECT_EQ(strip_prefixes("node2:1208:1208 [0] NCCL INFO a", rank), "node2:1208:1208 [0] NCCL INFO a");
   // Open MPI's tag in the middle of an interleaved row.
   EXPECT_EQ(strip_prefixes("  8  2  float  sum  -1[1,1]<stdout>:  5.1", rank), "  8  2  float  sum  -1  5.1");
+  // A watchdog record glued after a long progress bar keeps its rank; a "Rank N]" far into other text is no rank.
+  rank = -1;
+  (void)strip_prefixes(std::string(230, '#') + "[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught", rank);
+  EXPECT_EQ(rank, 2);
+  rank = -1;
+  (void)strip_prefixes(std::string(230, '#') + " see Rank 5] in the table", rank);
+  EXPECT_EQ(rank, -1);
 }
 
 TEST(TriageCorpus, OlderIbCompletionFormatGivesTheStatus) {
