@@ -11,7 +11,9 @@ mkdir -p .carry/build/tests
 cp -a build/gpusqueeze build/lib build/share .carry/build/
 cp -a build/tests/CTestTestfile.cmake build/tests/*_tests.cmake build/tests/*_include.cmake .carry/build/tests/
 printf 'subdirs("tests")\n' >.carry/build/CTestTestfile.cmake
-# CLI_ONLY=1: the CLI and its libraries alone (no gpu test binaries), when the repository leaves little room.
+# CLI_ONLY=1: the CLI and its libraries alone (no gpu test binaries, no libgsqkernels.so: the CLI links the kernels
+# statically; only `kernels --torch` and Python load the shared one), when the repository leaves little room.
+[ "${CLI_ONLY:-0}" = 1 ] && rm -f .carry/build/lib/libgsqkernels.so
 [ "${CLI_ONLY:-0}" = 1 ] || for t in test_gpu_live test_bench test_probes test_trace_gpu trace_target hw_target test_kernels_gpu; do
   cp -a "build/tests/$t" .carry/build/tests/
 done
