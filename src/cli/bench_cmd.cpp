@@ -260,7 +260,12 @@ Action register_probe(CLI::App& app) {
       "busbw;\n"
       "               NCCL is opened at run time ($GSQ_NCCL_LIBRARY, the loader path, the CUDA toolkit, PyPI's\n"
       "               nvidia-nccl in $VIRTUAL_ENV). --nccl-library only finds NCCL and prints its version (no GPU).\n"
-      "mem, l2, pcie and overlap are bench suites: the same timing protocol, statistics, JSON (-o) and `compare`.");
+      "mem, l2, pcie and overlap are bench suites: the same timing protocol, statistics, JSON (-o) and `compare`.\n"
+      "Examples:\n"
+      "  gpusqueeze probe mem\n"
+      "  gpusqueeze probe pcie -o pcie.json      then: gpusqueeze compare old-pcie.json pcie.json\n"
+      "  gpusqueeze probe launch --json\n"
+      "  gpusqueeze probe nccl --procs 8 --ops all_reduce,all_gather");
   cmd->add_option("what", o->suite, "mem, l2, pcie, overlap, launch, alloc, p2p or nccl")
       ->check(CLI::IsMember({"mem", "l2", "pcie", "overlap", "launch", "alloc", "p2p", "nccl"}))
       ->capture_default_str();
@@ -336,7 +341,11 @@ Action register_kernels(CLI::App& app) {
       "percent is a measured difference or a tie.\n"
       "--suite quant: W4A16 and W8A16 GEMM for M = 1…16 on 4096², 8192², 8192x28672, 28672x8192 against cuBLAS fp16,\n"
       "weights rotated through ≥ 192 MiB of copies so the L2 never holds them.\n"
-      "The kernels are a C library for your own code: include/gpusqueeze/kernels.h, build/lib/libgsqkernels.so.");
+      "The kernels are a C library for your own code: include/gpusqueeze/kernels.h, build/lib/libgsqkernels.so.\n"
+      "Examples:\n"
+      "  gpusqueeze kernels\n"
+      "  gpusqueeze kernels -b rms_norm -a cols=5120 --torch --torch-rounds 5\n"
+      "  gpusqueeze kernels --suite quant -o quant.json");
   add_run_options(cmd, *o);
   cmd->add_option("--suite", o->suite, "kernels (norms, softmax, layout) or quant (W4A16/W8A16 vs cuBLAS fp16)")
       ->check(CLI::IsMember({"kernels", "quant"}))

@@ -123,6 +123,7 @@ Action register_trace(CLI::App& app) {
   cmd->add_option("command", l.command, "The program and its arguments, after --");
 
   auto* info = cmd->add_subcommand("info", "Summarise a trace file: counts, dropped records, overhead, status");
+  info->footer("Example: gpusqueeze trace info run.gsqt --json");
   info->add_option("file", o->info_file, "Trace file (.gsqt)")->required()->check(CLI::ExistingFile);
   info->add_flag("--json", o->json, "Print gpusqueeze.trace-info/1 JSON");
 

@@ -194,16 +194,22 @@ Action register_tune(CLI::App& app) {
   verify->add_flag("--json", o->json, "JSON instead of lines");
   root_opt(verify);
   auto* apply = cmd->add_subcommand("apply", "show the plan; --yes applies it as root, saving previous values");
+  apply->footer(
+      "Examples: gpusqueeze tune apply profile.toml        (the plan, nothing written)\n"
+      "          sudo gpusqueeze tune apply profile.toml --yes");
   apply->add_option("profile", o->profile, "profile (TOML)")->required();
   apply->add_flag("--yes", o->yes, "really write (root); without it nothing is written");
   apply->add_flag("--json", o->json, "verify's result as JSON");
   root_opt(apply);
   auto* rollback = cmd->add_subcommand("rollback", "restore the values apply saved (--yes to write)");
+  rollback->footer("Example: sudo gpusqueeze tune rollback --yes");
   rollback->add_flag("--yes", o->yes, "really write (root)");
   root_opt(rollback);
   auto* snippet = cmd->add_subcommand("snippet", "print the Python that sets and checks the [framework] flags");
+  snippet->footer("Example: gpusqueeze tune snippet profile.toml > tune_flags.py");
   snippet->add_option("profile", o->profile, "profile (TOML)")->required();
   auto* keys = cmd->add_subcommand("keys", "every key a profile may hold, and the ones rejected with the reason");
+  keys->footer("Example: gpusqueeze tune keys");
   return [=]() -> int {
     if (capture->parsed()) return run_capture(*o);
     if (verify->parsed()) {
