@@ -88,6 +88,7 @@ int run_fleet(const FleetCliOptions& o) {
     throw_bad_input("fleet: give one source, --prometheus URL or --reports DIR (see gpusqueeze fleet --help)");
   fleet::Collection c;
   if (!o.prometheus.empty()) {
+    (void)fleet::duration_seconds(o.since);  // refused before anything is asked
     note(fmt::format("asking {} for the exporters' series over the last {}", o.prometheus, o.since));
     c = fleet::collect_prometheus({o.prometheus, o.since, o.selector, o.timeout_s});
   } else {

@@ -30,7 +30,9 @@ double duration_seconds(const std::string& w) {
                         : u == "d" ? 86400
                         : u == "w" ? 604800
                                    : 31536000;
-    total += std::stod((*it)[1]) * unit;
+    const std::string digits = (*it)[1];
+    if (digits.size() > 12) throw_bad_input(fmt::format("--since {}: more than a lifetime", w));
+    total += std::stod(digits) * unit;
   }
   if (total < 1) throw_bad_input(fmt::format("--since {}: at least one second", w));
   return total;

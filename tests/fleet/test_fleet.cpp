@@ -309,6 +309,7 @@ TEST(FleetPrometheus, TheWindowAndSelectorReachEveryQuery) {
   EXPECT_THROW((void)duration_seconds("5x"), Error);
   EXPECT_THROW((void)duration_seconds("h"), Error);
   EXPECT_THROW((void)duration_seconds("10ms"), Error) << "under a second";
+  EXPECT_THROW((void)duration_seconds(std::string(400, '9') + "h"), Error) << "a number past double's range";
   EXPECT_THROW((void)collect_prometheus({"https://p:9090", "1h", "", 1}), Error);
   EXPECT_THROW((void)collect_prometheus({"prometheus:9090", "1h", "", 1}), Error);
 }
