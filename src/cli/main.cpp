@@ -7,9 +7,84 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 #include <vector>
+
+namespace {
+
+// Levenshtein distance, for "did you mean" on a mistyped command or option.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The closest of `known` to `word` when it is a likely typo (at most two edits, and fewer than the word's length).
+std::string closest(std::string_view word, const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_d = 3;
+  for (const auto& k : known)
+    if (const size_t d = edit_distance(word, k); d < best_d && d < word.size()) best = k, best_d = d;
+  return best;
+}
+
+// CLI11's parse error said as every other error is ("gpusqueeze: …"), with the command's help to read and, for a
+// mistyped command or option, the one meant.
+int parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
+  const CLI::App* cmd = &app;
+  std::string path;
+  for (int i = 1; i < argc; ++i) {  // the deepest subcommand named on the line
+    const std::string arg = argv[i];
+    if (arg.starts_with("-")) continue;
+    const CLI::App* next = nullptr;
+    for (const auto* sub : cmd->get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->get_name() == arg) next = sub;
+    if (next == nullptr) break;
+    cmd = next, path += " " + arg;
+  }
+  std::string hint;
+  for (int i = 1; i < argc && hint.empty(); ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.starts_with("--")) {
+      std::vector<std::string> options;
+      std::vector<const CLI::App*> scopes{cmd};  // the command and its option groups ("source" of fleet)
+      for (const auto* sub : cmd->get_subcommands([](const CLI::App*) { return true; }))
+        if (dynamic_cast<const CLI::Option_group*>(sub) != nullptr) scopes.push_back(sub);
+      for (const auto* scope : scopes)
+        for (const auto* opt : scope->get_options())
+          for (const auto& name : opt->get_lnames()) options.push_back("--" + name);
+      const std::string flag = arg.substr(0, arg.find('='));
+      if (std::find(options.begin(), options.end(), flag) == options.end())
+        if (auto m = closest(flag, options); !m.empty()) hint = " (did you mean " + m + "?)";
+    } else if (cmd == &app && i == 1 && std::find(commands.begin(), commands.end(), arg) == commands.end()) {
+      const auto m = closest(arg, commands);
+      std::fprintf(stderr, "gpusqueeze: unknown command '%s'%s\nRun 'gpusqueeze --help' for the commands.\n",
+                   arg.c_str(), m.empty() ? "" : (" (did you mean '" + m + "'?)").c_str());
+      return static_cast<int>(gsq::ExitCode::bad_input);
+    }
+  }
+  std::fprintf(stderr, "gpusqueeze: %s%s\nRun 'gpusqueeze%s --help' for the options and examples.\n", e.what(),
+               hint.c_str(), path.c_str());
+  return static_cast<int>(gsq::ExitCode::bad_input);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"gpusqueeze — measure, diagnose and tune NVIDIA data-center GPUs (H100/H200 first)"};
@@ -58,8 +133,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return static_cast<int>(gsq::ExitCode::bad_input);
+    return parse_error(app, e, argc, argv);
   }
   int rc = static_cast<int>(gsq::ExitCode::bad_input);
   try {

@@ -72,6 +72,19 @@ TEST(Cli, NoSubcommandIsUsageError) {
   EXPECT_EQ(run("").rc, 2);
 }
 
+TEST(Cli, AMistypedCommandOrOptionIsNamedWithTheOneMeant) {
+  auto r = run("repot");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("gpusqueeze: unknown command 'repot' (did you mean 'report'?)"), std::string::npos) << r.err;
+  r = run("fleet --prometeus http://p:9090");  // an option of an option group
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("(did you mean --prometheus?)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Run 'gpusqueeze fleet --help'"), std::string::npos) << r.err;
+  r = run("doctor --frobnicate");  // nothing close: no guess
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("gpusqueeze: ", 0), 0u) << "said as every other error is: " << r.err;
+}
+
 TEST(Cli, DoctorWithoutDriverExits3WithReason) {
   if (has_nvidia_driver()) GTEST_SKIP() << "an NVIDIA driver is loaded here; this checks the no-driver path";
   const auto r = run("doctor");
