@@ -34,7 +34,7 @@ struct FieldSpec {
 // Floors: clocks and bandwidths vary run to run by ~1% on one card (bench/results/2026-12-04-h200-shuffled, interleaved
 // rounds on 10 cards), launch cost by a few percent (2026-12-02-h200-probes-2); throttle fractions are read from a
 // gauge sampled every scrape, so a few percent of the window is one or two samples.
-inline constexpr std::array<FieldSpec, 26> kFields{{
+inline constexpr std::array<FieldSpec, 27> kFields{{
     {"driver", "driver", Kind::config, "", Bad::low, 0, 0, false,
      "Install the group's driver ({group}) on this node; `gpusqueeze doctor` checks the result"},
     {"cuda_driver", "CUDA driver API", Kind::config, "", Bad::low, 0, 0, false,
@@ -65,6 +65,9 @@ inline constexpr std::array<FieldSpec, 26> kFields{{
      "The host's ASPM policy is {value}, its peers' {group}: pcie_aspm.policy= on the kernel command line"},
     {"cpu_governor", "CPU frequency governor", Kind::config, "", Bad::low, 0, 0, false,
      "The host's CPU governor is {value}, its peers' {group}: a tune profile's host.cpu_governor"},
+    {"missing_s", "gone from its node for", Kind::health, " s", Bad::high, 0, 0, true,
+     "The GPU stopped reporting while its node's exporter went on: it fell off the bus (XID 79) or the driver lost it. "
+     "Drain the node, check `nvidia-smi` and the kernel log, reset or replace the GPU"},
     {"xid_events", "XID events", Kind::health, "", Bad::high, 0, 0, true, "Drain the node before more jobs land on it"},
     {"ecc_uncorrected", "uncorrectable ECC errors", Kind::health, "", Bad::high, 0, 0, true,
      "Drain the node and reset the GPU; replace it if errors come back"},

@@ -122,6 +122,9 @@ inline constexpr double kMajority = 2.0 / 3.0;
 inline constexpr double kZ = 3.5;
 inline constexpr size_t kMinSignals = 2;
 inline constexpr double kMinLoadSamples = 10;
+// A GPU whose series stopped this long before its node's exporter's last report has gone from the node: two minutes
+// is several scrapes at any usual interval (15–60 s).
+inline constexpr double kMissingAfterS = 120;
 
 [[nodiscard]] Result judge(Collection c, const Options& o = {});
 

@@ -168,8 +168,9 @@ Result judge(Collection c, const Options& o) {
               fail = !application_xid(last->second);
               fix = fail ? xid_fix(last->second) + ". " + fix : xid_fix(last->second);
             }
-          judged[i].health.push_back({std::string(id), std::string(label), "health", count_text(it->second), "0",
-                                      std::nullopt, fill(fix, "", "")});
+          const std::string value = unit.empty() ? count_text(it->second) : fmt::format("{:.0f}{}", it->second, unit);
+          judged[i].health.push_back(
+              {std::string(id), std::string(label), "health", value, "0", std::nullopt, fill(fix, "", "")});
           judged[i].fail = judged[i].fail || fail;
         }
         continue;

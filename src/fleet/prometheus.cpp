@@ -72,6 +72,8 @@ constexpr Query kQueries[] = {
     // The newest time each (GPU, driver) series was seen: a driver changed within the window leaves two series, and
     // the newer one is the GPU's driver now.
     {"info", "max_over_time(timestamp(gsq_gpu_info{{{B}}})[{W}:{R}])"},
+    // The newest time each node's exporter reported: a GPU last seen well before it has gone from its node.
+    {"exporter_seen", "max_over_time(timestamp(gsq_exporter_gpus{{{B}}})[{W}:{R}])"},
     {"power_limit_w", "last_over_time(gsq_gpu_power_limit_watts{{{B}}}[{W}])"},
     {"sm_clock_max_mhz", "last_over_time(gsq_gpu_sm_clock_max_hertz{{{B}}}[{W}]) / 1e6"},
     {"pcie_gen_max", "last_over_time(gsq_gpu_pcie_link_generation_max{{{B}}}[{W}])"},
@@ -127,8 +129,11 @@ std::vector<std::pair<std::string, std::string>> prometheus_queries(const PromOp
     // replicas behind Thanos give several; the largest is kept (a counter's increase, the newest info).
     const std::string inner = fmt::format(fmt::runtime(q.promql), fmt::arg("B", o.selector), fmt::arg("S", sel),
                                           fmt::arg("W", o.window), fmt::arg("R", res));
-    out.emplace_back(q.field, fmt::format("max by (uuid, gpu, hostname, model{}) ({})",
-                                          std::string_view(q.field) == "info" ? ", driver" : "", inner));
+    const std::string_view field = q.field;
+    out.emplace_back(q.field, field == "exporter_seen"
+                                  ? fmt::format("max by (hostname) ({})", inner)  // a node's series, not a GPU's
+                                  : fmt::format("max by (uuid, gpu, hostname, model{}) ({})",
+                                                field == "info" ? ", driver" : "", inner));
   }
   return out;
 }
@@ -148,7 +153,8 @@ Collection fold_answers(const std::vector<std::pair<std::string, std::string>>& 
                         const std::vector<std::string>& bodies) {
   Collection c;
   std::map<std::string, size_t> by_uuid;
-  std::map<std::string, double> newest_info;  // uuid → the newest time its info series was seen
+  std::map<std::string, double> newest_info;    // uuid → the newest time its info series was seen
+  std::map<std::string, double> exporter_seen;  // hostname → the newest time its exporter reported
   auto gpu_of = [&](const json& labels) -> Gpu* {
     const std::string uuid = labels.value("uuid", "");
     if (uuid.empty()) return nullptr;
@@ -189,6 +195,15 @@ Collection fold_answers(const std::vector<std::pair<std::string, std::string>>& 
     if (!result.is_array()) throw_bad_input(fmt::format("the answer to {} holds no result list", field));
     for (const auto& series : result) {
       if (!series.is_object()) continue;
+      if (field == "exporter_seen") {
+        const auto& value = series.value("value", json::array());
+        const auto host = series.value("metric", json::object()).value("hostname", "");
+        if (value.size() == 2 && value[1].is_string() && !host.empty()) try {
+            exporter_seen[host] = std::stod(value[1].get<std::string>());
+          } catch (const std::exception&) {
+          }
+        continue;
+      }
       Gpu* g = gpu_of(series.value("metric", json::object()));
       const auto& value = series.value("value", json::array());
       if (!g || value.size() != 2 || !value[1].is_string()) continue;
@@ -199,6 +214,7 @@ Collection fold_answers(const std::vector<std::pair<std::string, std::string>>& 
         continue;
       }
       if (field == "info") {
+        if (double& last = g->signals.try_emplace("last_seen", v).first->second; v > last) last = v;
         if (const auto d = series["metric"].value("driver", ""); !d.empty()) {
           auto [seen, fresh] = newest_info.try_emplace(g->uuid, v);
           if (fresh || v > seen->second) g->config["driver"] = d, seen->second = v;
@@ -209,6 +225,14 @@ Collection fold_answers(const std::vector<std::pair<std::string, std::string>>& 
         g->signals[field] = v;
       }
     }
+  }
+  // A GPU gone from a node whose exporter went on reporting (fallen off the bus, lost by the driver): its series stop.
+  for (auto& g : c.gpus) {
+    auto last = g.signals.find("last_seen");
+    auto node = exporter_seen.find(g.node);
+    if (last != g.signals.end() && node != exporter_seen.end() && node->second - last->second > kMissingAfterS)
+      g.signals["missing_s"] = node->second - last->second;
+    if (last != g.signals.end()) g.signals.erase(last);
   }
   return c;
 }

@@ -144,8 +144,9 @@ TEST(FleetJudge, OutsideTextIsNeverAPatternAndApplicationXidsAreWarnings) {
   c.gpus[5].signals["last_xid"] = 13;  // an application's fault
   c.gpus[6].signals["xid_events"] = 1;
   c.gpus[6].signals["last_xid"] = 1e300;  // no such code
+  c.gpus[7].signals["missing_s"] = 300;   // gone from its node
   const auto r = judge(c);
-  ASSERT_EQ(r.outliers.size(), 3u);
+  ASSERT_EQ(r.outliers.size(), 4u);
   for (const auto& o : r.outliers) {
     const auto& d = o.differences.front();
     if (d.field == "driver") {
@@ -158,6 +159,11 @@ TEST(FleetJudge, OutsideTextIsNeverAPatternAndApplicationXidsAreWarnings) {
     }
     if (r.gpus[o.gpus[0]].uuid == "GPU-01-2") {
       EXPECT_EQ(o.severity, Severity::fail);
+    }
+    if (r.gpus[o.gpus[0]].uuid == "GPU-01-3") {
+      EXPECT_EQ(o.severity, Severity::fail);
+      EXPECT_EQ(d.value, "300 s");
+      EXPECT_NE(d.fix.find("fell off the bus"), std::string::npos) << d.fix;
     }
   }
 }
@@ -270,6 +276,9 @@ TEST(FleetPrometheus, AnswersAreFoldedIntoGpusByUuid) {
     if (q[i].first == "power_limit_w") bodies[i] = answer(series("A", "", "700") + "," + series("B", "", "500.4"));
     if (q[i].first == "mig") bodies[i] = answer(series("A", "", "0"));
     if (q[i].first == "xid_events") bodies[i] = answer(series("B", "", "2"));
+    if (q[i].first == "exporter_seen")  // both nodes' exporters last reported at …300: A's GPU 300 s before
+      bodies[i] = answer(R"({"metric":{"hostname":"n-A"},"value":[1765000300.1,"1765000300"]},)"
+                         R"({"metric":{"hostname":"n-B"},"value":[1765000300.1,"1765000300"]})");
     if (q[i].first == "clock_under_load_mhz") bodies[i] = answer(series("A", "", "NaN"));
   }
   const auto c = gpus_from_prometheus(q, bodies);
@@ -281,7 +290,10 @@ TEST(FleetPrometheus, AnswersAreFoldedIntoGpusByUuid) {
   EXPECT_EQ(c.gpus[0].config.at("mig"), "off");
   EXPECT_EQ(c.gpus[1].signals.at("xid_events"), 2);
   EXPECT_FALSE(c.gpus[0].signals.contains("clock_under_load_mhz")) << "NaN is no reading";
-  EXPECT_EQ(c.notes.size(), q.size() - 7)
+  EXPECT_EQ(c.gpus[0].signals.at("missing_s"), 300) << "A's GPU stopped reporting while its exporter went on";
+  EXPECT_FALSE(c.gpus[1].signals.contains("missing_s"));
+  EXPECT_FALSE(c.gpus[0].signals.contains("last_seen")) << "a reading of the source, not a signal";
+  EXPECT_EQ(c.notes.size(), q.size() - 8)
       << "each query without series says so, but the newest XID's (none before an XID) and NVLink's (PCIe cards)";
   bodies[0] = R"({"status":"error","errorType":"bad_data","error":"parse error at char 5"})";
   try {
@@ -299,7 +311,9 @@ TEST(FleetPrometheus, TheWindowAndSelectorReachEveryQuery) {
   const auto q = prometheus_queries({"http://p:9090", "6h", R"(cluster="a")", 30});
   for (const auto& [field, promql] : q) {
     EXPECT_EQ(promql.find("{,"), std::string::npos) << field << ": " << promql;
-    EXPECT_TRUE(promql.starts_with("max by (uuid, gpu, hostname, model")) << "one series per GPU: " << promql;
+    EXPECT_TRUE(
+        promql.starts_with(field == "exporter_seen" ? "max by (hostname)" : "max by (uuid, gpu, hostname, model"))
+        << "one series per GPU (per node for the exporter's): " << promql;
     EXPECT_NE(promql.find("cluster=\"a\""), std::string::npos) << field << ": " << promql;
     EXPECT_NE(promql.find("[6h"), std::string::npos) << field << ": " << promql;
   }
