@@ -25,7 +25,9 @@ python3 -c 'import jsonschema' 2>/dev/null || need_pip+=(jsonschema)
 python3 -c 'import kubernetes_validate' 2>/dev/null || need_pip+=('kubernetes-validate>=1.28')
 if ((${#need_pip[@]})); then
   echo "setup: installing from PyPI for the deploy tests: ${need_pip[*]}" >&2
-  python3 -m pip install -q --disable-pip-version-check "${need_pip[@]}"
+  # Not fatal: without them the deploy tests skip, saying which module is missing.
+  python3 -m pip install -q --disable-pip-version-check "${need_pip[@]}" ||
+    echo "setup: could not install ${need_pip[*]}; the deploy tests will skip" >&2
 fi
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
