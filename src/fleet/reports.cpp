@@ -145,17 +145,19 @@ Collection collect_reports(const std::filesystem::path& dir, std::optional<doubl
   const auto now = fs::file_time_type::clock::now();
   for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code fe;  // one entry's trouble (a dangling link) is not the walk's: `ec` ends the loop
     if (it->path().filename().string().starts_with('.')) {  // a report still being written (deploy/slurm: .JOB.tmp.PID)
-      if (it->is_directory(ec)) it.disable_recursion_pending();
+      if (it->is_directory(fe)) it.disable_recursion_pending();
       continue;
     }
-    if (it->path().filename() != "report.json" || !it->is_regular_file(ec)) continue;
-    const auto when = it->last_write_time(ec);
+    if (it->path().filename() != "report.json" || !it->is_regular_file(fe)) continue;
+    const auto when = it->last_write_time(fe);
+    if (fe) continue;
     if (since_s && now - when > std::chrono::duration<double>(*since_s)) {
       ++old;
       continue;
     }
-    const std::string name = fs::relative(it->path(), dir, ec).string();
+    const std::string name = fs::relative(it->path(), dir, fe).string();
     try {
       const json report = read_json_file(it->path(), "gpusqueeze.report/1");
       if (!report.value("this_machine", true)) {  // a page of the bundled or replayed files: no GPU of the fleet

@@ -235,7 +235,9 @@ TEST(FleetReports, AFolderOfReportsWithOneAlteredIsJudgedAndBadFilesAreNoted) {
   bundled["this_machine"] = false;  // what `report` writes on a node without a GPU: the bundled H200 files
   fs::create_directories(dir / "gpuless");
   write_json_file(dir / "gpuless/report.json", bundled);
-  fs::create_directories(dir / ".job-9.tmp.123");  // deploy/slurm's report while it is written
+  fs::create_directories(dir / "dangling");
+  fs::create_symlink(dir / "nowhere.json", dir / "dangling/report.json");  // an entry's trouble is not the walk's
+  fs::create_directories(dir / ".job-9.tmp.123");                          // deploy/slurm's report while it is written
   std::ofstream(dir / ".job-9.tmp.123/report.json") << "{";
   const auto c = collect_reports(dir, std::nullopt);
   EXPECT_EQ(c.gpus.size(), static_cast<size_t>(n));
