@@ -419,7 +419,13 @@ struct Reader {
       }
     }
     if (scan.has<"Using network ">()) {
-      log.network = word_after(line, "Using network ");
+      // The network's name is the rest of the line ("IB", "Socket", "AWS Libfabric"), less a collector's note
+      // ("[repeated 15x across cluster]").
+      const size_t at = line.find("Using network ") + 14;
+      std::string_view rest = std::string_view(line).substr(at, std::min<size_t>(line.size() - at, 64));
+      rest = rest.substr(0, std::min(rest.find(" ["), rest.find("  ")));
+      while (!rest.empty() && (rest.back() == ' ' || rest.back() == '.')) rest.remove_suffix(1);
+      log.network = std::string(rest);
       if (const auto h = nccl_process(line); !h.empty() && log.network_by_host.size() < 4096)
         log.network_by_host[h] = log.network;
       hit = true;

@@ -112,6 +112,14 @@ TEST(NcclLogs, AFailedVerbsCallIsAFailureEvenAtWarnLevelAndFindingNoDeviceIsNot)
   EXPECT_FALSE(f.contains("nccl-nccl-system-error")) << "no device: NCCL goes on over sockets";
 }
 
+TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
+  // SYNTHETIC lines in the shape of NCCL's init.cc and Ray's log deduplication.
+  EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n", "t.log").network, "AWS Libfabric");
+  EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network Socket [repeated 15x across cluster]\n", "t.log").network,
+            "Socket");
+  EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network IB\n", "t.log").network, "IB");
+}
+
 TEST(NcclLogs, ADistBackendErrorIsTheErrorItCarriesAndAnAbortOnlyWhereItSaysSo) {
   // SYNTHETIC lines in the shape of PyTorch's exception text (the real ones are in tests/data/triage).
   auto ids = [](const std::string& text) {
