@@ -107,8 +107,7 @@ int run_fleet(const FleetCliOptions& o) {
   if (o.json) {
     std::cout << data.dump(2) << '\n';
   } else {
-    size_t outlier_gpus = 0;
-    for (const auto& x : r.outliers) outlier_gpus += x.gpus.size();
+    const size_t outlier_gpus = fleet::outlier_gpus(r);
     std::cout << fmt::format("# Fleet: {} GPUs, {} group{}, {} outlier{} ({} GPU{})\n\nsource: {}\n\n", r.gpus.size(),
                              r.groups.size(), r.groups.size() == 1 ? "" : "s", r.outliers.size(),
                              r.outliers.size() == 1 ? "" : "s", outlier_gpus, outlier_gpus == 1 ? "" : "s", r.source)

@@ -57,10 +57,10 @@ monitor::Collector with_tune(monitor::Collector inner, const std::string& profil
 // xid_events, last_xid, and xid_events_per_collection: XIDs added at every collection, so that a replayed GPU has
 // XIDs within any window) adds what only a running exporter counts, for fleet tests and demos.
 monitor::Collector replay_collector(const std::string& file) {
-  auto snap = std::make_shared<gpu::Snapshot>(gpu::load_snapshot(file));
+  const auto j = read_json_file(file, gpu::kSnapshotSchema);
+  auto snap = std::make_shared<gpu::Snapshot>(gpu::snapshot_from_json(j, file));
   auto counters = std::make_shared<std::vector<gpu::Counters>>();
   auto xid_steps = std::make_shared<std::vector<uint64_t>>();
-  const auto j = read_json_file(file, gpu::kSnapshotSchema);
   if (auto it = j.find("replay_counters"); it != j.end()) {
     if (!it->is_array()) throw_bad_input(file + ": replay_counters: expected an array, one object per GPU");
     for (const auto& c : *it) {

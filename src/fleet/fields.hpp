@@ -98,4 +98,11 @@ inline constexpr std::array<FieldSpec, 27> kFields{{
      "Slower math than its peers at the same clocks: power and thermal limits; `gpusqueeze bench core`", "math", false},
 }};
 
+// The field of that id, or nullptr.
+[[nodiscard]] inline const FieldSpec* field_spec(std::string_view id) noexcept {
+  for (const auto& f : kFields)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
 }  // namespace gsq::fleet

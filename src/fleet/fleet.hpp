@@ -127,6 +127,8 @@ inline constexpr double kMinLoadSamples = 10;
 inline constexpr double kMissingAfterS = 120;
 
 [[nodiscard]] Result judge(Collection c, const Options& o = {});
+// GPUs named by the outliers (an outlier line may hold every GPU of a node).
+[[nodiscard]] size_t outlier_gpus(const Result& r);
 
 [[nodiscard]] nlohmann::json to_json(const Result& r);
 // The findings a report page shows: one per outlier (warn, fail for health) and per watched GPU (info).

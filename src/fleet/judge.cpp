@@ -203,8 +203,7 @@ Result judge(Collection c, const Options& o) {
     const auto& j = judged[i];
     std::set<std::string_view> families;  // signals of one cause count once
     for (const auto& d : j.signals)
-      for (const auto& f : kFields)
-        if (f.id == d.field) families.insert(f.family);
+      if (const FieldSpec* f = field_spec(d.field)) families.insert(f->family);
     const bool outlier = !j.config.empty() || !j.health.empty() || families.size() >= kMinSignals;
     const std::string group = r.gpus[i].model.empty() ? "unknown model" : r.gpus[i].model;
     if (!outlier) {

@@ -41,6 +41,12 @@ std::string title_of(const Outlier& o) {
 
 }  // namespace
 
+size_t outlier_gpus(const Result& r) {
+  size_t n = 0;
+  for (const auto& o : r.outliers) n += o.gpus.size();
+  return n;
+}
+
 json to_json(const Result& r) {
   json groups = json::array();
   for (const auto& g : r.groups) {
@@ -57,12 +63,10 @@ json to_json(const Result& r) {
   json outliers = json::array(), watch = json::array();
   for (const auto& o : r.outliers) outliers.push_back(outlier_json(r, o));
   for (const auto& o : r.watch) watch.push_back(outlier_json(r, o));
-  size_t outlier_gpus = 0;
-  for (const auto& o : r.outliers) outlier_gpus += o.gpus.size();
   return {{"schema", kFleetSchema},
           {"source", r.source},
           {"gpus", r.gpus.size()},
-          {"outlier_gpus", outlier_gpus},
+          {"outlier_gpus", outlier_gpus(r)},
           {"groups", groups},
           {"outliers", outliers},
           {"watch", watch},

@@ -103,8 +103,8 @@ constexpr Query kQueries[] = {
 };
 
 bool is_config(std::string_view field) {
-  return std::any_of(kFields.begin(), kFields.end(),
-                     [&](const FieldSpec& f) { return f.id == field && f.kind == Kind::config; });
+  const FieldSpec* f = field_spec(field);
+  return f != nullptr && f->kind == Kind::config;
 }
 
 std::string config_text(std::string_view field, double v) {
