@@ -219,6 +219,12 @@ def write_openmetrics(path, a, times, gpus):
     family("gsq_gpu_info", "gauge", "GPU identity (always 1); driver and PCI bus id as labels")
     for x in gpus:
         series("gsq_gpu_info", f'{x.labels},driver="{x.driver}",pci_bus_id="{PCI_BUS[x.index % 8]}"', const("1"))
+    def per_gpu_families(table):  # each (name, type, help, values of a GPU): one family, a series per GPU
+        for name, typ, help_text, values in table:
+            family(name, typ, help_text)
+            for x in gpus:
+                series(name, x.labels, values(x))
+
     per_gpu = [
         ("gsq_gpu_utilization_ratio", "gauge", "utilisation", lambda x: [g6(v) for v in x.util]),
         ("gsq_gpu_memory_utilization_ratio", "gauge", "memory utilisation", lambda x: [g6(v) for v in x.mem_util]),
@@ -231,10 +237,7 @@ def write_openmetrics(path, a, times, gpus):
         ("gsq_gpu_sm_clock_max_hertz", "gauge", "Highest SM clock", lambda x: const("1980000000")),
         ("gsq_gpu_memory_clock_hertz", "gauge", "Memory clock", lambda x: const("3201000000")),
     ]
-    for name, typ, help_text, values in per_gpu:
-        family(name, typ, help_text)
-        for x in gpus:
-            series(name, x.labels, values(x))
+    per_gpu_families(per_gpu)
     family("gsq_gpu_clock_event_active", "gauge", "1 while NVML reports this clock-event (throttle) reason, else 0")
     for x in gpus:
         for r in REASONS:
@@ -262,10 +265,7 @@ def write_openmetrics(path, a, times, gpus):
         ("gsq_gpu_mig_enabled", "gauge", "1 while MIG mode is on", lambda x: const("0")),
         ("gsq_gpu_row_remap_pending", "gauge", "1 when a row remap waits", lambda x: const("0")),
     ]
-    for name, typ, help_text, values in per_gpu:
-        family(name, typ, help_text)
-        for x in gpus:
-            series(name, x.labels, values(x))
+    per_gpu_families(per_gpu)
     family("gsq_gpu_pcie_replays", "counter", "PCIe replays")
     for x in gpus:
         series("gsq_gpu_pcie_replays_total", x.labels, const(str(x.replays)))

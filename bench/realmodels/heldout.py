@@ -66,14 +66,7 @@ def register(p):
     @pair("graphs_resnet18_infer", "launch", "graphs", "infer",
           "ResNet-18 bf16 inference at batch 1, eager → the forward captured in a CUDA graph")
     def _():
-        model = p.tv_model("resnet18").eval().to(torch.bfloat16)
-        x = p.images(1).to(dev, torch.bfloat16)
-
-        def fwd(inp):
-            with torch.no_grad():
-                return model(inp)
-
-        return (lambda: fwd(x)), p.graphed(fwd, x)
+        return p.graphs_infer_pair("resnet18")
 
     @pair("graphs_gpt2_infer", "launch", "graphs", "infer",
           "GPT-2 (124M) bf16 forward at batch 1 × 16 tokens, no KV cache, eager → the forward captured in a CUDA graph")
