@@ -115,7 +115,8 @@ Action register_exporter(CLI::App& app) {
       "  gpusqueeze exporter --watch-pid 4242 --watch-for 60 --capture-seconds 10\n"
       "                      (4242 runs under `gpusqueeze trace --on-demand`: findings land beside its trace)\n"
       "  gpusqueeze exporter --once | promtool check metrics  (one collection on stdout)");
-  cmd->add_option("--listen", o->listen, "HOST:PORT to serve on")->capture_default_str();
+  cmd->add_option("--listen", o->listen, "HOST:PORT to serve on (port 0: any free port, printed when it starts)")
+      ->capture_default_str();
   cmd->add_option("--interval", o->server.interval_s, "Seconds between NVML collections")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
@@ -175,7 +176,7 @@ Action register_exporter(CLI::App& app) {
     } catch (...) {
       throw_bad_input("--listen: bad port in " + o->listen);
     }
-    if (o->server.port <= 0 || o->server.port > 65535) throw_bad_input("--listen: port out of range in " + o->listen);
+    if (o->server.port < 0 || o->server.port > 65535) throw_bad_input("--listen: port out of range in " + o->listen);
     if (!o->once) (void)monitor::block_stop_signals();  // before NVML starts threads of its own
     monitor::Collector collect = o->snapshot_file.empty()
                                      ? monitor::live_collector([](const std::string& m) { note(m); })

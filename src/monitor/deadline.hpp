@@ -23,6 +23,8 @@ namespace gsq::monitor {
 class ConnectionDeadline {
  public:
   ConnectionDeadline(int port, double deadline_s) : port_(port), deadline_s_(deadline_s) {}
+  // The port the server bound, when it was asked for any free one (port 0); call before it accepts.
+  void set_port(int port) { port_ = port; }
 
   struct Accepted {
     ino_t id = 0;  // 0: no new socket found

@@ -294,11 +294,14 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
     reaper.join();
     if (capture_thread.joinable()) capture_thread.join();
   };
-  if (!server.bind_to_port(o.host, o.port)) {
+  // Port 0 asks the system for any free port; the one bound is logged (how tests and supervisors start many).
+  const int port = o.port == 0 ? server.bind_to_any_port(o.host) : (server.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (port <= 0) {
     stop_workers();
     throw_bad_input(
         fmt::format("cannot listen on {}:{} (address in use, or not an address of this host)", o.host, o.port));
   }
+  deadline.set_port(port);
   server.tune_listener(std::max(1, static_cast<int>(std::ceil(o.request_deadline_s))));
   std::atomic<bool> signalled{false};
   std::thread stopper([&] {
@@ -307,7 +310,7 @@ void serve(const ExporterOptions& o, const Collector& collect, const std::functi
     signalled = true;
     server.stop();
   });
-  log(fmt::format("serving http://{}:{}/metrics, collecting every {} s", o.host, o.port, o.interval_s));
+  log(fmt::format("serving http://{}:{}/metrics, collecting every {} s", o.host, port, o.interval_s));
   server.listen_after_bind();
   if (!signalled) pthread_kill(stopper.native_handle(), SIGTERM);  // the server stopped on its own: wake the waiter
   stopper.join();

@@ -30,6 +30,7 @@ Exit 0 passed, 1 failed, 77 skipped (prometheus missing: Debian package promethe
 import copy
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -70,6 +71,43 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def served_port(procs, name, p, log, within_s=20):
+    """The port an exporter started with `--listen 127.0.0.1:0` bound: it logs `serving http://HOST:PORT/metrics`.
+    (Asking for port 0 leaves no window in which another process takes a port picked here.)"""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        m = re.search(r"serving http://127\.0\.0\.1:(\d+)/metrics", Path(log).read_text(errors="replace"))
+        if m:
+            return int(m.group(1))
+        if p.poll() is not None:
+            fail(f"{name} exited early (code {p.returncode}); its log:\n{tail(log)}")
+        time.sleep(0.05)
+    fail(f"{name} printed no `serving` line in {within_s} s; its log:\n{tail(log)}")
+
+
+def start_prometheus(procs, name, argv_for_port, attempts=3):
+    """Starts Prometheus on a port picked here. Prometheus cannot report a port it chose, so a port another process
+    took between the pick and the bind (CTest runs tests side by side) is retried with a fresh one."""
+    for _ in range(attempts):
+        port = free_port()
+        p = procs.start(name, argv_for_port(port))
+        log = procs.workdir / f"{name}.log"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            text = Path(log).read_text(errors="replace")
+            if "Server is ready to receive web requests" in text:
+                return port
+            if p.poll() is not None:
+                break
+            time.sleep(0.1)
+        if p.poll() is None:
+            return port  # running; wait_for_samples judges it
+        procs.procs.pop()
+        if "address already in use" not in Path(log).read_text(errors="replace"):
+            fail(f"{name} exited early (code {p.returncode}); its log:\n{tail(log)}")
+    fail(f"{name}: every port tried was taken")
 
 
 def hostname(n):
@@ -342,23 +380,21 @@ def main():
         for n in range(1, NODES + 1):
             snap = workdir / f"{hostname(n)}.json"
             snap.write_text(json.dumps(snapshot_for(base, n), indent=1))
-            port = free_port()
-            ports.append(port)
-            procs.start(f"exporter-{hostname(n)}",
-                        [str(binary), "exporter", "--snapshot", str(snap), "--listen", f"127.0.0.1:{port}",
-                         "--interval", "0.5"])
+            name = f"exporter-{hostname(n)}"
+            p = procs.start(name, [str(binary), "exporter", "--snapshot", str(snap), "--listen", "127.0.0.1:0",
+                                   "--interval", "0.5"])
+            ports.append(served_port(procs, name, p, workdir / f"{name}.log"))
         # Two Prometheus servers: one scrapes the whole fleet, the other only the unaltered exporters (node-05 …).
         proms = {}
         for name, members in (("prometheus", range(1, NODES + 1)),
                               ("prometheus-clean", range(len(ALTERED) + 1, NODES + 1))):
-            port = free_port()
             targets = ", ".join(f"'127.0.0.1:{ports[n - 1]}'" for n in members)
             (workdir / f"{name}.yml").write_text(
                 f"global:\n  scrape_interval: {SCRAPE_S}s\n  scrape_timeout: {SCRAPE_S}s\n"
                 f"scrape_configs:\n  - job_name: gsq\n    static_configs:\n      - targets: [{targets}]\n")
-            procs.start(name, [prometheus, f"--config.file={workdir / f'{name}.yml'}",
-                               f"--storage.tsdb.path={workdir / f'{name}-tsdb'}",
-                               f"--web.listen-address=127.0.0.1:{port}"])
+            port = start_prometheus(procs, name, lambda port, name=name: [
+                prometheus, f"--config.file={workdir / f'{name}.yml'}",
+                f"--storage.tsdb.path={workdir / f'{name}-tsdb'}", f"--web.listen-address=127.0.0.1:{port}"])
             proms[name] = (port, len(members))
         url = f"http://127.0.0.1:{proms['prometheus'][0]}"
         clean_url = f"http://127.0.0.1:{proms['prometheus-clean'][0]}"

@@ -252,14 +252,39 @@ pid_t spawn(std::vector<std::string> args, const fs::path& log) {
   return rc == 0 ? pid : -1;
 }
 
-// Starts `gpusqueeze exporter` replaying the H200 snapshot on `port` (output in the temp directory); pid or -1.
-pid_t spawn_exporter(int port, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {GSQ_BINARY,   "exporter",
-                                   "--snapshot", test::fixture("h200-snapshot.json").string(),
-                                   "--listen",   "127.0.0.1:" + std::to_string(port),
-                                   "--interval", "0.2"};
+// An exporter replaying the H200 snapshot on a port of its choosing (`--listen 127.0.0.1:0`): no port picked here
+// can be taken by a test running beside this one.
+struct SpawnedExporter {
+  pid_t pid = -1;
+  int port = -1;  // -1: it printed no `serving` line within 10 s
+  fs::path log;
+};
+
+// The port an exporter logs in `serving http://127.0.0.1:PORT/metrics`, waiting up to 10 s; -1 if none.
+int served_port(pid_t pid, const fs::path& log) {
+  const std::regex serving(R"(serving http://127\.0\.0\.1:(\d+)/metrics)");
+  for (int i = 0; i < 200; ++i) {
+    std::smatch m;
+    const std::string text = fs::exists(log) ? read_text_file(log) : "";
+    if (std::regex_search(text, m, serving)) return std::stoi(m[1].str());
+    if (waitpid(pid, nullptr, WNOHANG) == pid) return -1;  // exited (reaped here; the caller's kill is then a no-op)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return -1;
+}
+
+SpawnedExporter spawn_exporter(std::vector<std::string> extra = {}) {
+  static int n = 0;
+  SpawnedExporter e;
+  e.log =
+      fs::temp_directory_path() / ("gsq-exporter-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".log");
+  std::vector<std::string> args = {
+      GSQ_BINARY, "exporter",    "--snapshot", test::fixture("h200-snapshot.json").string(),
+      "--listen", "127.0.0.1:0", "--interval", "0.2"};
   args.insert(args.end(), extra.begin(), extra.end());
-  return spawn(std::move(args), fs::temp_directory_path() / ("gsq-exporter-" + std::to_string(port) + ".log"));
+  e.pid = spawn(std::move(args), e.log);
+  if (e.pid > 0) e.port = served_port(e.pid, e.log);
+  return e;
 }
 
 // The first answer of /metrics, waiting up to 5 s for the exporter to listen.
@@ -369,9 +394,9 @@ TEST(ConnectionDeadline, CutsWhatAWorkerHeldTooLongNotWhatWaitsAndRestartsAfterA
 }
 
 TEST(Exporter, ServesMetricsAndHealthAndStopsOnSigterm) {
-  const int port = 19000 + ::getpid() % 1000;
-  const pid_t pid = spawn_exporter(port);
+  const auto [pid, port, log] = spawn_exporter();
   ASSERT_GT(pid, 0);
+  ASSERT_GT(port, 0) << "no `serving` line naming the port it chose:\n" << read_text_file(log);
   httplib::Client cli("127.0.0.1", port);
   auto res = first_metrics(cli);
   ASSERT_TRUE(res) << "the exporter never answered on port " << port;
@@ -389,9 +414,9 @@ TEST(Exporter, ServesMetricsAndHealthAndStopsOnSigterm) {
 }
 
 TEST(Exporter, ASecondExporterOnTheSamePortIsRefused) {
-  const int port = 22000 + ::getpid() % 1000;
-  const pid_t first = spawn_exporter(port);
+  const auto [first, port, first_log] = spawn_exporter();
   ASSERT_GT(first, 0);
+  ASSERT_GT(port, 0) << read_text_file(first_log);
   httplib::Client cli("127.0.0.1", port);
   ASSERT_TRUE(first_metrics(cli)) << "the exporter never answered on port " << port;
   const fs::path log = fs::temp_directory_path() / ("gsq-exporter-second-" + std::to_string(port) + ".log");
@@ -489,9 +514,9 @@ TEST(HeaderGate, StoppingHandsOverWhatItHoldsWithoutCountingCuts) {
 TEST(Exporter, ClientsThatTrickleTheirHeadersAreCutAtTheDeadlineAndScrapesGoOn) {
   // One worker, a read timeout far longer than the test: without the deadline the two stalled clients would hold
   // the worker (and the scrape behind them) for 60 s.
-  const int port = 20000 + ::getpid() % 1000;
-  const pid_t pid = spawn_exporter(port, {"--threads", "1", "--timeout", "60", "--request-deadline", "1"});
+  const auto [pid, port, log] = spawn_exporter({"--threads", "1", "--timeout", "60", "--request-deadline", "1"});
   ASSERT_GT(pid, 0);
+  ASSERT_GT(port, 0) << read_text_file(log);
   httplib::Client cli("127.0.0.1", port);
   ASSERT_TRUE(first_metrics(cli)) << "the exporter never answered on port " << port;
   const std::vector<int> stalled = stalled_clients(port, 2, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: a");
@@ -525,9 +550,9 @@ TEST(Exporter, ClientsThatTrickleTheirHeadersAreCutAtTheDeadlineAndScrapesGoOn) 
 TEST(Exporter, ScrapesAreAnsweredWhileMoreSlowClientsThanWorkersWaitForTheirHeaders) {
   // One worker and a deadline far longer than the test: six clients stuck in their headers wait in the header gate,
   // not in the worker, so a scrape is answered while all six are still connected.
-  const int port = 22000 + ::getpid() % 1000;
-  const pid_t pid = spawn_exporter(port, {"--threads", "1", "--timeout", "60", "--request-deadline", "60"});
+  const auto [pid, port, log] = spawn_exporter({"--threads", "1", "--timeout", "60", "--request-deadline", "60"});
   ASSERT_GT(pid, 0);
+  ASSERT_GT(port, 0) << read_text_file(log);
   httplib::Client cli("127.0.0.1", port);
   ASSERT_TRUE(first_metrics(cli)) << "the exporter never answered on port " << port;
   const std::vector<int> stalled = stalled_clients(port, 6, "GET /metrics HTTP/1.1\r\nHost: x\r\n");  // no blank line
@@ -579,18 +604,17 @@ TEST(Exporter, RealPrometheusScrapesItAndAnswersQueries) {
     GTEST_SKIP() << "prometheus not installed (Debian package prometheus; scripts/setup.sh installs it)";
   const fs::path d = fs::temp_directory_path() / ("gsq-prom-" + std::to_string(::getpid()));
   fs::create_directories(d);
-  const int exporter_port = 21000 + ::getpid() % 1000, prom_port = exporter_port + 1000;
+  const auto [exporter, exporter_port, exporter_log] = spawn_exporter();
+  ASSERT_GT(exporter, 0);
+  ASSERT_GT(exporter_port, 0) << read_text_file(exporter_log);
+  const int prom_port = 21000 + ::getpid() % 1000;  // below the ephemeral range; Prometheus cannot choose its own
   std::ofstream(d / "prometheus.yml") << "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: gpusqueeze\n"
                                       << "    static_configs:\n      - targets: ['127.0.0.1:" << exporter_port
                                       << "']\n";
-  const pid_t exporter = spawn({GSQ_BINARY, "exporter", "--snapshot", test::fixture("h200-snapshot.json").string(),
-                                "--listen", "127.0.0.1:" + std::to_string(exporter_port), "--interval", "0.5"},
-                               d / "exporter.log");
   const pid_t prom = spawn(
       {"prometheus", "--config.file=" + (d / "prometheus.yml").string(), "--storage.tsdb.path=" + (d / "data").string(),
        "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
       d / "prometheus.log");
-  ASSERT_GT(exporter, 0);
   ASSERT_GT(prom, 0);
   httplib::Client cli("127.0.0.1", prom_port);
   cli.set_connection_timeout(1, 0);
