@@ -5,7 +5,7 @@ set -uo pipefail
 LOG=verify.log source "$(dirname "$0")/lib.sh"
 run ctest --test-dir /work/main/build -L gpu --output-on-failure
 run $B bench core -o "$OUT/run3.json"
-run $B compare bench/results/2026-12-02-h200-step1/run1.json "$OUT/run3.json"
+run $B compare bench/results/2026-12-02-h200-step1/run1.json.gz "$OUT/run3.json"
 run $B doctor --all
 run $B env --check tests/fixtures/h200-env.json
 run $B report -o "$OUT/report" --bench "$OUT/run3.json" --trace tests/fixtures/torch-host-slow.json.gz
