@@ -35,6 +35,14 @@ check /usr/lib/libgsqkernels.so
 check /usr/share/gpusqueeze/h200-snapshot.json
 check /usr/share/gpusqueeze/tune/gpu-server-base.toml
 check /usr/share/gpusqueeze/prometheus/gpusqueeze-rules.yml
+check /usr/share/gpusqueeze/kubernetes/gpusqueeze-exporter.yaml
+check /usr/share/gpusqueeze/kubernetes/gpusqueeze-monitoring.yaml
+check /usr/share/gpusqueeze/grafana/gpusqueeze-dashboard.json
+check /usr/share/gpusqueeze/container/Dockerfile
+for s in gpusqueeze-prolog.sh gpusqueeze-epilog.sh gpusqueeze-slurm.sh; do
+  check /usr/share/gpusqueeze/slurm/$s
+  [ -x "$root/usr/share/gpusqueeze/slurm/$s" ] || { echo "NOT EXECUTABLE: /usr/share/gpusqueeze/slurm/$s"; fail=1; }
+done
 check /usr/share/man/man1/gpusqueeze.1
 check /usr/share/man/man1/gpusqueeze-tune.1
 "$root/usr/bin/gpusqueeze" --version
