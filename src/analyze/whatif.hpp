@@ -117,8 +117,9 @@ struct ReplayGraph;
 [[nodiscard]] std::shared_ptr<const ReplayGraph> build_graph(const Trace& t, const RecorderCorrection& c = {});
 [[nodiscard]] Replay replay(const Trace& t, const ReplayGraph& graph, const Fixes& fixes, const ReplayRates& rates);
 
-// The critical path's largest class as a verdict word: host-bound (gaps), launch-bound (CPU op overhead),
-// gpu-bound (waiting on kernels), transfer-bound (waiting on copies).
+// The critical path as a verdict word: the side with more of the path (the host's time, or its waits on the GPU),
+// then that side's larger class: host-bound (gaps: the program's own work), launch-bound (CPU op overhead), gpu-bound
+// (waiting on kernels), transfer-bound (waiting on copies).
 [[nodiscard]] std::string critical_verdict(const CriticalPath& p);
 
 // Judges an analysis by the critical path: the verdict becomes the path's largest class, and the findings whose fix

@@ -218,10 +218,18 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
     }
   }
   if (!gpu_sets_step && cls != a.verdict.cls) {
-    a.verdict.summary = fmt::format(
-        "{}: the largest class on the critical path ({:.1f}%); the idle-time rules said {}.", cls,
-        100.0 * static_cast<double>(std::max({p.host_ns, p.cpu_ops_ns, p.wait_kernels_ns, p.wait_copies_ns})) / total,
-        a.verdict.cls);
+    const bool host_side = cls == "host-bound" || cls == "launch-bound";
+    const auto pct = [&](int64_t ns) { return 100.0 * static_cast<double>(ns) / total; };
+    a.verdict.summary = host_side
+                            ? fmt::format(
+                                  "{}: the host's time is {:.1f}% of the critical path (its own work {:.1f}%, CPU ops "
+                                  "{:.1f}%); the idle-time rules said {}.",
+                                  cls, pct(p.host_ns + p.cpu_ops_ns), pct(p.host_ns), pct(p.cpu_ops_ns), a.verdict.cls)
+                            : fmt::format(
+                                  "{}: waiting on the GPU is {:.1f}% of the critical path (kernels {:.1f}%, copies "
+                                  "{:.1f}%); the idle-time rules said {}.",
+                                  cls, pct(p.wait_kernels_ns + p.wait_copies_ns), pct(p.wait_kernels_ns),
+                                  pct(p.wait_copies_ns), a.verdict.cls);
     a.verdict.cls = cls;
     if (cls != "gpu-bound") a.verdict.subclass.clear();
   }

@@ -131,15 +131,16 @@ TEST(RealModels, TheProfilersCostComesOutOfTheHostTime) {
 
 // Kineto's public ResNet-50 sample with num_workers=0 (V100, PyTorch 1.9, tb_plugin samples): its step markers are
 // legacy "Operator" events, and most of each step is the DataLoader's next() in the training process. The steps are
-// found, the DataLoader's next() is a third of the critical path (as much as the kernels: no launch-bound verdict), and
-// the DataLoader finding (its measured fix, num_workers=4, is −28%) ranks first.
+// found, the DataLoader's next() is a third of the critical path (as much as the kernels; with the CPU ops' dispatch
+// the host holds 62% of it: host-bound, not the kernels), and the DataLoader finding (its measured fix, num_workers=4,
+// is −28%) ranks first.
 TEST(RealModels, ALegacyDataLoaderBoundTraceIsJudgedOverItsStepsAndNamesTheDataLoader) {
   const auto file = test::shared_data(
       "kineto/kineto.tb_plugin.samples.resnet50_num_workers_0--worker0.1623143089861.pt.trace.json.gz");
   if (!std::filesystem::exists(file)) GTEST_SKIP() << "not present: " << file;
   const auto a = analyze(load_trace(file));
   EXPECT_EQ(a.step_ns.size(), 6U);
-  EXPECT_NE(a.verdict.cls, "launch-bound");
+  EXPECT_EQ(a.verdict.cls, "host-bound") << a.verdict.summary;
   EXPECT_GT(a.critical_path.value("host_share", 0.0), 0.3);
   EXPECT_EQ(top_finding(a), "dataloader");
 }
