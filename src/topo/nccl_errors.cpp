@@ -228,7 +228,9 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Check that every rank got the same MASTER_ADDR/MASTER_PORT and WORLD_SIZE, that the port is open between "
        "hosts, and that all ranks were scheduled (a pending pod or Slurm task keeps the others waiting)"},
       {"nvls-error",
-       {"cuMulticastCreate", "cuMulticastAddDevice", "cuMulticastBindMem", "NVLS Init failed", "nvlsGroupCreate"},
+       // NCCL 2.29 words the bind failure itself: "Failed to bind NVLink SHARP (NVLS) Multicast memory of size …".
+       {"cuMulticastCreate", "cuMulticastAddDevice", "cuMulticastBindMem", "NVLS Init failed", "nvlsGroupCreate",
+        "(NVLS) Multicast memory"},
        true,
        "NVLink SHARP (NVLS) setup failed: the multicast objects could not be created (fabric manager, IMEX/driver "
        "support, or a VM/container that lacks it)",
@@ -251,7 +253,10 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Read the first error before it (this rank's or the first rank to fail)"},
       {"process-failed",
        {"ChildFailedError", "exitcode  : -", "Segmentation fault", "core dumped", "SIGABRT", "Signal 6 (SIGABRT)",
-        "SIGSEGV", "Fatal Python error", "terminate called after throwing", "Test NCCL failure", "Test CUDA failure"},
+        "SIGSEGV", "Fatal Python error", "terminate called after throwing", "Test NCCL failure", "Test CUDA failure",
+        // Open MPI's signal handler opens its crash report with this banner (the signal's name follows on a line of
+        // its own, often cut from a paste).
+        "*** Process received signal ***"},
        true,
        "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
        "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},

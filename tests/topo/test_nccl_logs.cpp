@@ -112,6 +112,26 @@ TEST(NcclLogs, AFailedVerbsCallIsAFailureEvenAtWarnLevelAndFindingNoDeviceIsNot)
   EXPECT_FALSE(f.contains("nccl-nccl-system-error")) << "no device: NCCL goes on over sockets";
 }
 
+TEST(NcclLogs, OpenMpisCrashBannerAndNcclsNvlsBindFailureAreFailures) {
+  // SYNTHETIC lines in the shape of Open MPI's signal handler and NCCL 2.29's NVLS error text (real ones in
+  // tests/data/triage: nccl1669's RAS segfault, pytorch#177472's CI failures).
+  auto ids = [](const std::string& text) {
+    std::map<std::string, Finding> out;
+    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out[f.id] = f;
+    return out;
+  };
+  auto f =
+      ids("h:1:2 [0] NCCL INFO RAS client listening socket at ::1<28028>\n[h:1] *** Process received signal ***\n");
+  ASSERT_TRUE(f.contains("nccl-process-failed"));
+  EXPECT_EQ(f["nccl-process-failed"].severity, Severity::fail);
+  f =
+      ids("Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation "
+          "cannot be performed in the present state'.\n");
+  ASSERT_TRUE(f.contains("nccl-nvls-error"));
+  EXPECT_EQ(f["nccl-nvls-error"].severity, Severity::fail);
+  EXPECT_FALSE(ids("h:1:2 [0] NCCL INFO NVLS multicast support is available on dev 0\n").contains("nccl-nvls-error"));
+}
+
 TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
   // SYNTHETIC lines in the shape of NCCL's init.cc and Ray's log deduplication.
   EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n", "t.log").network, "AWS Libfabric");
