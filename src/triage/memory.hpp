@@ -5,7 +5,7 @@
 #pragma once
 
 #include "core/finding.hpp"
-#include "triage/pickle.hpp"
+#include "core/pickle.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -64,7 +64,7 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded(
       [&] { (void)gsq::bench::run_from_json(gsq::parse_json_text(text, "fuzz", gsq::bench::kBenchSchema), "fuzz"); });
   guarded([&] {
-    const auto snap = gsq::triage::memory_snapshot_from(gsq::triage::parse_pickle(text, "fuzz.pickle"), "fuzz.pickle");
+    const auto snap = gsq::triage::memory_snapshot_from(gsq::parse_pickle(text, "fuzz.pickle"), "fuzz.pickle");
     (void)gsq::triage::to_json(gsq::triage::analyze_memory(snap));
   });
   guarded([&] {

@@ -1,6 +1,6 @@
 // The data-only pickle reader on SYNTHETIC inputs: small pickles made with CPython's pickle.dumps (protocols 0, 2, 4;
 // the Python that made each is in its comment) and hostile variants, as hex so the bytes are exact.
-#include "triage/pickle.hpp"
+#include "core/pickle.hpp"
 
 #include "core/error.hpp"
 

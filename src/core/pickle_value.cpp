@@ -1,7 +1,7 @@
 // PyValue's typed accessors (see pickle.hpp).
-#include "triage/pickle.hpp"
+#include "core/pickle.hpp"
 
-namespace gsq::triage {
+namespace gsq {
 
 const PyValue* PyValue::get(std::string_view key) const noexcept {
   if (type != Type::dict) return nullptr;
@@ -53,4 +53,4 @@ std::string_view PyValue::type_name() const noexcept {
   return "?";
 }
 
-}  // namespace gsq::triage
+}  // namespace gsq

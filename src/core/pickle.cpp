@@ -1,5 +1,5 @@
 // The data-only pickle reader (see pickle.hpp). Opcode numbers and layouts: CPython's Lib/pickletools.py.
-#include "triage/pickle.hpp"
+#include "core/pickle.hpp"
 
 #include "core/error.hpp"
 
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <unordered_map>
 
-namespace gsq::triage {
+namespace gsq {
 
 namespace {
 
@@ -484,4 +484,4 @@ PyValue parse_pickle(std::string_view bytes, std::string_view origin) {
   return Parser(bytes, origin).run();
 }
 
-}  // namespace gsq::triage
+}  // namespace gsq

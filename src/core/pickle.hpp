@@ -1,8 +1,9 @@
 // A Python pickle reader that builds data and never executes anything: it accepts the opcodes of plain values (None,
 // booleans, integers, floats, strings, bytes, lists, tuples, dicts, sets as lists, the memo) and refuses every opcode
 // that imports or calls (GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ, EXT*, PERSID) with a clear error.
-// That is what PyTorch's allocator snapshots (`torch.cuda.memory._dump_snapshot`) hold. Shared memo entries stay shared
-// (a frame list referenced by thousands of blocks is one object), so large snapshots read in one pass.
+// That is what PyTorch's allocator snapshots (`torch.cuda.memory._dump_snapshot`, read by `memory`) and its NCCL Flight
+// Recorder dumps (read by `nccl analyze`) hold. Shared memo entries stay shared (a frame list referenced by thousands
+// of blocks is one object), so large snapshots read in one pass.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace gsq::triage {
+namespace gsq {
 
 struct PyValue;
 using PyList = std::vector<PyValue>;
@@ -44,4 +45,4 @@ struct PyValue {
 // deeper than 10,000, or more than one value left on the stack.
 [[nodiscard]] PyValue parse_pickle(std::string_view bytes, std::string_view origin);
 
-}  // namespace gsq::triage
+}  // namespace gsq
