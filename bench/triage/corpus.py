@@ -39,12 +39,20 @@ ALIASES = {
     "topo-nvlink-uneven": "topo-no-nvlink",
     "topo-nvlink-missing": "topo-no-nvlink",
     "topo-p2p-unsupported": "p2p-disabled",
+    "nccl-fr-in-flight": "watchdog-timeout",
+    "nccl-fr-ranks": "other",
 }
 HEALTHY = {"nccl-tests-ok", "nccl-init-ok", "topo-healthy"}
 
 
 def classes_of(doc):
-    """The classes the tool's findings name, with their severities."""
+    """The classes the tool's findings name, with their severities (a list: every file's and the ranks compared)."""
+    if isinstance(doc, list):
+        found = {}
+        for d in doc:
+            for c, sev in classes_of(d).items():
+                found.setdefault(c, sev)
+        return found
     found = {}
     for f in doc.get("findings", []):
         fid = f["id"]
@@ -61,7 +69,7 @@ def classes_of(doc):
 
 
 def judge(label, rc, doc):
-    if rc not in (0, 1) or doc is None or (doc.get("lines_read", 1) == 0):
+    if rc not in (0, 1) or doc is None or (isinstance(doc, dict) and doc.get("lines_read", 1) == 0):
         return "refused", {}
     found = classes_of(doc)
     fatal = bool(label.get("fatal"))
@@ -109,6 +117,8 @@ def main():
         log_path = lab_path[: -len(".label.json")] + ".log"
         if not os.path.exists(log_path):
             log_path = lab_path[: -len(".label.json")] + ".txt"
+        if not os.path.exists(log_path) and os.path.isdir(lab_path[: -len(".label.json")]):
+            log_path = lab_path[: -len(".label.json")]  # a folder of per-rank files (Flight Recorder dumps)
         rc, doc, err = run(args.bin, label, log_path)
         verdict, found = judge(label, rc, doc)
         rows.append({"file": os.path.relpath(log_path, args.corpus), "label": label.get("classes", []),

@@ -6,10 +6,13 @@
 #include "core/json_io.hpp"
 #include "core/table.hpp"
 #include "report/report.hpp"
+#include "topo/flight_recorder.hpp"
 #include "topo/nccl_logs.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 namespace gsq::cli {
@@ -26,6 +29,63 @@ bool compares_ranks(const Finding& f) {
   return f.id == "nccl-collective-mismatch" || f.id == "nccl-lagging-rank";
 }
 
+// The files named, a folder standing for the files in it (a folder of per-rank logs or Flight Recorder dumps), in
+// the order of the number in their names (rank_2 before rank_10), then by name.
+std::vector<std::string> expand_folders(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::pair<long long, std::string>> inside;
+    for (const auto& e : fs::directory_iterator(p, ec)) {
+      const std::string name = e.path().filename().string();
+      if (!e.is_regular_file(ec) || name.empty() || name[0] == '.') continue;
+      const size_t end = name.find_last_of("0123456789");
+      const size_t begin = end == std::string::npos ? end : name.find_last_not_of("0123456789", end);
+      const long long n = end == std::string::npos || end - (begin == std::string::npos ? 0 : begin + 1) > 9
+                              ? -1
+                              : std::stoll(name.substr(begin == std::string::npos ? 0 : begin + 1));
+      inside.emplace_back(n, e.path().string());
+    }
+    if (ec) throw_bad_input(fmt::format("{}: cannot list the folder ({})", p, ec.message()));
+    if (inside.empty()) throw_bad_input(fmt::format("{}: the folder holds no files", p));
+    std::sort(inside.begin(), inside.end());
+    for (auto& [n, f] : inside) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// PyTorch's Flight Recorder dumps among the files: what was in flight on each rank, then the ranks compared.
+Severity report_flight_recorder(const std::vector<topo::FrDump>& dumps, bool json, nlohmann::json& all) {
+  const auto findings = topo::flight_recorder_findings(dumps);
+  if (json) {
+    if (dumps.size() == 1) {
+      all.push_back(topo::to_json(dumps.front(), findings));
+    } else {
+      for (const auto& d : dumps) all.push_back(topo::to_json(d, {}));
+      all.push_back({{"schema", topo::kFlightRecorderSchema},
+                     {"origin", fmt::format("all {} Flight Recorder dumps, ranks compared", dumps.size())},
+                     {"findings", findings}});
+    }
+    return worst(findings);
+  }
+  Table t{{"dump", "rank", "format", "groups", "entries", "in flight"}, {}};
+  for (const auto& d : dumps) {
+    size_t in_flight = 0;
+    for (const auto& e : d.entries) in_flight += !e.completed() && !e.state.empty() ? 1 : 0;
+    t.rows.push_back({d.origin, d.rank < 0 ? "?" : std::to_string(d.rank),
+                      d.version + (d.comm_lib_version.empty() ? "" : ", NCCL " + d.comm_lib_version),
+                      std::to_string(d.groups.size()), std::to_string(d.entries.size()), std::to_string(in_flight)});
+  }
+  std::cout << fmt::format("# PyTorch Flight Recorder: {} dump{}\n\n{}\n{}\n", dumps.size(),
+                           dumps.size() == 1 ? "" : "s", t.markdown(), report::findings_table(findings).markdown());
+  return worst(findings);
+}
+
 int run_nccl_analyze(const NcclCliOptions& o) {
   Severity worst_seen = Severity::pass;
   nlohmann::json all = nlohmann::json::array();
@@ -33,8 +93,16 @@ int run_nccl_analyze(const NcclCliOptions& o) {
   // read alone, and the ranks' timeouts and progress of all of them are then compared side by side.
   topo::NcclLog job;
   std::vector<Finding> per_file;
-  for (const auto& f : o.files) {
-    const auto log = topo::parse_nccl_log(read_text_file(f), f);
+  std::vector<topo::FrDump> dumps;
+  size_t logs = 0;
+  for (const auto& f : expand_folders(o.files)) {
+    const std::string text = read_text_file(f);
+    if (topo::looks_like_flight_recorder(text)) {
+      dumps.push_back(topo::parse_flight_recorder(text, f));
+      continue;
+    }
+    ++logs;
+    const auto log = topo::parse_nccl_log(text, f);
     const auto findings = topo::nccl_findings(log);
     per_file.insert(per_file.end(), findings.begin(), findings.end());
     job.timeouts.insert(job.timeouts.end(), log.timeouts.begin(), log.timeouts.end());
@@ -97,8 +165,8 @@ int run_nccl_analyze(const NcclCliOptions& o) {
     if (!findings.empty()) std::cout << '\n' << report::findings_table(findings).markdown();
     std::cout << '\n';
   }
-  if (o.files.size() > 1) {  // only what no single file said
-    job.origin = fmt::format("all {} files, ranks compared", o.files.size());
+  if (logs > 1) {  // only what no single file said
+    job.origin = fmt::format("all {} files, ranks compared", logs);
     auto findings = topo::nccl_findings(job);
     std::erase_if(findings, [&](const Finding& x) {
       return !compares_ranks(x) || std::any_of(per_file.begin(), per_file.end(),
@@ -112,6 +180,7 @@ int run_nccl_analyze(const NcclCliOptions& o) {
         std::cout << fmt::format("# {}\n\n{}\n", job.origin, report::findings_table(findings).markdown());
     }
   }
+  if (!dumps.empty()) worst_seen = std::max(worst_seen, report_flight_recorder(dumps, o.json, all));
   if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << '\n';
   return worst_seen == Severity::fail ? static_cast<int>(ExitCode::findings) : 0;
 }
@@ -137,12 +206,19 @@ Action register_nccl(CLI::App& app) {
       "What is true, against common advice: NCCL has no collective timeout (NCCL_SOCKET_TIMEOUT does not exist;\n"
       "the timeout that fires is PyTorch's); NCCL_TREE_THRESHOLD was removed in 2.5; NCCL_MIN_NCHANNELS is\n"
       "NCCL_MIN_CTAS since 2.17; NCCL_IB_DISABLE=1 is a debugging switch that puts IB/RoCE clusters on TCP.\n"
+      "PyTorch's Flight Recorder dumps (TORCH_NCCL_TRACE_BUFFER_SIZE=2000: one file per rank, written when the\n"
+      "watchdog times out, pickle or JSON; read as data, nothing executed) are compared group by group: the rank that\n"
+      "never issued the collective the others wait in, different collectives at one sequence number, or a collective\n"
+      "every rank issued that never completed. A folder stands for the files in it.\n"
       "Exit codes: 0 nothing fatal, 1 the log records a failure (an error, a timeout, socket fallback between nodes,\n"
-      "wrong results, a sweep that stopped), 2 unreadable.\n"
+      "wrong results, a sweep that stopped, a rank that never joined), 2 unreadable.\n"
       "Examples:\n"
       "  NCCL_DEBUG=INFO torchrun ... 2>&1 | tee run.log;  gpusqueeze nccl analyze run.log\n"
-      "  gpusqueeze nccl analyze all_reduce_perf.txt --json");
-  cmd->add_option("files", o->files, "Logs or nccl-tests output")->required()->check(CLI::ExistingFile);
+      "  gpusqueeze nccl analyze all_reduce_perf.txt --json\n"
+      "  gpusqueeze nccl analyze /tmp/nccl_trace_rank_*     (or the folder the dumps were copied to)");
+  cmd->add_option("files", o->files, "Logs, nccl-tests output, Flight Recorder dumps, or folders of them")
+      ->required()
+      ->check(CLI::ExistingPath);
   cmd->add_flag("--json", o->json, "Print gpusqueeze.nccl-log/2 JSON (an array for several files)");
   return [o, cmd] {
     if (!cmd->parsed()) return static_cast<int>(ExitCode::bad_input);

@@ -1,8 +1,9 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
-// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output, topology
-// matrices, tune profiles, coldstart's phase files and bundles, and the fleet's report.json files and PromQL answers.
-// Any input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report. Build:
-// cmake -DGSQ_FUZZ=ON with clang (see CONTRIBUTING.md); the CPU test suite replays the corpus without libFuzzer.
+// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output, PyTorch's
+// Flight Recorder dumps (pickle or JSON), topology matrices, tune profiles, coldstart's phase files and bundles, and
+// the fleet's report.json files and PromQL answers. Any input must end in a result or gsq::Error (exit 2 in the CLI),
+// never a crash, hang or sanitizer report. Build: cmake -DGSQ_FUZZ=ON with clang (see CONTRIBUTING.md); the CPU test
+// suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
@@ -12,6 +13,7 @@
 #include "fleet/fleet.hpp"
 #include "gpu/snapshot.hpp"
 #include "report/report.hpp"
+#include "topo/flight_recorder.hpp"
 #include "topo/nccl_capture.hpp"
 #include "topo/nccl_logs.hpp"
 #include "topo/topo_matrix.hpp"
@@ -66,6 +68,15 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded([&] {
     const auto snap = gsq::triage::memory_snapshot_from(gsq::parse_pickle(text, "fuzz.pickle"), "fuzz.pickle");
     (void)gsq::triage::to_json(gsq::triage::analyze_memory(snap));
+  });
+  guarded([&] {  // a Flight Recorder dump alone, then as two ranks' dumps compared
+    if (!gsq::topo::looks_like_flight_recorder(text)) return;
+    const auto d = gsq::topo::parse_flight_recorder(text, "fuzz_rank_0");
+    (void)gsq::topo::to_json(d, gsq::topo::flight_recorder_findings({d}));
+    auto other = d;
+    other.rank = 1;
+    for (auto& e : other.entries) e.seq += 1;
+    (void)gsq::topo::flight_recorder_findings({d, other});
   });
   guarded([&] {
     const auto m = gsq::topo::parse_topo_matrix(text, "fuzz.txt");

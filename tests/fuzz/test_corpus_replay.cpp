@@ -46,6 +46,25 @@ TEST(CorpusReplay, FixturesAndTheirCorruptionsNeverCrash) {
   EXPECT_GT(cases, 0u);
 }
 
+TEST(CorpusReplay, FlightRecorderDumpsAndTheirCorruptionsNeverCrash) {
+  size_t n = 0;
+  std::mt19937 rng(777);
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(GSQ_SOURCE_DIR) /
+                                                               "tests/data/triage/flight-recorder/nvrx_lock_gil_2nd")) {
+    const std::string text = load(entry.path());
+    const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+    gsq_fuzz_one(p, text.size());
+    for (size_t k = 1; k < text.size(); k += 97) gsq_fuzz_one(p, k);  // truncations
+    for (int k = 0; k < 64; ++k) {
+      std::string flipped = text;
+      for (int j = 0; j < 2; ++j) flipped[rng() % flipped.size()] = static_cast<char>(rng());
+      gsq_fuzz_one(reinterpret_cast<const uint8_t*>(flipped.data()), flipped.size());
+    }
+    ++n;
+  }
+  EXPECT_EQ(n, 16u);
+}
+
 TEST(CorpusReplay, TuneProfilesAndTheirCorruptionsNeverCrash) {
   size_t n = 0;
   std::mt19937 rng(4242);
