@@ -119,7 +119,14 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     if (n.find("nchwToNhwc") != std::string::npos || n.find("nhwcToNchw") != std::string::npos) convert_ns += e.dur_ns;
     if (n.find("sgemm") != std::string::npos || n.find("gemm_f32f32_f32f32") != std::string::npos)
       fp32_gemm_ns += e.dur_ns;
-    if (op == "aten::addcdiv_" || op == "aten::addcmul_" || op == "aten::lerp_") optim_ns += e.dur_ns, ++optim_kernels;
+    // The single-tensor optimizer ops by their CPU op, or, in a recording without PyTorch's ops (`gpusqueeze trace`),
+    // by the kernel each instantiates (ATen's addcdiv_cuda_kernel, addcmul_cuda_kernel, lerp_{scalar,tensor}_kernel).
+    const bool optim_op = op.empty() ? n.find("addcdiv_cuda_kernel") != std::string::npos ||
+                                           n.find("addcmul_cuda_kernel") != std::string::npos ||
+                                           n.find("lerp_scalar_kernel") != std::string::npos ||
+                                           n.find("lerp_tensor_kernel") != std::string::npos
+                                     : op == "aten::addcdiv_" || op == "aten::addcmul_" || op == "aten::lerp_";
+    if (optim_op) optim_ns += e.dur_ns, ++optim_kernels;
     if (op.starts_with("aten::_foreach_") || op.starts_with("aten::_fused_") ||
         n.find("multi_tensor_apply") != std::string::npos)
       multi_tensor_optim = true;
