@@ -248,6 +248,8 @@ class LineWindow {
 struct Reader {
   NcclLog& log;
   bool in_ras = false;
+  int64_t ras_op = -1;       // the operation of the last "N ranks have launched up to operation M" line
+  bool ras_no_data = false;  // the ranks listed next are those RAS has no data from
 
   bool error_line(const FramedLine& fl) {
     std::map<std::string, std::string> facts;
@@ -541,14 +543,26 @@ struct Reader {
     }
     if (scan.has<"ast enqueued">()) progress(line, fl.rank), hit = true;
     // NCCL RAS ("ncclras"): "N ranks have launched up to operation M", then the outliers "Rank R -- GPU …".
-    if (scan.has<"ranks have launched up to operation">()) {
-      in_ras = true;
+    if (scan.has<"ranks have launched up to operation">() || scan.has<"rank has launched up to operation">()) {
+      const size_t first = line.find_first_not_of(' ');
+      const int64_t n = first == std::string::npos ? -1 : int_after(line.substr(first), "");
+      ras_op = int_after(line, "up to operation");
+      if (n > 0 && ras_op >= 0) log.ras.launched.emplace_back(n, ras_op);
+      in_ras = true, ras_no_data = false, hit = true;
+    }
+    if (scan.has<"operation counts">() && scan.has<"have different ">()) {
+      const size_t a = line.find("have different ") + 15, b = line.find(" operation counts");
+      if (b != std::string::npos && b > a) log.ras.op = line.substr(a, b - a);
       hit = true;
     }
+    if (scan.has<"Missing communicator data from">()) in_ras = true, ras_no_data = true, hit = true;
     if (in_ras && scan.has<"Rank ">() && scan.has<" -- GPU ">()) {
       const int64_t r = int_after(line, "Rank ");
-      if (r >= 0) log.lagging_ranks.insert(static_cast<int>(r));
-      if (log.desync.size() < 8) log.desync.push_back(line.substr(0, 200));
+      if (r >= 0 && ras_no_data)
+        log.ras.no_data.insert(static_cast<int>(r));
+      else if (r >= 0)
+        log.ras.listed[static_cast<int>(r)] = ras_op;
+      if (log.ras.lines.size() < 8) log.ras.lines.push_back(line.substr(0, 200));
       hit = true;
     }
     if (scan.has<"Desync">() || scan.has<"desync">()) hit = true;
@@ -796,6 +810,45 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                           {completed_known ? "others_last_completed" : "others_last_enqueued", std::to_string(most)}},
                          error_kind("lagging-rank").first_try));
   }
+  // NCCL RAS: the ranks it lists are the smaller group's; whether they are behind or ahead is in the counts.
+  if (!log.ras.listed.empty() && log.ras.launched.size() >= 2) {
+    int64_t lo = log.ras.launched.front().second, hi = lo, total = 0;
+    for (const auto& [n, op] : log.ras.launched) lo = std::min(lo, op), hi = std::max(hi, op), total += n;
+    std::set<int> listed;
+    int64_t listed_op = -1;
+    for (const auto& [r, op] : log.ras.listed) listed.insert(r), listed_op = std::max(listed_op, op);
+    const std::string what = log.ras.op.empty() ? "collective" : log.ras.op;
+    const auto others = total - static_cast<int64_t>(listed.size());
+    const bool ahead = listed_op == hi && hi > lo;
+    out.push_back(make(
+        "nccl-lagging-rank", Severity::fail,
+        ahead
+            ? fmt::format("NCCL RAS: rank{} {} launched {} operation {}; the other {} ranks stopped at {}: they never "
+                          "joined it (or rank{} {} called one {} the others never call)",
+                          listed.size() > 1 ? "s" : "", ranks_text(listed), what, hi, others, lo,
+                          listed.size() > 1 ? "s" : "", ranks_text(listed), what)
+            : fmt::format("NCCL RAS: rank{} {} launched {} operations only up to {}; the other {} ranks reached {}: "
+                          "{} never joined it",
+                          listed.size() > 1 ? "s" : "", ranks_text(listed), what, lo, others, hi,
+                          listed.size() > 1 ? "they" : "it"),
+        {{"ranks", ranks_text(listed)},
+         {ahead ? "ranks_ahead" : "ranks_behind", ranks_text(listed)},
+         {"operations", fmt::format("{}..{}", lo, hi)},
+         {"report", log.ras.lines.empty() ? "" : log.ras.lines.front()}},
+        ahead ? "Find why the majority stopped before that operation (py-spy dump one of them: a data-loader stall, an "
+                "exception, a rank-dependent branch that skips a collective); the ranks that went on only wait"
+              : error_kind("lagging-rank").first_try));
+  }
+  if (!log.ras.no_data.empty())
+    out.push_back(make(
+        "nccl-lagging-rank", Severity::warn,
+        fmt::format("NCCL RAS has no communicator data from rank{} {}: the process may be hung, dead or unreachable "
+                    "(RAS reports it INCOMPLETE)",
+                    log.ras.no_data.size() > 1 ? "s" : "", ranks_text(log.ras.no_data)),
+        {{"ranks", ranks_text(log.ras.no_data)}, {"report", log.ras.lines.empty() ? "" : log.ras.lines.front()}},
+        "Check that process on its node: alive (ps), progressing (py-spy dump), its GPU healthy (dmesg: Xid). On NCCL "
+        "2.27.x, absurd rank numbers or NOCOMM groups in the same report are the RAS client's own bug (fixed in "
+        "2.29.2)"));
   if (!log.lagging_ranks.empty())
     out.push_back(
         make("nccl-lagging-rank", Severity::fail,
@@ -815,7 +868,8 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
   for (const auto& e : log.errors) {
     const auto& k = error_kind(e.id);
     if (e.id == "watchdog-timeout" && !log.timeouts.empty()) continue;  // named above, with its numbers
-    if ((e.id == "lagging-rank" && !log.lagging_ranks.empty()) ||
+    if ((e.id == "lagging-rank" &&
+         (!log.lagging_ranks.empty() || !log.ras.listed.empty() || !log.ras.no_data.empty())) ||
         (e.id == "collective-mismatch" && !log.mismatches.empty()))
       continue;
     if (e.id == "ib-unavailable" && !multinode && !socket_channels) {

@@ -93,7 +93,18 @@ struct NcclLog {
     // The process group the line names ("ID 11 PG GUID 119"), "" when none: counts compare within one group.
     std::string group;
   };
-  std::map<int, Progress> progress;     // by rank (-1: a rank the log does not name)
+  std::map<int, Progress> progress;  // by rank (-1: a rank the log does not name)
+  // NCCL RAS (`ncclras`): a communicator's ranks grouped by how far they launched ("30 ranks have launched up to
+  // operation 640"), the ranks it lists (the smaller group's, under the last such line), and the ranks it has no
+  // data from ("Missing communicator data from 1 rank", then "Rank R -- GPU …").
+  struct Ras {
+    std::string op;                                     // "AllGather" of "different AllGather operation counts"
+    std::vector<std::pair<int64_t, int64_t>> launched;  // (ranks, up to operation)
+    std::map<int, int64_t> listed;                      // rank → the operation its group launched up to
+    std::set<int> no_data;                              // ranks RAS has no communicator data from
+    std::vector<std::string> lines;                     // the listed ranks' lines (first few)
+  };
+  Ras ras;
   std::set<int> lagging_ranks;          // named by a desync report
   std::vector<std::string> desync;      // the report's lines on ranks (first few)
   std::vector<std::string> mismatches;  // "Detected mismatch between collectives…" (first few)

@@ -132,6 +132,37 @@ TEST(NcclLogs, OpenMpisCrashBannerAndNcclsNvlsBindFailureAreFailures) {
   EXPECT_FALSE(ids("h:1:2 [0] NCCL INFO NVLS multicast support is available on dev 0\n").contains("nccl-nvls-error"));
 }
 
+TEST(NcclLogs, NcclRasSaysWhetherTheRanksItListsAreAheadOrBehindAndWhichItCannotReach) {
+  // SYNTHETIC reports in the layout of `ncclras` (NCCL 2.26-2.27; real ones in tests/data/triage/nccl-info/ras_*).
+  auto lag = [](const std::string& text) {
+    std::vector<Finding> out;
+    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log")))
+      if (f.id == "nccl-lagging-rank") out.push_back(f);
+    return out;
+  };
+  const std::string head =
+      "#0-0 (fa93daea854b060b) MISMATCH\n  Communicator ranks have different AllReduce operation counts\n";
+  auto f =
+      lag(head +
+          "  6 ranks have launched up to operation 90\n  2 ranks have launched up to operation 91\n"
+          "  Rank 3 -- GPU 3 managed by process 11 on node a\n  Rank 5 -- GPU 5 managed by process 13 on node a\n");
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].severity, Severity::fail);
+  EXPECT_NE(f[0].title.find("ranks 3, 5 launched AllReduce operation 91; the other 6 ranks stopped at 90"),
+            std::string::npos)
+      << f[0].title;
+  f = lag(head +
+          "  7 ranks have launched up to operation 91\n  1 rank has launched up to operation 90\n"
+          "  Rank 4 -- GPU 4 managed by process 12 on node a\n");
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_NE(f[0].title.find("rank 4 launched AllReduce operations only up to 90"), std::string::npos) << f[0].title;
+  f = lag(
+      "INCOMPLETE\n  Missing communicator data from 1 rank\n  Rank 1 -- GPU 0 managed by process 60004 on node n\n");
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].severity, Severity::warn);
+  EXPECT_NE(f[0].title.find("no communicator data from rank 1"), std::string::npos);
+}
+
 TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
   // SYNTHETIC lines in the shape of NCCL's init.cc and Ray's log deduplication.
   EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n", "t.log").network, "AWS Libfabric");
