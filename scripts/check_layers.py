@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""Fails when a library in src/ includes a folder above it (docs/architecture.md draws the same layers).
+"""Fails when a library in src/ includes a folder above it (docs/architecture.md draws the same layers), or defines
+what another library declares.
 
 Each folder may include itself and the folders listed for it; anything else is a layering error, printed as
-FILE:LINE: FOLDER may not include OTHER. Run by CTest (test `layering`) and by hand: scripts/check_layers.py [SRC]."""
+FILE:LINE: FOLDER may not include OTHER. Includes alone cannot see a folder that defines another library's functions
+(src/probes once defined suites src/bench declared, so the harness's header named the probes above it): each folder's
+files open only its own namespace, gsq::FOLDER (core and cuda also gsq itself), printed as
+FILE:LINE: FOLDER may not define in NAMESPACE. Run by CTest (test `layering`) and by hand:
+scripts/check_layers.py [SRC]."""
 import pathlib
 import re
 import sys
@@ -30,6 +35,16 @@ ALLOWED = {
     "cli": None,  # the top: may include any library
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')
+NAMESPACE = re.compile(r"^\s*namespace\s+(gsq(?:::[A-Za-z0-9_]+)*)\s*\{")
+# Folders whose files may also open gsq itself: the base types (Error, Finding, tables) and CUDA's error type.
+OWNS_GSQ = {"core", "cuda"}
+
+
+def namespace_ok(folder: str, ns: str) -> bool:
+    parts = ns.split("::")
+    if len(parts) == 1:
+        return folder in OWNS_GSQ
+    return parts[1] == folder or (folder == "core" and parts[1] == "stats")
 
 
 def violations(src: pathlib.Path):
@@ -47,6 +62,9 @@ def violations(src: pathlib.Path):
             m = INCLUDE.match(line)
             if m and m.group(1) != folder and m.group(1) not in allowed:
                 yield f"{path}:{number}: {folder} may not include {m.group(1)}"
+            n = NAMESPACE.match(line)
+            if n and not namespace_ok(folder, n.group(1)):
+                yield f"{path}:{number}: {folder} may not define in {n.group(1)}"
 
 
 def main() -> int:

@@ -144,14 +144,10 @@ struct Benchmark {
   std::function<void(State&)> run;
 };
 
-// Suites by name. Built-in: "core". The registry is filled explicitly (no static initialisers).
+// Suites by name. Built-in: "core"; the probes' suites are src/probes/suites.hpp's. Filled explicitly (no static
+// initialisers).
 using Suite = std::vector<Benchmark>;
 [[nodiscard]] Suite core_suite();
-// Hardware-ceiling probes (src/probes): HBM/L2 by access width and size, PCIe by direction and host memory kind.
-[[nodiscard]] Suite mem_suite();
-[[nodiscard]] Suite pcie_suite();
-[[nodiscard]] Suite l2_suite();       // read bandwidth over sizes around the L2, data left in cache between launches
-[[nodiscard]] Suite overlap_suite();  // copy/compute pipelining over streams vs serial, pinned vs pageable
 
 // "64", "1Ki", "4Mi", "1Gi" → bytes (or a plain count); nullopt if not a non-negative integer with such a suffix.
 [[nodiscard]] std::optional<int64_t> parse_size(std::string_view v);

@@ -8,6 +8,7 @@
 #include "core/table.hpp"
 #include "kernels/suite_support.hpp"
 #include "probes/host_probes.hpp"
+#include "probes/suites.hpp"
 
 #include "cuda/check.hpp"
 
@@ -47,10 +48,10 @@ std::map<std::string, std::vector<std::string>> parse_overrides(const std::vecto
 
 bench::Suite suite_named(const std::string& name) {
   if (name == "core") return bench::core_suite();
-  if (name == "mem") return bench::mem_suite();
-  if (name == "pcie") return bench::pcie_suite();
-  if (name == "l2") return bench::l2_suite();
-  if (name == "overlap") return bench::overlap_suite();
+  if (name == "mem") return probes::mem_suite();
+  if (name == "pcie") return probes::pcie_suite();
+  if (name == "l2") return probes::l2_suite();
+  if (name == "overlap") return probes::overlap_suite();
   if (name == "kernels") return kernels::kernels_suite();
   if (name == "quant") return kernels::quant_suite();
   throw_bad_input(fmt::format("unknown suite '{}' (available: core, mem, pcie, l2, overlap, kernels, quant)", name));

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "gpu/counters.hpp"
 #include "kernels/suite_support.hpp"
+#include "probes/suites.hpp"
 #include "triage/jitter.hpp"
 
 #include <fmt/format.h>
@@ -36,12 +37,12 @@ std::vector<Part> parts() {
   return {
       {"mem",
        "gpusqueeze probe mem",
-       bench::mem_suite,
+       probes::mem_suite,
        "^mem\\.(read|copy|memcpy_d2d)$",
        {{"bytes", {"1Gi"}}, {"width", {"16"}}, {"variant", {"flat"}}}},
       {"pcie",
        "gpusqueeze probe pcie",
-       bench::pcie_suite,
+       probes::pcie_suite,
        "^pcie\\.(h2d|d2h)$",
        {{"bytes", {"64Mi"}}, {"memory", {"pinned", "pageable"}}}},
       {"core", "gpusqueeze bench core", bench::core_suite, "^(launch\\.empty|gemm\\.cublas)$", {{"mnk", {"4096"}}}},

@@ -1,6 +1,6 @@
 // Probe suites: HBM and L2 bandwidth by operation, access width and size; PCIe by direction and host memory kind.
 // They run on the bench harness, so every figure has P50/P99, CIs, the fingerprint and JSON.
-#include "bench/benchmark.hpp"
+#include "probes/suites.hpp"
 #include "bench/device_kernels.hpp"
 #include "core/error.hpp"
 #include "cuda/raii.hpp"
@@ -12,7 +12,9 @@
 #include <memory>
 #include <vector>
 
-namespace gsq::bench {
+namespace gsq::probes {
+
+using namespace bench;  // the harness: State, Axis, Benchmark, Suite
 
 namespace {
 
@@ -241,4 +243,4 @@ Suite pcie_suite() {
   };
 }
 
-}  // namespace gsq::bench
+}  // namespace gsq::probes

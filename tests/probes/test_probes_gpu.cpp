@@ -4,6 +4,7 @@
 #include "cuda/raii.hpp"
 #include "probes/host_probes.hpp"
 #include "probes/probe_kernels.hpp"
+#include "probes/suites.hpp"
 
 #include "support/gpu.hpp"
 
@@ -62,9 +63,9 @@ TEST(ProbesGpu, MemAndPcieFiguresArePositiveAndBelowTheirCeilings) {
   o.settings.min_seconds = 0.05;
   o.settings.batch = false;
   o.overrides = {{"bytes", {"1Gi"}}, {"width", {"16"}}};
-  const bench::Run mem = run_suite("mem", mem_suite(), o);
+  const bench::Run mem = run_suite("mem", probes::mem_suite(), o);
   o.overrides = {{"bytes", {"64Mi"}}};
-  const bench::Run pcie = run_suite("pcie", pcie_suite(), o);
+  const bench::Run pcie = run_suite("pcie", probes::pcie_suite(), o);
   for (const bench::Run* run : {&mem, &pcie}) {
     for (const auto& r : run->results) {
       ASSERT_FALSE(r.measurements.empty()) << r.name;
@@ -83,7 +84,7 @@ TEST(ProbesGpu, L2AndOverlapProbesRunWithPositiveFigures) {
   o.settings.max_seconds = 0.3;
   o.settings.min_seconds = 0.05;
   o.overrides = {{"bytes", {"4Mi", "32Mi", "256Mi"}}};
-  const bench::Run l2 = run_suite("l2", l2_suite(), o);
+  const bench::Run l2 = run_suite("l2", probes::l2_suite(), o);
   ASSERT_EQ(l2.results.size(), 3u);
   for (const auto& r : l2.results) {
     ASSERT_EQ(r.measurements.size(), 1u) << "batch only: a cold sample would flush what the probe measures";
@@ -92,7 +93,7 @@ TEST(ProbesGpu, L2AndOverlapProbesRunWithPositiveFigures) {
   }
   EXPECT_TRUE(probes::l2_transition(l2).has_value());
   o.overrides = {{"bytes", {"4Mi"}}, {"chunks", {"4"}}, {"fma_per_element", {"256"}}};
-  const bench::Run ov = run_suite("overlap", overlap_suite(), o);
+  const bench::Run ov = run_suite("overlap", probes::overlap_suite(), o);
   ASSERT_EQ(ov.results.size(), 4u);
   for (const auto& r : ov.results) {
     ASSERT_FALSE(r.measurements.empty()) << config_label(r);
