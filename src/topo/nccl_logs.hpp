@@ -122,6 +122,9 @@ struct NcclLog {
 struct BusbwExpectation {
   double typical = 0, low = 0;  // what a healthy system gives; below `low` is a finding
   bool known = false;           // the hardware is in the table (else `low` is only a floor for any GPU path)
+  // The largest size of the sweep must reach this for its bandwidth to be judged: PCIe saturates by 2-8 MB, NVSwitch
+  // and multi-node fabrics need hundreds of MB.
+  uint64_t judge_from_bytes = 256ULL << 20;
   std::string hardware, source;
 };
 [[nodiscard]] std::optional<BusbwExpectation> expected_busbw(const NcclLog& log);

@@ -163,6 +163,41 @@ TEST(NcclLogs, NcclRasSaysWhetherTheRanksItListsAreAheadOrBehindAndWhichItCannot
   EXPECT_NE(f[0].title.find("no communicator data from rank 1"), std::string::npos);
 }
 
+TEST(NcclLogs, APcieMachineIsJudgedByItsLinkGenerationAndGeForceByItsMissingP2p) {
+  // SYNTHETIC all_reduce_perf tables (nccl-tests' current layout) on four GPUs of one host, 1 MiB to 128 MiB.
+  auto table = [](const std::string& gpu, double busbw) {
+    std::string t = "# nThread 1 nGpus 4 minBytes 1048576 maxBytes 134217728 step: 2(factor)\n#\n# Using devices\n";
+    for (int r = 0; r < 4; ++r)
+      t += fmt::format("   #  Rank  {} Group  0 Pid 1 on host device  {} [0x{}1] {}\n", r, r, r, gpu);
+    t +=
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+        "#wrong\n";
+    for (uint64_t b = 1 << 20; b <= (128u << 20); b <<= 1)
+      t += fmt::format(
+          "{:>12} {:>12}     float     sum      -1   100.0   1.00  {:>6.2f}      0   100.0   1.00  {:>6.2f}"
+          "      0\n",
+          b, b / 4, busbw, busbw);
+    return t;
+  };
+  auto bandwidth = [](const std::string& text) -> std::pair<std::string, Severity> {
+    for (const auto& f : nccl_findings(parse_nccl_log(text, "t.log")))
+      if (f.id == "nccl-tests-low-bandwidth" || f.id == "nccl-tests-bandwidth") return {f.title, f.severity};
+    return {"", Severity::pass};
+  };
+  // A100 PCIe (Gen4, P2P): ≈20 is healthy, 3 GB/s is a broken path (ACS/IOMMU, a narrowed link).
+  auto [ok, ok_sev] = bandwidth(table("NVIDIA A100-PCIE-40GB", 19.5));
+  EXPECT_EQ(ok_sev, Severity::pass) << ok;
+  EXPECT_NE(ok.find("PCIe Gen4"), std::string::npos) << ok;
+  auto [low, low_sev] = bandwidth(table("NVIDIA A100-PCIE-40GB", 3.0));
+  EXPECT_EQ(low_sev, Severity::warn) << low;
+  // GeForce: no P2P, so 15 GB/s through host memory on Gen4 is what it gives, not a fault.
+  auto [gf, gf_sev] = bandwidth(table("NVIDIA GeForce RTX 4090", 15.0));
+  EXPECT_EQ(gf_sev, Severity::pass) << gf;
+  EXPECT_NE(gf.find("no P2P"), std::string::npos) << gf;
+  // An NVSwitch machine is not judged on a sweep that ends at 128 MiB (its busbw still rises past 512 MB).
+  EXPECT_EQ(bandwidth(table("NVIDIA H100 80GB HBM3", 150.0)).first, "");
+}
+
 TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
   // SYNTHETIC lines in the shape of NCCL's init.cc and Ray's log deduplication.
   EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n", "t.log").network, "AWS Libfabric");
