@@ -175,16 +175,6 @@ FrDump dump_of(const nlohmann::json& j, const std::string& origin) {
   return d;
 }
 
-std::string ranks_text(const std::set<int>& ranks) {
-  std::string s;
-  size_t n = 0;
-  for (int r : ranks) {
-    if (n++ == 16) return s + ", …";
-    s += (s.empty() ? "" : ", ") + std::to_string(r);
-  }
-  return s;
-}
-
 Finding make(std::string id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix) {
   return make_finding(std::move(id), sev, std::move(title), std::move(ev), std::move(fix),
                       "PyTorch's Flight Recorder (torch/csrc/distributed/c10d/FlightRecorder*.cpp) and its fr_trace "

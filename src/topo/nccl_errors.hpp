@@ -37,6 +37,8 @@ struct ErrorSeen {
 // What a c10d store's bind/listen failure line says: "port", and "bind_error" ("port in use": errno 98, EADDRINUSE,
 // Windows 10048; "permission denied": errno 13).
 void store_bind_facts(std::string_view line, std::map<std::string, std::string>& facts);
+// Ranks as the findings print them: "3, 5, 12", the first 12 then "…".
+[[nodiscard]] std::string ranks_text(const std::set<int>& ranks);
 
 // The families one line belongs to (most lines: none); `facts` gets what the line says of them.
 [[nodiscard]] std::vector<const ErrorKind*> match_errors(std::string_view line,

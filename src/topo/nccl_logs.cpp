@@ -608,16 +608,6 @@ Finding make(std::string id, Severity sev, std::string title, std::vector<Eviden
                       5, std::move(subject));
 }
 
-std::string ranks_text(const std::set<int>& ranks) {
-  std::string s;
-  size_t n = 0;
-  for (int r : ranks) {
-    if (n++ == 12) return s + ", …";
-    s += (s.empty() ? "" : ", ") + std::to_string(r);
-  }
-  return s;
-}
-
 }  // namespace
 
 NcclLog parse_nccl_log(const std::string& text, const std::string& origin) {
@@ -1326,6 +1316,16 @@ nlohmann::json to_json(const NcclLog& log, const std::vector<Finding>& findings)
           {"lines", log.lines},
           {"lines_read", log.recognized},
           {"findings", findings}};
+}
+
+std::string ranks_text(const std::set<int>& ranks) {
+  std::string s;
+  size_t n = 0;
+  for (int r : ranks) {
+    if (n++ == 12) return s + ", …";
+    s += (s.empty() ? "" : ", ") + std::to_string(r);
+  }
+  return s;
 }
 
 }  // namespace gsq::topo
