@@ -234,11 +234,12 @@ bool looks_like_flight_recorder(std::string_view bytes) {
   if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x80 && bytes[1] >= 2 && bytes[1] <= 5) return true;
   const size_t first = bytes.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || bytes[first] != '{') return false;
+  // The JSON form sorts its keys (comm_lib_version, entries, pg_config, pg_status, version): in a long dump only the
+  // first ones are near the start.
   const auto head = bytes.substr(first, 4096);
-  return head.find("\"version\"") != std::string_view::npos &&
-         (head.find("\"pg_config\"") != std::string_view::npos || head.find("\"entries\"") != std::string_view::npos ||
-          head.find("\"comm_lib_version\"") != std::string_view::npos ||
-          head.find("\"nccl_version\"") != std::string_view::npos);
+  auto has = [&](std::string_view key) { return head.find(key) != std::string_view::npos; };
+  return has("\"pg_config\"") || has("\"comm_lib_version\"") || has("\"nccl_version\"") ||
+         (has("\"entries\"") && (has("\"collective_seq_id\"") || has("\"profiling_name\"")));
 }
 
 FrDump parse_flight_recorder(std::string_view bytes, const std::string& origin) {
@@ -251,8 +252,9 @@ std::vector<Finding> flight_recorder_findings(const std::vector<FrDump>& dumps) 
   if (dumps.size() == 1) return one_dump(dumps.front());
   std::vector<Finding> out;
   std::map<int, const FrDump*> by_rank;
+  size_t unranked = 0;  // no rank in the file name, or a second file of one rank: not compared
   for (const auto& d : dumps)
-    if (d.rank >= 0) by_rank.emplace(d.rank, &d);
+    if (d.rank < 0 || !by_rank.emplace(d.rank, &d).second) ++unranked;
   // Every group's members, from any dump that has it in pg_config.
   std::map<std::string, FrDump::Group> groups;
   for (const auto& d : dumps)
@@ -374,10 +376,13 @@ std::vector<Finding> flight_recorder_findings(const std::vector<FrDump>& dumps) 
   }
   out.push_back(make(
       "nccl-fr-ranks", Severity::info,
-      fmt::format("{} dumps compared over {} process group{}{}", dumps.size(), compared, compared == 1 ? "" : "s",
-                  no_dump.empty()
-                      ? ""
-                      : fmt::format("; no dump from rank{} {}", no_dump.size() > 1 ? "s" : "", ranks_text(no_dump))),
+      fmt::format(
+          "{} dumps compared over {} process group{}{}{}", dumps.size() - unranked, compared, compared == 1 ? "" : "s",
+          no_dump.empty() ? ""
+                          : fmt::format("; no dump from rank{} {}", no_dump.size() > 1 ? "s" : "", ranks_text(no_dump)),
+          unranked == 0 ? ""
+                        : fmt::format("; {} file{} left out: no rank in the name, or a rank given twice", unranked,
+                                      unranked == 1 ? "" : "s")),
       {{"dumps", std::to_string(dumps.size())},
        {"groups_compared", std::to_string(compared)},
        {"ranks_without_dump", ranks_text(no_dump)}},

@@ -139,6 +139,19 @@ TEST(FlightRecorder, ACollectiveEveryRankIssuedThatNeverCompletedIsAHangInsideIt
   EXPECT_NE(f->title.find("nccl:all_reduce #5"), std::string::npos) << f->title;
 }
 
+TEST(FlightRecorder, ALongJsonDumpIsKnownByItsFirstKeys) {
+  // The JSON form sorts its keys, so "version" comes last: a dump of 2000 entries is known by what comes first.
+  std::string entries;
+  for (int i = 0; i < 2000; ++i) {
+    if (i > 0) entries += ',';
+    entries += entry(i, "nccl:all_reduce", "[[1024]]", "completed");
+  }
+  const std::string dump = json_dump(entries);
+  EXPECT_GT(dump.find("\"version\""), 4096U);
+  EXPECT_TRUE(looks_like_flight_recorder(dump));
+  EXPECT_EQ(parse_flight_recorder(dump, "trace_rank_0").entries.size(), 2000U);
+}
+
 TEST(FlightRecorder, WhatIsNotADumpIsRefusedOrNotTakenForOne) {
   EXPECT_FALSE(looks_like_flight_recorder("h:1:1 [0] NCCL INFO Init COMPLETE\n"));
   EXPECT_FALSE(looks_like_flight_recorder(R"({"schema": "gpusqueeze.bench/1", "results": []})"));
