@@ -192,7 +192,10 @@ const std::vector<ErrorKind>& error_catalogue() {
        "for every rank, a driver at least as new as the CUDA runtime needs"},
       {"watchdog-timeout",
        {"Watchdog caught collective operation timeout", "watchdog got stuck", "Heartbeat monitor timed out",
-        "Timeout at NCCL work", "timed out in", "detected by watchdog", "collective operation timeout"},
+        "Timeout at NCCL work", "timed out in", "detected by watchdog", "collective operation timeout",
+        // A rank that did not time out itself, told by the one that did (PyTorch 2.5+: the Flight Recorder's dump
+        // signal through the TCPStore).
+        "dump signal due to a collective timeout"},
        true,
        "PyTorch's ProcessGroupNCCL watchdog timed out a collective: some rank never entered it (or never finished it)",
        "Find the rank that never joined: TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 dumps each "
@@ -255,8 +258,8 @@ const std::vector<ErrorKind>& error_catalogue() {
        {"ChildFailedError", "exitcode  : -", "Segmentation fault", "core dumped", "SIGABRT", "Signal 6 (SIGABRT)",
         "SIGSEGV", "Fatal Python error", "terminate called after throwing", "Test NCCL failure", "Test CUDA failure",
         // Open MPI's signal handler opens its crash report with this banner (the signal's name follows on a line of
-        // its own, often cut from a paste).
-        "*** Process received signal ***"},
+        // its own, often cut from a paste); gdb's and UCX's say which signal.
+        "*** Process received signal ***", "received signal SIG", "Caught signal "},
        true,
        "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
        "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},

@@ -95,6 +95,18 @@ bool is_integer(std::string_view s) {
 }
 
 // The integer after `key` in s (skipping spaces, ':' and '='), or -1.
+// A backtrace frame in an NCCL function: "ncclShmOpen(char*, …)", "ncclGroupEnd()  ???:0" (an `nccl` then a capital
+// and a call's parenthesis).
+bool is_nccl_frame(std::string_view s) {
+  for (size_t at = s.find("nccl"); at != std::string_view::npos; at = s.find("nccl", at + 4)) {
+    size_t i = at + 4;
+    if (i >= s.size() || !std::isupper(static_cast<unsigned char>(s[i]))) continue;
+    while (i < s.size() && std::isalnum(static_cast<unsigned char>(s[i]))) ++i;
+    if (i < s.size() && s[i] == '(' && (at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1])))) return true;
+  }
+  return false;
+}
+
 int64_t int_after(std::string_view s, std::string_view key, size_t from = 0) {
   const size_t at = s.find(key, from);
   if (at == std::string_view::npos) return -1;
@@ -250,6 +262,9 @@ struct Reader {
   bool in_ras = false;
   int64_t ras_op = -1;       // the operation of the last "N ranks have launched up to operation M" line
   bool ras_no_data = false;  // the ranks listed next are those RAS has no data from
+  bool nccl_frames = false;  // a backtrace frame in NCCL (a libnccl path, or an nccl* function of a stripped build)
+  size_t sigbus_line = 0;    // the first SIGBUS line (a bus error)
+  std::string sigbus_text = {};
 
   bool error_line(const FramedLine& fl) {
     std::map<std::string, std::string> facts;
@@ -356,6 +371,25 @@ struct Reader {
     const ScannedLine scan(line);
     bool hit = false;
     if (fl.rank >= 0) log.ranks_seen.insert(fl.rank);
+    // Crash backtraces (gdb, UCX, glibc): a frame in NCCL ("in ncclShmOpen(char*, …)", "ncclGroupEnd()  ???:0",
+    // ".../libnccl.so.2:0"), and a bus error. NCCL maps its shared-memory segments from /dev/shm; a bus error inside
+    // NCCL is a segment the full /dev/shm cannot back (Docker's default is 64 MB).
+    if (scan.has<"libnccl">() || is_nccl_frame(line)) nccl_frames = true, hit = true;
+    if ((scan.has<"SIGBUS">() || scan.has<"Bus error">()) && sigbus_line == 0)
+      sigbus_line = fl.number, sigbus_text = line.substr(0, 300);
+    // PyTorch Lightning's DDP start ("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8"): the ranks that started.
+    if (scan.has<"initializing ddp: GLOBAL_RANK:">()) {
+      const int64_t r = int_after(line, "GLOBAL_RANK:");
+      const size_t member = line.find("MEMBER:");
+      const size_t slash = member == std::string::npos ? member : line.find('/', member);
+      if (r >= 0) ++log.ddp_rank_lines[static_cast<int>(r)];
+      if (slash != std::string::npos)
+        log.ddp_world = std::max<int>(log.ddp_world, static_cast<int>(int_after(line, "/", slash)));
+      hit = true;
+    }
+    // PyTorch's own warnings about its NCCL settings ("[W Utils.hpp:108] Warning: Environment variable
+    // NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead").
+    if (scan.has<"TORCH_NCCL_">()) hit = true;
     // nccl-tests
     if (scan.has<"nccl-tests version ">()) log.tests_version = word_after(line, "nccl-tests version "), hit = true;
     if (scan.has<"Collective test starting: ">())
@@ -647,6 +681,15 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& origin) {
     }
   }
   if (log.nnodes == 0) log.nnodes = static_cast<int>(std::max(log.hosts.size(), log.test_hosts.size()));
+  if (reader.sigbus_line > 0 && reader.nccl_frames &&
+      std::none_of(log.errors.begin(), log.errors.end(), [](const ErrorSeen& e) { return e.id == "shm-error"; })) {
+    ErrorSeen e;
+    e.id = "shm-error";
+    e.count = 1;
+    e.first_line = e.last_line = reader.sigbus_line;
+    e.example = reader.sigbus_text;
+    log.errors.push_back(std::move(e));
+  }
   if (log.recognized == 0)
     throw_bad_input(origin +
                     ": no NCCL, nccl-tests or PyTorch distributed line in the file (NCCL_DEBUG=INFO output, "
@@ -845,6 +888,24 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                          {{"ranks", ranks_text(behind)},
                           {completed_known ? "others_last_completed" : "others_last_enqueued", std::to_string(most)}},
                          error_kind("lagging-rank").first_try));
+  }
+  // Lightning's DDP start: a rank started twice while others never did is two nodes that each took the first node's
+  // ranks (the launcher gave them the same node rank): the rendezvous waits for the others forever.
+  if (log.ddp_world > 0) {
+    std::set<int> twice;
+    for (const auto& [r, n] : log.ddp_rank_lines)
+      if (n > 1) twice.insert(r);
+    if (!twice.empty() && static_cast<int>(log.ddp_rank_lines.size()) < log.ddp_world)
+      out.push_back(make(
+          "nccl-duplicate-ranks", Severity::fail,
+          fmt::format("Rank{} {} started twice and {} of the {} ranks never: two nodes took the same ranks, so the "
+                      "rendezvous never completes",
+                      twice.size() > 1 ? "s" : "", ranks_text(twice),
+                      log.ddp_world - static_cast<int>(log.ddp_rank_lines.size()), log.ddp_world),
+          {{"ranks_twice", ranks_text(twice)}, {"world_size", std::to_string(log.ddp_world)}},
+          "The launcher's node count and the job's disagree: under Slurm, --nodes and --ntasks-per-node must match the "
+          "trainer's num_nodes and devices (Lightning reads SLURM_NODEID/SLURM_PROCID); with torchrun, give each node "
+          "its own --node_rank"));
   }
   // NCCL RAS: the ranks it lists are the smaller group's; whether they are behind or ahead is in the counts.
   if (!log.ras.listed.empty() && log.ras.launched.size() >= 2) {

@@ -105,6 +105,8 @@ struct NcclLog {
     std::vector<std::string> lines;                     // the listed ranks' lines (first few)
   };
   Ras ras;
+  std::map<int, int> ddp_rank_lines;    // PyTorch Lightning's "initializing ddp: GLOBAL_RANK: r" lines, by rank
+  int ddp_world = 0;                    // their "MEMBER: i/N"
   std::set<int> lagging_ranks;          // named by a desync report
   std::vector<std::string> desync;      // the report's lines on ranks (first few)
   std::vector<std::string> mismatches;  // "Detected mismatch between collectives…" (first few)

@@ -198,6 +198,47 @@ TEST(NcclLogs, APcieMachineIsJudgedByItsLinkGenerationAndGeForceByItsMissingP2p)
   EXPECT_EQ(bandwidth(table("NVIDIA H100 80GB HBM3", 150.0)).first, "");
 }
 
+TEST(NcclLogs, CrashBacktracesDuplicateDdpRanksAndTimeoutsToldByAnotherRankAreRead) {
+  // SYNTHETIC lines in the shapes of gdb, UCX, PyTorch Lightning and ProcessGroupNCCL 2.5+ (real ones in
+  // tests/data/triage: jaxtoolbox183, pipedream76, lightning10098, primerl3186, ray47286).
+  auto ids = [](const std::string& text) {
+    std::map<std::string, Finding> out;
+    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out[f.id] = f;
+    return out;
+  };
+  // A bus error in NCCL's code is /dev/shm that cannot back NCCL's segment; a bus error elsewhere is not.
+  auto f =
+      ids("Thread 7 \"python\" received signal SIGBUS, Bus error.\n#0 0x1 in ncclShmOpen(char*, unsigned long) ()\n");
+  EXPECT_TRUE(f.contains("nccl-shm-error"));
+  EXPECT_TRUE(f.contains("nccl-process-failed"));
+  f = ids("[h:1 :0:2] Caught signal 7 (Bus error: nonexistent physical address)\n 2 0x1 ncclGroupEnd()  ???:0\n");
+  EXPECT_TRUE(f.contains("nccl-shm-error"));
+  EXPECT_FALSE(ids("Thread 7 received signal SIGBUS, Bus error.\n#0 0x1 in memcpy () from libc.so.6\n"
+                   "NCCL version 2.21.5+cuda12.4\n")
+                   .contains("nccl-shm-error"));
+  // Lightning: ranks 0 and 1 started twice, 2 and 3 never.
+  std::string ddp;
+  for (int r : {0, 1, 0, 1}) ddp += fmt::format("initializing ddp: GLOBAL_RANK: {}, MEMBER: {}/4\n", r, r + 1);
+  f = ids(ddp);
+  ASSERT_TRUE(f.contains("nccl-duplicate-ranks"));
+  EXPECT_EQ(f["nccl-duplicate-ranks"].severity, Severity::fail);
+  ddp.clear();
+  for (int r : {0, 1, 2, 3}) ddp += fmt::format("initializing ddp: GLOBAL_RANK: {}, MEMBER: {}/4\n", r, r + 1);
+  EXPECT_FALSE(ids(ddp).contains("nccl-duplicate-ranks"));
+  // Told of another rank's timeout through the Flight Recorder's dump signal.
+  f =
+      ids("[rank0]:[E804 23:05:54.817424543 ProcessGroupNCCL.cpp:1914] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received "
+          "a dump signal due to a collective timeout from  rank 13 and we will try our best to dump the debug info.\n");
+  ASSERT_TRUE(f.contains("nccl-watchdog-timeout"));
+  EXPECT_EQ(f["nccl-watchdog-timeout"].severity, Severity::fail);
+  // PyTorch's warning about its own NCCL variables is read, and is nothing to fix.
+  const auto warn = nccl_findings(parse_nccl_log(
+      "[rank7]:[W Utils.hpp:108] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use "
+      "TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function getCvarString)\n",
+      "t.log"));
+  EXPECT_NE(worst(warn), Severity::fail);
+}
+
 TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
   // SYNTHETIC lines in the shape of NCCL's init.cc and Ray's log deduplication.
   EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n", "t.log").network, "AWS Libfabric");
