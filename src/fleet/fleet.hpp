@@ -113,7 +113,9 @@ struct Result {
 //     direction, the scale floored per field so that identical peers do not make every small difference infinite;
 //   - a GPU with signals of one cause apart is watched; kMinSignals causes agreeing make it an outlier (one noisy
 //     metric among thousands of GPUs passes 3.5 by chance; two independent ones rarely do). The clock, the time at the
-//     power cap and the time slowed for heat are one cause (a capped or slowed sample is a lower clock);
+//     power cap and the time slowed for heat are one cause (a capped or slowed sample is a lower clock); so are
+//     clocks and temperature where the GPU was not slowed for heat (a heavier job than its peers' runs at the power
+//     cap, slower and hotter: the workload, not the GPU);
 //   - signals read under load count only with kMinLoadSamples points under load in the window (PromQL: the
 //     subquery's points, a 240th of the window each, so a 24th of the window under load: 2.5 minutes of an hour;
 //     reports: doctor's load samples, 10 Hz). One or two samples decided false

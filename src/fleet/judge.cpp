@@ -202,8 +202,15 @@ Result judge(Collection c, const Options& o) {
   for (size_t i = 0; i < r.gpus.size(); ++i) {
     const auto& j = judged[i];
     std::set<std::string_view> families;  // signals of one cause count once
-    for (const auto& d : j.signals)
+    bool slowed_for_heat = false;
+    for (const auto& d : j.signals) {
       if (const FieldSpec* f = field_spec(d.field)) families.insert(f->family);
+      slowed_for_heat = slowed_for_heat || d.field == "thermal_fraction";
+    }
+    // A heavier workload than its peers' draws more power: it runs at the power cap, at lower clocks and hotter. Those
+    // are one cause, the job's, not the GPU's: clocks and heat count as one family unless the GPU was slowed for heat
+    // (its cooling). A real power-delivery fault shows beside them as a config (power limit) or another signal.
+    if (!slowed_for_heat && families.contains("clock") && families.contains("heat")) families.erase("heat");
     const bool outlier = !j.config.empty() || !j.health.empty() || families.size() >= kMinSignals;
     const std::string group = r.gpus[i].model.empty() ? "unknown model" : r.gpus[i].model;
     if (!outlier) {

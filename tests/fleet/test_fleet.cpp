@@ -118,6 +118,21 @@ TEST(FleetJudge, NamesEachPlantedOutlierByTheFieldThatDiffers) {
   EXPECT_EQ(to_json(r)["outlier_gpus"], 8);
 }
 
+// A heavier job than its peers' draws more power: at the power cap, lower clocks and hotter, all from one cause (the
+// workload). A GPU slowed for heat as well is its cooling: an outlier.
+TEST(FleetJudge, APowerCappedHotterGpuIsItsWorkloadUnlessItWasSlowedForHeat) {
+  auto c = fleet_of(8);
+  c.gpus[5].signals["clock_under_load_mhz"] = 1700;
+  c.gpus[5].signals["power_cap_fraction"] = 0.6;
+  c.gpus[5].signals["temperature_under_load_c"] = 75;
+  auto r = judge(c);
+  EXPECT_TRUE(r.outliers.empty());
+  EXPECT_EQ(outlier_uuids(r, r.watch), (std::set<std::string>{"GPU-01-1"}));
+  c.gpus[5].signals["thermal_fraction"] = 0.4;
+  r = judge(c);
+  EXPECT_EQ(outlier_uuids(r, r.outliers), (std::set<std::string>{"GPU-01-1"}));
+}
+
 TEST(FleetJudge, ASplitGroupIsNotedNotJudgedAndSmallGroupsAreListedOnly) {
   auto c = fleet_of(4);
   for (size_t i = 0; i < c.gpus.size(); i += 2) c.gpus[i].config["driver"] = "570.86.15";  // half and half
