@@ -337,6 +337,11 @@ Trace parse_padded(const char* data, size_t size, const std::string& origin) {
     throw_bad_input(origin +
                     ": not a Kineto/Chrome trace: the top-level array holds no trace events (objects with "
                     "ph, cat, ts)");
+  if (t.events.empty() && text.find("\"python_function\"") != std::string_view::npos)
+    throw_bad_input(origin +
+                    ": the trace holds only Python function events (with_stack) and no CPU op, CUDA call or "
+                    "kernel: the profiled process ran no PyTorch op and launched nothing on the GPU (a server's "
+                    "front-end, a data process); profile the process that runs the model (vLLM: its worker)");
   if (t.events.empty()) throw_bad_input(origin + ": the trace holds no CPU or GPU events");
   std::stable_sort(t.events.begin(), t.events.end(),
                    [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; });

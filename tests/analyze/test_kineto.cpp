@@ -58,6 +58,11 @@ TEST(Kineto, TruncatedJsonIsReported) {
 TEST(Kineto, EmptyAndEventlessTracesAreReported) {
   EXPECT_NE(error_of("").find("empty"), std::string::npos);
   EXPECT_NE(error_of("{\"traceEvents\": []}").find("no CPU or GPU events"), std::string::npos);
+  // A process that ran only Python (a server's front-end recorded with_stack): said so, with what to profile instead.
+  EXPECT_NE(error_of(R"({"traceEvents": [{"ph": "X", "cat": "python_function", "name": "asyncio: run", "pid": 1, )"
+                     R"("tid": 1, "ts": 1, "dur": 5}]})")
+                .find("only Python function events"),
+            std::string::npos);
 }
 
 TEST(Kineto, TraceWithoutGpuEventsSaysHowToRecordThem) {
