@@ -191,6 +191,20 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
         100.0 * fidelity);
     return;
   }
+  // Without step markers the replay is the whole recording, one-off start-up included (context creation, lazy module
+  // loading, cuBLAS/NCCL initialisation on the first call), which the idle-time rules leave out of the window. Where
+  // that start-up is a large part of the run, its host time would decide the path's verdict: the idle-time rules'
+  // verdict stands, and the path is shown for what it is. From a public trace of a 2×RTX 4090 tensor-parallel Llama
+  // (tokenomics-from-first-principles): 426 ms of start-up in 820 ms read launch-bound where 313 of the 370 ms of
+  // kernels are NCCL's.
+  if (graph->steps.size() <= 1 && a.breakdown.wall_ns > 0 && 4 * a.breakdown.idle_startup_ns > a.breakdown.wall_ns) {
+    a.critical_path["ok"] = false;
+    a.critical_path["why"] = fmt::format(
+        "one step (no step markers) whose one-off start-up is {:.0f}% of the run: the path is mostly start-up, so "
+        "the verdict stays with the idle-time rules (record steps after warm-up: torch.profiler.schedule)",
+        100.0 * static_cast<double>(a.breakdown.idle_startup_ns) / static_cast<double>(a.breakdown.wall_ns));
+    return;
+  }
   // A host class must be able to pay for itself: where the step with the host's own time taken out entirely (the
   // replay's floor) is within 10% of the step, no host fix saves more than that and the GPU's work sets the step (the
   // critical path only alternates between the two). 10%: the saving at which a finding warns (detail::finding). From

@@ -181,6 +181,33 @@ TEST(RealModels, OnlyTheMarkedStepsAreJudged) {
   EXPECT_EQ(a.kernels, 2U);
 }
 
+// A SYNTHETIC recording without step markers whose first call takes 400 ms of one-off start-up (a lazily loaded
+// module, NCCL's init) before 200 ms of NCCL kernels: the replay of the whole run is mostly that call, so its
+// launch-bound path must not decide the verdict (a public 2×RTX 4090 tensor-parallel trace read launch-bound so).
+TEST(RealModels, AStartUpThatIsMostOfAnUnmarkedRunDoesNotDecideTheVerdict) {
+  std::string ev = R"({"ph":"X","cat":"cpu_op","name":"aten::embedding","pid":1,"tid":1,"ts":0,"dur":400020},)"
+                   R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":400000,)"
+                   R"("args":{"correlation":1}},)"
+                   R"({"ph":"X","cat":"kernel","name":"indexSelectLargeIndex","pid":0,"tid":7,"ts":400015,"dur":100,)"
+                   R"("args":{"stream":7,"device":0,"correlation":1}},)";
+  for (int i = 0; i < 20; ++i) {
+    const int t0 = 400100 + 10000 * i;
+    ev += fmt::format(
+        R"({{"ph":"X","cat":"cpu_op","name":"c10d::allreduce_","pid":1,"tid":1,"ts":{},"dur":10}},)"
+        R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,)"
+        R"("args":{{"correlation":{}}}}},)"
+        R"({{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":7,"ts":{},)"
+        R"("dur":9990,"args":{{"stream":7,"device":0,"correlation":{}}}}},)",
+        t0, t0 + 2, 2 + i, t0 + 8, 2 + i);
+  }
+  ev.pop_back();
+  const auto a = analyze(parse_kineto("{\"traceEvents\": [" + ev + "]}", "startup"));
+  EXPECT_GT(4 * a.breakdown.idle_startup_ns, a.breakdown.wall_ns);
+  EXPECT_NE(a.verdict.cls, "launch-bound") << a.verdict.summary;
+  EXPECT_FALSE(a.critical_path.value("ok", true));
+  EXPECT_NE(a.critical_path.value("why", std::string()).find("start-up"), std::string::npos);
+}
+
 // A SYNTHETIC recording without PyTorch's ops, as `gpusqueeze trace` makes one: only the launches and the kernels. An
 // AdamW(foreach=False) step launches ATen's addcdiv_/addcmul_/lerp_ kernels one tensor at a time; the kernel names say
 // so (the held-out GPT-2 pair's `gpusqueeze trace` recording: 444 of them a step, AdamW(fused=True) measured −32%).
