@@ -147,7 +147,8 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Read the NCCL WARN line just before (run with NCCL_DEBUG=INFO if there is none): /dev/shm, ulimit -l "
        "(memlock unlimited for RDMA), ulimit -n, cgroup limits and the network interface are the usual causes"},
       {"nccl-internal-error",
-       {"internal error", "ncclInternalError", "Internal check failed", "does not loop back to start"},
+       {"internal error", "ncclInternalError", "Internal check failed", "does not loop back to start",
+        "no algorithm/protocol available"},
        true,
        "NCCL's own consistency check failed (often a setup NCCL did not expect: a topology it cannot parse, mixed "
        "versions, a plugin; \"ring N does not loop back to start\": the ranks computed different topologies)",
@@ -259,7 +260,8 @@ const std::vector<ErrorKind>& error_catalogue() {
         "SIGSEGV", "Fatal Python error", "terminate called after throwing", "Test NCCL failure", "Test CUDA failure",
         // Open MPI's signal handler opens its crash report with this banner (the signal's name follows on a line of
         // its own, often cut from a paste); gdb's and UCX's say which signal.
-        "*** Process received signal ***", "received signal SIG", "Caught signal "},
+        "*** Process received signal ***", "received signal SIGSEGV", "received signal SIGBUS",
+        "received signal SIGABRT", "received signal SIGILL", "received signal SIGFPE", "Caught signal "},
        true,
        "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
        "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},
@@ -376,6 +378,13 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
           facts["verbs_error"] = std::string(line.substr(w + 11, 60));
       }
     }
+    // enqueue.cc's "no algorithm/protocol available": NCCL_ALGO/NCCL_PROTO forced one this operation or topology
+    // cannot use (CollNet without SHARP, NVLS without NVSwitch multicast, Tree on one node).
+    if (id == "nccl-internal-error" && has(line, "no algorithm/protocol available"))
+      facts.try_emplace("no_algorithm", 1, '1');
+    // paths.cc: NVLink is in the topology but P2P over it is off, which NCCL refuses (it returns an error) unless told
+    // NCCL_IGNORE_DISABLED_P2P=1.
+    if (id == "p2p-disabled" && has(line, "NVLINK connected GPUs")) facts.try_emplace("nvlink_p2p_off", 1, '1');
     // An async event that is no error ("GID table change", "port active") is the NIC telling, not failing.
     if (id == "ib-async-event" && !has_ci(line, "error") && !has_ci(line, "fatal") && !has_ci(line, "failed")) continue;
     if (id == "ib-async-event" && !facts.contains("event")) {

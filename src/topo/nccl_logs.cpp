@@ -264,6 +264,7 @@ struct Reader {
   bool ras_no_data = false;  // the ranks listed next are those RAS has no data from
   bool nccl_frames = false;  // a backtrace frame in NCCL (a libnccl path, or an nccl* function of a stripped build)
   size_t sigbus_line = 0;    // the first SIGBUS line (a bus error)
+  bool interrupted = false;  // gdb reported a SIGINT: the person debugging stopped the program
   std::string sigbus_text = {};
 
   bool error_line(const FramedLine& fl) {
@@ -377,6 +378,11 @@ struct Reader {
     if (scan.has<"libnccl">() || is_nccl_frame(line)) nccl_frames = true, hit = true;
     if ((scan.has<"SIGBUS">() || scan.has<"Bus error">()) && sigbus_line == 0)
       sigbus_line = fl.number, sigbus_text = line.substr(0, 300);
+    if (scan.has<"received signal SIGINT">()) interrupted = true, hit = true;
+    if (interrupted && log.interrupted_in.empty())
+      for (const char* wait : {"testStreamSynchronize", "cudaStreamSynchronize", "cuStreamSynchronize",
+                               "cudaDeviceSynchronize", "ncclCommGetAsyncError"})
+        if (line.find(wait) != std::string::npos) log.interrupted_in = wait, hit = true;
     // PyTorch Lightning's DDP start ("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8"): the ranks that started.
     if (scan.has<"initializing ddp: GLOBAL_RANK:">()) {
       const int64_t r = int_after(line, "GLOBAL_RANK:");
@@ -889,6 +895,15 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
                           {completed_known ? "others_last_completed" : "others_last_enqueued", std::to_string(most)}},
                          error_kind("lagging-rank").first_try));
   }
+  if (!log.interrupted_in.empty())
+    out.push_back(make("nccl-tests-stopped", Severity::fail,
+                       fmt::format("The program was interrupted (SIGINT, under gdb) while it waited in {}: the work it "
+                                   "waited for never completed — a hang",
+                                   log.interrupted_in),
+                       {{"waiting_in", log.interrupted_in}},
+                       "Find the pair or path that hangs: run the test on each pair of GPUs (-g 2, "
+                       "CUDA_VISIBLE_DEVICES), then with NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 one at a time; a "
+                       "pair that hangs only over P2P is ACS/IOMMU or a faulty link (gpusqueeze topo)"));
   // Lightning's DDP start: a rank started twice while others never did is two nodes that each took the first node's
   // ranks (the launcher gave them the same node rank): the rendezvous waits for the others forever.
   if (log.ddp_world > 0) {
@@ -1066,12 +1081,28 @@ std::vector<Finding> nccl_findings(const NcclLog& log) {
             "(show_gids), check the port is active (ibstatus) and the device's QP limits; fewer channels "
             "(NCCL_IB_QPS_PER_CONNECTION, NCCL_MAX_NCHANNELS) as a test";
     }
+    Severity severity = k.fatal ? Severity::fail : Severity::warn;
+    if (e.id == "nccl-internal-error" && e.facts.contains("no_algorithm")) {
+      title =
+          "NCCL found no algorithm and protocol it can use for a collective (enqueue.cc): a forced NCCL_ALGO or "
+          "NCCL_PROTO this topology or operation cannot run";
+      fix =
+          "Unset NCCL_ALGO and NCCL_PROTO (or allow more: NCCL_ALGO=Ring,Tree); CollNet needs SHARP on the network "
+          "and its plugin, NVLS needs NVSwitch multicast (fabric manager), Tree needs more than one node";
+    }
+    if (e.id == "p2p-disabled" && e.facts.contains("nvlink_p2p_off")) {
+      severity = Severity::fail;  // NCCL returns an error here rather than go on over PCIe
+      title = "P2P is off between GPUs joined by NVLink: NCCL stops (it takes a hardware or driver fault)";
+      fix =
+          "Check the NVLinks (nvidia-smi nvlink -s, -e for errors) and the fabric manager on NVSwitch systems; drain "
+          "the node if a link is down. NCCL_IGNORE_DISABLED_P2P=1 lets NCCL go on through host memory, slowly";
+    }
     if (e.id == "bootstrap-mismatch" && e.facts.contains("received"))
       title = fmt::format("Bootstrap received {} bytes instead of {}: {}", e.facts.at("received"),
                           e.facts.contains("expected") ? e.facts.at("expected") : "?", k.meaning);
     if (e.facts.contains("code") && e.count > 0)
       ev.push_back({"nccl_result", nccl_result_name(std::atoi(e.facts.at("code").c_str()))});
-    out.push_back(make("nccl-" + std::string(e.id), k.fatal ? Severity::fail : Severity::warn, title, ev, fix));
+    out.push_back(make("nccl-" + std::string(e.id), severity, title, ev, fix));
   }
   // Inter-node traffic over TCP: slow (a warning), unless hosts disagree on the network, which NCCL cannot run.
   std::set<std::string> networks;

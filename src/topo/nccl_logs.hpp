@@ -105,6 +105,9 @@ struct NcclLog {
     std::vector<std::string> lines;                     // the listed ranks' lines (first few)
   };
   Ras ras;
+  // gdb interrupted the program (SIGINT) while a frame of its backtrace waited for the GPU ("testStreamSynchronize"):
+  // that frame, "" when none. A run someone had to interrupt there had hung.
+  std::string interrupted_in;
   std::map<int, int> ddp_rank_lines;    // PyTorch Lightning's "initializing ddp: GLOBAL_RANK: r" lines, by rank
   int ddp_world = 0;                    // their "MEMBER: i/N"
   std::set<int> lagging_ranks;          // named by a desync report

@@ -21,10 +21,9 @@ std::string strip_ansi(const std::string& s) {
   static const std::regex ansi(R"(\x1B\[[0-9;]*[A-Za-z])");
   return std::regex_replace(s, ansi, "");
 }
-
 // Cells are tab-separated in nvidia-smi's output; pasted copies may have spaces instead: then any run of spaces splits
 // (the affinity columns never hold spaces themselves).
-std::vector<std::string> cells(const std::string& line) {
+std::vector<std::string> cells_as_separated(const std::string& line) {
   std::vector<std::string> out;
   if (line.find('\t') != std::string::npos) {
     std::stringstream in(line);
@@ -37,6 +36,27 @@ std::vector<std::string> cells(const std::string& line) {
     std::istringstream in(line);
     for (std::string c; in >> c;) out.push_back(c);
   }
+  return out;
+}
+
+// A cell that is several cells whose separating tab was lost in a copy ("NIC8NIC9" in a header, "NODEPXB" or
+// "NODENODE" in a row, as in a pasted DGX matrix of vllm#13855): the cells it holds, else the cell itself.
+std::vector<std::string> unglue(const std::string& c) {
+  static const std::regex glued_devices(R"(((GPU|NIC)\d+){2,})");
+  static const std::regex glued_links(R"(((SYS|NODE|PHB|PXB|PIX|SOC|NV\d+)){2,})");
+  static const std::regex one(R"((GPU|NIC)\d+|SYS|NODE|PHB|PXB|PIX|SOC|NV\d+)");
+  if (!std::regex_match(c, glued_devices) && !std::regex_match(c, glued_links)) return {c};
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(c.begin(), c.end(), one); it != std::sregex_iterator(); ++it)
+    out.push_back(it->str());
+  return out;
+}
+
+// A line's cells, glued ones split.
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> raw = cells_as_separated(line), out;
+  for (const auto& c : raw)
+    for (auto& part : unglue(c)) out.push_back(std::move(part));
   return out;
 }
 

@@ -239,6 +239,33 @@ TEST(NcclLogs, CrashBacktracesDuplicateDdpRanksAndTimeoutsToldByAnotherRankAreRe
   EXPECT_NE(worst(warn), Severity::fail);
 }
 
+TEST(NcclLogs, ForcedAlgorithmsNvlinkWithoutP2pAndAnInterruptedHangAreFailures) {
+  // SYNTHETIC lines in the shapes of NCCL's enqueue.cc and paths.cc and of a gdb session (real ones in
+  // tests/data/triage: nccl653, nccl2329, nccl606).
+  auto ids = [](const std::string& text) {
+    std::map<std::string, Finding> out;
+    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out[f.id] = f;
+    return out;
+  };
+  auto f = ids("h:1:1 [0] enqueue.cc:422 NCCL WARN Error : no algorithm/protocol available\n");
+  ASSERT_TRUE(f.contains("nccl-nccl-internal-error"));
+  EXPECT_NE(f["nccl-nccl-internal-error"].fix.find("NCCL_ALGO"), std::string::npos);
+  f =
+      ids("P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the case given their "
+          "connectivity, and is probably due to a hardware issue.\n");
+  ASSERT_TRUE(f.contains("nccl-p2p-disabled"));
+  EXPECT_EQ(f["nccl-p2p-disabled"].severity, Severity::fail);
+  EXPECT_EQ(ids("h:1:1 [0] NCCL INFO P2P is disabled between connected GPUs 1 and 0\n")["nccl-p2p-disabled"].severity,
+            Severity::warn);
+  // Interrupted while waiting for the collective: the run hung; an interrupt is no crash.
+  f =
+      ids("Thread 1 \"all_reduce_perf\" received signal SIGINT, Interrupt.\n#0 sched_yield ()\n"
+          "#1 0x1 in testStreamSynchronize (ngpus=2) at common.cu:478\n");
+  ASSERT_TRUE(f.contains("nccl-tests-stopped"));
+  EXPECT_EQ(f["nccl-tests-stopped"].severity, Severity::fail);
+  EXPECT_FALSE(f.contains("nccl-process-failed"));
+}
+
 TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
   // SYNTHETIC lines in the shape of NCCL's init.cc and Ray's log deduplication.
   EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n", "t.log").network, "AWS Libfabric");

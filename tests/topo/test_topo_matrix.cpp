@@ -76,5 +76,18 @@ TEST(TopoMatrix, SpacesColourAndSocReadLikeTabs) {
   EXPECT_THROW((void)parse_topo_matrix("no matrix here\n", "x.txt"), Error);
 }
 
+TEST(TopoMatrix, CellsGluedByALostTabAreSplit) {
+  // SYNTHETIC, in the way a pasted DGX matrix (vllm#13855) lost tabs: "NIC1NIC2" in the header, "NODEPXB" in a row.
+  const auto m = parse_topo_matrix(
+      "\tGPU0\tGPU1\tNIC0\tNIC1NIC2\tCPU Affinity\n"
+      "GPU0\t X \tNV18\tPXB\tNODE\tNODE\t0-55\n"
+      "GPU1\tNV18\t X \tNODE\tNODEPXB\t0-55\n",
+      "glued.txt");
+  EXPECT_EQ(m.link.at({"GPU1", "NIC2"}), "PXB");
+  EXPECT_EQ(m.link.at({"GPU1", "NIC1"}), "NODE");
+  EXPECT_EQ(m.link.at({"GPU0", "NIC0"}), "PXB");
+  for (const auto& f : topo_findings(m)) EXPECT_NE(f.id, "topo-gpu-without-near-nic") << f.title;
+}
+
 }  // namespace
 }  // namespace gsq::topo
