@@ -707,17 +707,35 @@ namespace {
 // The PCIe generation of a PCIe card from its name in nccl-tests' device lines (vendor specifications); 0 when the
 // name is not a PCIe-only card this table knows (SXM parts go through NVSwitch and are judged above).
 int pcie_generation(const std::string& dev) {
-  auto is = [&](std::string_view w) { return dev.find(w) != std::string::npos; };
-  if (is("H100 PCIe") || is("H100 NVL") || is("H200 NVL") || is("RTX 50") || is("RTX PRO 6000") || is("RTX PRO 5000") ||
-      is("RTX PRO 4500") || is("RTX PRO 4000"))
-    return 5;
-  if (is("A100-PCIE") || is("A100 PCIe") || is("A100-PCIe") || is(" A10") || is(" A16") || is(" A30") || is(" A40") ||
-      is(" A2 ") || is(" L4") || is(" L40") || is("RTX A") || is("RTX 30") || is("RTX 40") || is("RTX 6000 Ada") ||
-      is("RTX 5000 Ada") || is("RTX 4000 Ada"))
+  // By whole words of the name ("NVIDIA A10" is not "NVIDIA A100-SXM4-80GB"), and its PCIe marker for parts sold both
+  // ways (A100, H100, V100, P100).
+  std::set<std::string> w;
+  {
+    std::string word;
+    for (const char c : dev + ' ') {
+      if (c == ' ' || c == '-' || c == '_') {
+        if (!word.empty()) w.insert(word);
+        word.clear();
+      } else {
+        word += c;
+      }
+    }
+  }
+  auto any = [&](std::initializer_list<const char*> names) {
+    return std::any_of(names.begin(), names.end(), [&](const char* n) { return w.contains(n); });
+  };
+  const bool pcie = any({"PCIe", "PCIE", "NVL"});
+  const bool rtx = w.contains("RTX") || w.contains("GeForce");
+  auto series = [&](char first) {  // GeForce RTX 3090, 4090, 5090, …
+    return rtx && std::any_of(w.begin(), w.end(), [&](const std::string& x) {
+             return x.size() == 4 && x[0] == first && std::all_of(x.begin(), x.end(), ::isdigit);
+           });
+  };
+  if ((pcie && any({"H100", "H200"})) || series('5') || (w.contains("PRO") && w.contains("Blackwell"))) return 5;
+  if ((pcie && w.contains("A100")) || any({"A10", "A10G", "A16", "A30", "A40", "A2", "L4", "L40", "L40S"}) ||
+      series('3') || series('4') || w.contains("Ada") || (rtx && any({"A4000", "A4500", "A5000", "A5500", "A6000"})))
     return 4;
-  if (is("V100-PCIE") || is("V100 PCIe") || is(" T4") || is("P100-PCIE") || is(" P40") || is(" P4 ") || is("RTX 20") ||
-      is("Quadro RTX") || is("TITAN RTX") || is("TITAN V"))
-    return 3;
+  if ((pcie && any({"V100", "P100"})) || any({"T4", "P40", "P4"}) || series('2') || any({"TITAN"})) return 3;
   return 0;
 }
 }  // namespace

@@ -196,6 +196,18 @@ TEST(NcclLogs, APcieMachineIsJudgedByItsLinkGenerationAndGeForceByItsMissingP2p)
   EXPECT_NE(gf.find("no P2P"), std::string::npos) << gf;
   // An NVSwitch machine is not judged on a sweep that ends at 128 MiB (its busbw still rises past 512 MB).
   EXPECT_EQ(bandwidth(table("NVIDIA H100 80GB HBM3", 150.0)).first, "");
+  // Names by whole words: an A10 is a PCIe card, two A100 SXM GPUs are not.
+  auto hardware = [](const std::string& gpu) {
+    NcclLog log;
+    for (int r = 0; r < 2; ++r)
+      log.devices.push_back(fmt::format("Rank  {} Group  0 Pid 1 on host device  {} [0x1] {}", r, r, gpu));
+    const auto e = expected_busbw(log);
+    return e && e->known ? e->hardware : std::string();
+  };
+  EXPECT_NE(hardware("NVIDIA A10").find("PCIe Gen4"), std::string::npos);
+  EXPECT_EQ(hardware("NVIDIA A100-SXM4-80GB"), "");
+  EXPECT_NE(hardware("Tesla V100-PCIE-32GB").find("PCIe Gen3"), std::string::npos);
+  EXPECT_NE(hardware("NVIDIA H100 NVL").find("PCIe Gen5"), std::string::npos);
 }
 
 TEST(NcclLogs, CrashBacktracesDuplicateDdpRanksAndTimeoutsToldByAnotherRankAreRead) {
