@@ -347,9 +347,19 @@ Trace parse_padded(const char* data, size_t size, const std::string& origin) {
                    [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; });
   const auto gpu = std::count_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.on_gpu(); });
   if (gpu == 0) {
-    throw_bad_input(origin +
-                    ": no GPU events (kernels, copies, memsets): record with ProfilerActivity.CUDA, "
-                    "or the CUDA activity was lost (another profiler attached?)");
+    const auto calls =
+        std::count_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.kind == Kind::runtime; });
+    // No CUDA call at all: the ops ran on the CPU (a model never moved to the GPU, or a CPU-only recording).
+    if (calls == 0)
+      throw_bad_input(origin +
+                      ": no GPU events and no CUDA call: the program's ops ran on the CPU (the model and its inputs "
+                      "never went to the GPU, or the recording had ProfilerActivity.CPU only); move them with "
+                      ".to(\"cuda\") and record with ProfilerActivity.CUDA");
+    throw_bad_input(
+        fmt::format("{}: no GPU events (kernels, copies, memsets) although {} CUDA calls were recorded: "
+                    "record with ProfilerActivity.CUDA, or the CUDA activity was lost (another profiler "
+                    "attached?)",
+                    origin, calls));
   }
   // CPU and GPU timestamps must share a clock: GPU events far outside the CPU window mean they do not.
   int64_t cpu_lo = INT64_MAX, cpu_hi = INT64_MIN;

@@ -75,6 +75,15 @@ TEST(Kineto, TraceWithoutGpuEventsSaysHowToRecordThem) {
                            }),
             evs.end());
   EXPECT_NE(error_of(j.dump()).find("ProfilerActivity.CUDA"), std::string::npos);
+  EXPECT_NE(error_of(j.dump()).find("CUDA calls were recorded"), std::string::npos);
+  // With the CUDA calls gone too, the ops ran on the CPU: said so.
+  evs.erase(std::remove_if(evs.begin(), evs.end(),
+                           [](const auto& e) {
+                             const std::string cat = e.value("cat", "");
+                             return cat == "cuda_runtime" || cat == "cuda_driver";
+                           }),
+            evs.end());
+  EXPECT_NE(error_of(j.dump()).find("ran on the CPU"), std::string::npos);
 }
 
 TEST(Kineto, WrongSchemaIsNotATrace) {
