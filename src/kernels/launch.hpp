@@ -65,12 +65,6 @@ cudaError_t launch_row(RowOp op, DType dtype, const RowArgs& a, cudaStream_t str
 cudaError_t launch_transpose(DType dtype, void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
                              cudaStream_t stream);
 
-// The simple versions `gpusqueeze kernels` compares against: a block per row reading the row once per pass with
-// scalar loads and a shared-memory tree reduction; a transpose with one thread per element and no tiling.
-cudaError_t launch_row_naive(RowOp op, DType dtype, const RowArgs& a, cudaStream_t stream);
-cudaError_t launch_transpose_naive(DType dtype, void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
-                                   cudaStream_t stream);
-
 // Weight-only quantized GEMM (quant.hpp has the layouts). params: INT4 fp16 (scale, offset) pairs; INT8 fp32 scales.
 struct QuantArgs {
   void* y = nullptr;

@@ -119,31 +119,12 @@ __global__ void __launch_bounds__(256)
 }
 
 template <class T>
-__global__ void transpose_naive_kernel(T* y, const T* x, int64_t batches, int64_t rows, int64_t cols) {
-  const int64_t total = batches * rows * cols;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t s = i % cols, r = (i / cols) % rows, b = i / (cols * rows);
-    y[(b * cols + s) * rows + r] = x[i];
-  }
-}
-
-template <class T>
 cudaError_t transpose_typed(void* y, const void* x, int64_t batches, int64_t rows, int64_t cols, cudaStream_t st) {
   const int64_t row_tiles = (rows + kTile - 1) / kTile, col_tiles = (cols + kTile - 1) / kTile;
   const dim3 grid(static_cast<unsigned>(row_tiles * col_tiles),
                   static_cast<unsigned>(std::min<int64_t>(batches, 65535)));
   transpose_kernel<T><<<grid, dim3(kTile, kRowsPerPass), 0, st>>>(static_cast<T*>(y), static_cast<const T*>(x), batches,
                                                                   rows, cols, col_tiles);
-  return cudaGetLastError();
-}
-
-template <class T>
-cudaError_t transpose_naive_typed(void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
-                                  cudaStream_t st) {
-  const int64_t total = batches * rows * cols;
-  const auto blocks = static_cast<unsigned>(std::min<int64_t>((total + 255) / 256, 1 << 20));
-  transpose_naive_kernel<T><<<blocks, 256, 0, st>>>(static_cast<T*>(y), static_cast<const T*>(x), batches, rows, cols);
   return cudaGetLastError();
 }
 
@@ -167,12 +148,6 @@ cudaError_t launch_transpose(DType dtype, void* y, const void* x, int64_t batche
     return cudaGetLastError();
   }
   return transpose_typed<uint16_t>(y, x, batches, rows, cols, st);
-}
-
-cudaError_t launch_transpose_naive(DType dtype, void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
-                                   cudaStream_t st) {
-  if (dtype == DType::f32) return transpose_naive_typed<float>(y, x, batches, rows, cols, st);
-  return transpose_naive_typed<uint16_t>(y, x, batches, rows, cols, st);
 }
 
 }  // namespace gsq::kernels

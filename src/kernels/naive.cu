@@ -1,5 +1,8 @@
-// The straightforward row kernels `gpusqueeze kernels` measures ours against: one block of 256 threads per row,
-// scalar loads, one pass over global memory per statistic, a shared-memory tree reduction.
+// The straightforward kernels `gpusqueeze kernels` measures ours against (built into its suites, not into
+// libgsqkernels): row kernels with one block of 256 threads per row, scalar loads, one pass over global memory per
+// statistic, a shared-memory tree reduction; a transpose with one thread per element and no tiling.
+#include "kernels/naive.hpp"
+
 #include "kernels/device_common.cuh"
 #include "kernels/philox.hpp"
 
@@ -84,6 +87,25 @@ cudaError_t naive_op(DType dtype, const RowArgs& a, cudaStream_t s) {
   return cudaGetLastError();
 }
 
+template <class T>
+__global__ void transpose_naive_kernel(T* y, const T* x, int64_t batches, int64_t rows, int64_t cols) {
+  const int64_t total = batches * rows * cols;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t s = i % cols, r = (i / cols) % rows, b = i / (cols * rows);
+    y[(b * cols + s) * rows + r] = x[i];
+  }
+}
+
+template <class T>
+cudaError_t transpose_naive_typed(void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
+                                  cudaStream_t st) {
+  const int64_t total = batches * rows * cols;
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>((total + 255) / 256, 1 << 20));
+  transpose_naive_kernel<T><<<blocks, 256, 0, st>>>(static_cast<T*>(y), static_cast<const T*>(x), batches, rows, cols);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 cudaError_t launch_row_naive(RowOp op, DType dtype, const RowArgs& a, cudaStream_t s) {
@@ -98,6 +120,12 @@ cudaError_t launch_row_naive(RowOp op, DType dtype, const RowArgs& a, cudaStream
       return naive_op<RowOp::softmax_dropout>(dtype, a, s);
   }
   return cudaErrorInvalidValue;
+}
+
+cudaError_t launch_transpose_naive(DType dtype, void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
+                                   cudaStream_t st) {
+  if (dtype == DType::f32) return transpose_naive_typed<float>(y, x, batches, rows, cols, st);
+  return transpose_naive_typed<uint16_t>(y, x, batches, rows, cols, st);
 }
 
 }  // namespace gsq::kernels

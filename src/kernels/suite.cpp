@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "cuda/raii.hpp"
 #include "gpusqueeze/kernels.h"
+#include "kernels/naive.hpp"
 #include "kernels/suite_support.hpp"
 
 #include <fmt/format.h>
