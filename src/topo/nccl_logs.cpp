@@ -360,6 +360,12 @@ struct Reader {
         const size_t open = text.rfind('[', at);
         if (open != std::string_view::npos) ranks_in(text.substr(open + 1, at - open - 1));
       }
+    // PyTorch's fr_trace analyzer over Flight Recorder dumps: "missing ranks: {3, 4, 5, 6, 7}" under "Not all ranks
+    // joining collective …".
+    if (const size_t at = text.find("missing ranks: {"); at != std::string_view::npos) {
+      const size_t close = text.find('}', at);
+      if (close != std::string_view::npos) ranks_in(text.substr(at + 16, close - at - 16));
+    }
     if (const size_t at = text.find(" is not joined"); at != std::string_view::npos) {
       const size_t r = text.rfind("ank ", at);
       if (r != std::string_view::npos) ranks_in(text.substr(r + 4, at - r - 4));
@@ -611,7 +617,7 @@ struct Reader {
     }
     if (scan.has<"Desync">() || scan.has<"desync">()) hit = true;
     if (scan.has<"lagging ranks">() || scan.has<"joined but didn't finish">() || scan.has<"finished collective #">() ||
-        scan.has<" is not joined">()) {
+        scan.has<" is not joined">() || scan.has<"missing ranks: {">()) {
       // "[7] finished collective #182, …": the "[7] " came off as a rank prefix, and names the rank.
       if ((line.starts_with("finished collective") || line.starts_with("joined but didn't finish")) && fl.rank >= 0)
         log.lagging_ranks.insert(fl.rank);

@@ -278,6 +278,19 @@ TEST(NcclLogs, ForcedAlgorithmsNvlinkWithoutP2pAndAnInterruptedHangAreFailures) 
   EXPECT_FALSE(f.contains("nccl-process-failed"));
 }
 
+TEST(NcclLogs, FrTracesMissingRanksAreTheLaggingOnes) {
+  // SYNTHETIC, in the shape of PyTorch's fr_trace output (a real one: tests/data/triage/torch-dist/pytorch140969_*).
+  const auto log = parse_nccl_log(
+      "Not all ranks joining collective, sequence number: 4\ngroup info: 0:default_pg\ncollective: nccl:all_reduce\n"
+      "missing ranks: {1, 6}\nexpected ranks: {0, 1, 2, 3, 4, 5, 6, 7}\n",
+      "t.log");
+  EXPECT_EQ(log.lagging_ranks, (std::set<int>{1, 6}));
+  const auto findings = nccl_findings(log);
+  EXPECT_TRUE(std::any_of(findings.begin(), findings.end(), [](const Finding& f) {
+    return f.id == "nccl-lagging-rank" && f.severity == Severity::fail && f.title.find("1, 6") != std::string::npos;
+  }));
+}
+
 TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
   // SYNTHETIC lines in the shape of NCCL's init.cc and Ray's log deduplication.
   EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n", "t.log").network, "AWS Libfabric");
