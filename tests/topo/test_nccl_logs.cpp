@@ -25,6 +25,13 @@ namespace fs = std::filesystem;
   const NcclLog log = parse_nccl_log(read_text_file(file), file.string());          \
   const auto findings = nccl_findings(log)
 
+// The findings of `text` read as a log, by id.
+std::map<std::string, Finding> ids(const std::string& text) {
+  std::map<std::string, Finding> out;
+  for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out[f.id] = f;
+  return out;
+}
+
 bool has(const std::vector<Finding>& f, const std::string& id) {
   return std::any_of(f.begin(), f.end(), [&](const Finding& x) { return x.id == id; });
 }
@@ -97,11 +104,6 @@ TEST(NcclLogs, InventedRemovedAndDebugSettingsAreCalledOut) {
 
 TEST(NcclLogs, AFailedVerbsCallIsAFailureEvenAtWarnLevelAndFindingNoDeviceIsNot) {
   // SYNTHETIC lines in the shape of NCCL's misc/ibvwrap.cc WARNs (the real ones are in tests/data/triage).
-  auto ids = [](const std::string& text) {
-    std::map<std::string, Finding> out;
-    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out[f.id] = f;
-    return out;
-  };
   auto f = ids("misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported\n");
   ASSERT_TRUE(f.contains("nccl-nccl-system-error"));
   EXPECT_EQ(f["nccl-nccl-system-error"].severity, Severity::fail);
@@ -115,11 +117,6 @@ TEST(NcclLogs, AFailedVerbsCallIsAFailureEvenAtWarnLevelAndFindingNoDeviceIsNot)
 TEST(NcclLogs, OpenMpisCrashBannerAndNcclsNvlsBindFailureAreFailures) {
   // SYNTHETIC lines in the shape of Open MPI's signal handler and NCCL 2.29's NVLS error text (real ones in
   // tests/data/triage: nccl1669's RAS segfault, pytorch#177472's CI failures).
-  auto ids = [](const std::string& text) {
-    std::map<std::string, Finding> out;
-    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out[f.id] = f;
-    return out;
-  };
   auto f =
       ids("h:1:2 [0] NCCL INFO RAS client listening socket at ::1<28028>\n[h:1] *** Process received signal ***\n");
   ASSERT_TRUE(f.contains("nccl-process-failed"));
@@ -213,11 +210,6 @@ TEST(NcclLogs, APcieMachineIsJudgedByItsLinkGenerationAndGeForceByItsMissingP2p)
 TEST(NcclLogs, CrashBacktracesDuplicateDdpRanksAndTimeoutsToldByAnotherRankAreRead) {
   // SYNTHETIC lines in the shapes of gdb, UCX, PyTorch Lightning and ProcessGroupNCCL 2.5+ (real ones in
   // tests/data/triage: jaxtoolbox183, pipedream76, lightning10098, primerl3186, ray47286).
-  auto ids = [](const std::string& text) {
-    std::map<std::string, Finding> out;
-    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out[f.id] = f;
-    return out;
-  };
   // A bus error in NCCL's code is /dev/shm that cannot back NCCL's segment; a bus error elsewhere is not.
   auto f =
       ids("Thread 7 \"python\" received signal SIGBUS, Bus error.\n#0 0x1 in ncclShmOpen(char*, unsigned long) ()\n");
@@ -254,11 +246,6 @@ TEST(NcclLogs, CrashBacktracesDuplicateDdpRanksAndTimeoutsToldByAnotherRankAreRe
 TEST(NcclLogs, ForcedAlgorithmsNvlinkWithoutP2pAndAnInterruptedHangAreFailures) {
   // SYNTHETIC lines in the shapes of NCCL's enqueue.cc and paths.cc and of a gdb session (real ones in
   // tests/data/triage: nccl653, nccl2329, nccl606).
-  auto ids = [](const std::string& text) {
-    std::map<std::string, Finding> out;
-    for (auto& f : nccl_findings(parse_nccl_log(text, "t.log"))) out[f.id] = f;
-    return out;
-  };
   auto f = ids("h:1:1 [0] enqueue.cc:422 NCCL WARN Error : no algorithm/protocol available\n");
   ASSERT_TRUE(f.contains("nccl-nccl-internal-error"));
   EXPECT_NE(f["nccl-nccl-internal-error"].fix.find("NCCL_ALGO"), std::string::npos);
