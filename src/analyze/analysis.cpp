@@ -1,6 +1,8 @@
 // The analyses over one trace. Each step is a small function over the sorted events; the verdict compares their shares.
 #include "analyze/analysis.hpp"
 
+#include "analyze/fix_findings.hpp"
+
 #include "analyze/gaps.hpp"
 #include "analyze/text.hpp"
 #include "analyze/trace_facts.hpp"
@@ -92,11 +94,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   // Top kernels, by normalised name.
   std::map<std::string, std::vector<double>> groups;
   int64_t kernel_sum = 0, short_kernel_ns = 0, gemm_ns = 0, layout_ns = 0;
-  // What the fixes users make change (calibrated on bench/results/2026-12-06-h100-realmodels): cuDNN's own NCHW<->NHWC
-  // conversions, fp32 GEMMs without TF32, single-tensor optimizer ops, attention computed as matmul+softmax.
-  int64_t convert_ns = 0, fp32_gemm_ns = 0, optim_ns = 0, softmax_ns = 0;
-  size_t optim_kernels = 0;
-  bool fused_attention = false, multi_tensor_optim = false;
+  detail::FixSignals fixes;  // what the fixes users make change (fix_findings.cpp)
   for (size_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
     if (!e.on_gpu()) continue;
@@ -116,24 +114,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     if (is_gemm_kernel(n)) gemm_ns += e.dur_ns;
     if (op == "aten::contiguous" || op == "aten::clone" || op == "aten::copy_" || op == "aten::permute")
       layout_ns += e.dur_ns;
-    if (n.find("nchwToNhwc") != std::string::npos || n.find("nhwcToNchw") != std::string::npos) convert_ns += e.dur_ns;
-    if (n.find("sgemm") != std::string::npos || n.find("gemm_f32f32_f32f32") != std::string::npos)
-      fp32_gemm_ns += e.dur_ns;
-    // The single-tensor optimizer ops by their CPU op, or, in a recording without PyTorch's ops (`gpusqueeze trace`),
-    // by the kernel each instantiates (ATen's addcdiv_cuda_kernel, addcmul_cuda_kernel, lerp_{scalar,tensor}_kernel).
-    const bool optim_op = op.empty() ? n.find("addcdiv_cuda_kernel") != std::string::npos ||
-                                           n.find("addcmul_cuda_kernel") != std::string::npos ||
-                                           n.find("lerp_scalar_kernel") != std::string::npos ||
-                                           n.find("lerp_tensor_kernel") != std::string::npos
-                                     : op == "aten::addcdiv_" || op == "aten::addcmul_" || op == "aten::lerp_";
-    if (optim_op) optim_ns += e.dur_ns, ++optim_kernels;
-    if (op.starts_with("aten::_foreach_") || op.starts_with("aten::_fused_") ||
-        n.find("multi_tensor_apply") != std::string::npos)
-      multi_tensor_optim = true;
-    if (n.find("softmax") != std::string::npos && n.find("fmha") == std::string::npos) softmax_ns += e.dur_ns;
-    if (n.find("fmha") != std::string::npos || n.find("flash") != std::string::npos ||
-        n.find("attention") != std::string::npos || n.find("_attn") != std::string::npos)
-      fused_attention = true;
+    fixes.observe(e, n, op);
   }
   for (auto& [name, d] : groups) {
     KernelGroup g;
@@ -423,83 +404,8 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
                 "of per step; avoid .contiguous() after transposes inside the loop.",
                 "above 15% of GPU time", b.wall_ns));
   }
-  // The fixes users make, each with a saving calibrated on the real-model corpus (the factor says which pairs).
-  const double steps = std::max<double>(1.0, static_cast<double>(a.step_ns.size()));
-  if (kernel_sum > 0 && static_cast<double>(convert_ns) / static_cast<double>(kernel_sum) > 0.05) {
-    // ResNet-50 bf16 inference b64: conversions 14.5% of kernel time, channels_last saved 2.3× their time (the
-    // convolutions and batch norms switch to their NHWC kernels too); training b32 saved less (within noise).
-    const auto saving = static_cast<int64_t>(2.0 * static_cast<double>(convert_ns));
-    fs.push_back(finding(
-        "layout-conversions", static_cast<double>(saving) / w,
-        fmt::format("cuDNN converts NCHW tensors to NHWC and back around its convolutions: {} of kernel time",
-                    pct(static_cast<double>(convert_ns) / static_cast<double>(kernel_sum))),
-        {{"conversion_ns", std::to_string(convert_ns)}}, saving,
-        "Convert the model and its inputs to channels_last once at load (model.to(memory_format=torch.channels_last), "
-        "x.to(memory_format=torch.channels_last)): the conversions go and convolutions and batch norms run their NHWC "
-        "kernels. Time it before keeping it: the NHWC kernels are not faster for every model (RegNetY-1.6GF bf16 was "
-        "13% slower in channels_last where ResNet-50 and ResNeXt-50 were 31% and 38% faster).",
-        "conversion kernels above 5% of kernel time; saving 2.0× their time (bench/results/2026-12-06-h100-realmodels: "
-        "ResNet-50 inference saved 2.3×; 2026-12-06-h200-realmodels-heldout: ResNeXt-50 saved more, RegNetY lost)",
-        b.wall_ns));
-  }
-  if (kernel_sum > 0 && static_cast<double>(fp32_gemm_ns) / static_cast<double>(kernel_sum) > 0.10) {
-    // ViT-B/16 fp32 training → TF32: −42% (fp32 GEMMs ≈70% of kernel time); BERT fp32 inference → bf16 autocast: −51%
-    // (≈90%): the GEMMs ran ≈2.2× faster.
-    const auto saving = static_cast<int64_t>(0.55 * static_cast<double>(fp32_gemm_ns));
-    fs.push_back(finding(
-        "fp32-gemm", static_cast<double>(saving) / w,
-        fmt::format("Matrix multiplies run in full fp32 on the CUDA cores (no TF32, no reduced precision): {} of "
-                    "kernel time",
-                    pct(static_cast<double>(fp32_gemm_ns) / static_cast<double>(kernel_sum))),
-        {{"fp32_gemm_ns", std::to_string(fp32_gemm_ns)}}, saving,
-        "torch.set_float32_matmul_precision(\"high\") (TF32 on the tensor cores) or autocast to bf16 "
-        "(torch.autocast(\"cuda\", dtype=torch.bfloat16)); check the accuracy your model needs.",
-        "fp32 GEMM kernels above 10% of kernel time; saving 55% of their time "
-        "(bench/results/2026-12-06-h100-realmodels: "
-        "ViT-B/16 training −42%, BERT inference −51%)",
-        b.wall_ns));
-  }
-  if (!multi_tensor_optim && static_cast<double>(optim_kernels) / steps >= 100) {
-    // BERT-base AdamW(foreach=False) → fused=True: −39%, mostly launches: one kernel per parameter per op. PyTorch
-    // records the optimizer's step as a range ("Optimizer.step#AdamW.step"): its time is what the fused kernel
-    // replaces (there, 23 of 67 ms recorded, 18 of 46 ms untraced). Without the range: ~3 launches per
-    // addcdiv_/addcmul_/lerp_ kernel.
-    int64_t optimizer_range_ns = 0;
-    for (const auto& e : ev)
-      if ((e.kind == Kind::annotation || e.kind == Kind::cpu_op) && t.name(e).starts_with("Optimizer.step#"))
-        optimizer_range_ns += e.dur_ns;
-    const auto per_launch = std::max<int64_t>(a.median_launch_call_ns, 5000);
-    const auto saving = static_cast<int64_t>(std::max(
-        {static_cast<double>(optim_ns), static_cast<double>(optim_kernels) * 3.0 * static_cast<double>(per_launch),
-         static_cast<double>(optimizer_range_ns)}));
-    fs.push_back(finding(
-        "unfused-optimizer", static_cast<double>(saving) / w,
-        fmt::format("The optimizer updates one tensor at a time: {:.0f} addcdiv_/addcmul_/lerp_ kernels per step",
-                    static_cast<double>(optim_kernels) / steps),
-        {{"optimizer_kernels", std::to_string(optim_kernels)}, {"optimizer_gpu_ns", std::to_string(optim_ns)}}, saving,
-        "torch.optim.AdamW(params, fused=True) (or foreach=True, the default when nothing disables it): one kernel for "
-        "all parameters instead of several per parameter.",
-        "100+ single-tensor optimizer kernels per step without multi-tensor kernels; saving: the optimizer step's "
-        "recorded range, else their launches (each op launches ~3 kernels per parameter) "
-        "(bench/results/2026-12-06-h100-realmodels: BERT-base −39%)",
-        b.wall_ns));
-  }
-  if (!fused_attention && kernel_sum > 0 && static_cast<double>(softmax_ns) / static_cast<double>(kernel_sum) > 0.05) {
-    // GPT-2 eager attention → scaled_dot_product_attention: −42% inference, −33% training with softmax ≈10% of kernel
-    // time: the fused kernel also drops the score matrix's matmuls, masking and its memory traffic (≈4× softmax).
-    const auto saving = static_cast<int64_t>(4.0 * static_cast<double>(softmax_ns));
-    fs.push_back(finding(
-        "unfused-attention", static_cast<double>(saving) / w,
-        fmt::format("Attention is computed as matmul + mask + softmax + matmul (no fused attention kernel): softmax "
-                    "alone is {} of kernel time",
-                    pct(static_cast<double>(softmax_ns) / static_cast<double>(kernel_sum))),
-        {{"softmax_ns", std::to_string(softmax_ns)}}, saving,
-        "torch.nn.functional.scaled_dot_product_attention (flash/memory-efficient kernels); in transformers "
-        "attn_implementation=\"sdpa\" or \"flash_attention_2\".",
-        "softmax kernels above 5% of kernel time with no fused attention kernel; saving 4× their time "
-        "(bench/results/2026-12-06-h100-realmodels: GPT-2 −42% inference, −33% training)",
-        b.wall_ns));
-  }
+  // The fixes users make, each with a saving calibrated on the real-model corpus.
+  detail::fix_findings(t, a, fixes, kernel_sum, w, b.wall_ns, fs);
   if (t.lost_gpu_records + t.lost_cpu_records > 0) {
     Finding f = finding("incomplete-trace", 1.0,
                         fmt::format("The recorder lost {} GPU and {} CPU records: every figure here is judged on "
