@@ -95,14 +95,25 @@ int run_nccl_analyze(const NcclCliOptions& o) {
   std::vector<Finding> per_file;
   std::vector<topo::FrDump> dumps;
   size_t logs = 0;
-  for (const auto& f : expand_folders(o.files)) {
+  const auto files = expand_folders(o.files);
+  std::vector<std::string> unread;  // of several files, those with nothing to read (a quiet rank's log)
+  for (const auto& f : files) {
     const std::string text = read_text_file(f);
     if (topo::looks_like_flight_recorder(text)) {
       dumps.push_back(topo::parse_flight_recorder(text, f));
       continue;
     }
+    topo::NcclLog log;
+    try {
+      log = topo::parse_nccl_log(text, f);
+    } catch (const Error& e) {
+      // One rank's log of a job often holds nothing NCCL printed (the rank that hung says nothing): the others are
+      // still read. Alone, the file is refused as before.
+      if (files.size() == 1 || e.code() != ExitCode::bad_input) throw;
+      unread.push_back(e.what());
+      continue;
+    }
     ++logs;
-    const auto log = topo::parse_nccl_log(text, f);
     const auto findings = topo::nccl_findings(log);
     per_file.insert(per_file.end(), findings.begin(), findings.end());
     job.timeouts.insert(job.timeouts.end(), log.timeouts.begin(), log.timeouts.end());
@@ -181,6 +192,16 @@ int run_nccl_analyze(const NcclCliOptions& o) {
     }
   }
   if (!dumps.empty()) worst_seen = std::max(worst_seen, report_flight_recorder(dumps, o.json, all));
+  if (logs == 0 && dumps.empty())
+    throw_bad_input(
+        fmt::format("none of the {} files holds an NCCL, nccl-tests or PyTorch distributed line", files.size()));
+  for (const auto& why : unread) {
+    if (o.json)
+      all.push_back(
+          {{"schema", topo::kNcclLogSchema}, {"error", why}, {"lines_read", 0}, {"findings", nlohmann::json::array()}});
+    else
+      std::cerr << "gpusqueeze: " << why << " (left out; the other files were read)\n";
+  }
   if (o.json) std::cout << (all.size() == 1 ? all[0] : all).dump(2) << '\n';
   return worst_seen == Severity::fail ? static_cast<int>(ExitCode::findings) : 0;
 }
