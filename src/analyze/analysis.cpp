@@ -1,6 +1,7 @@
 // The analyses over one trace. Each step is a small function over the sorted events; the verdict compares their shares.
 #include "analyze/analysis.hpp"
 
+#include "analyze/copies_syncs.hpp"
 #include "analyze/fix_findings.hpp"
 
 #include "analyze/gaps.hpp"
@@ -75,7 +76,6 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
         static_cast<int64_t>(stats::percentile(std::vector<double>(launch_call_ns.begin(), launch_call_ns.end()), 0.5));
 
   const auto outer = outermost_ops(t);
-  auto sync_like = [&](size_t ri) { return is_sync_call(t.name(ev[ri])); };
 
   // GPU ops by start, to find what ran after each gap and who launched it.
   std::vector<size_t> gpu_ops;
@@ -129,55 +129,8 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
   std::sort(a.top_kernels.begin(), a.top_kernels.end(),
             [](const auto& x, const auto& y) { return x.total_ns > y.total_ns; });
 
-  // Copies.
-  auto& c = a.copies;
-  std::map<std::string, std::pair<uint64_t, int64_t>> by_kind;
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const Event& e = ev[i];
-    if (e.kind != Kind::memcpy) continue;
-    ++c.count;
-    c.bytes += e.bytes;
-    c.total_ns += e.dur_ns;
-    c.size_histogram[size_bucket(e.bytes)]++;
-    auto& k = by_kind[copy_kind_name(e.copy)];
-    k.first += e.bytes;
-    k.second += e.dur_ns;
-    const bool pageable = e.src == MemKind::pageable || e.dst == MemKind::pageable;
-    if (pageable) {
-      ++c.pageable;
-      c.pageable_bytes += e.bytes;
-      c.pageable_ns += e.dur_ns;
-    }
-    // Synchronous for the host: a cudaMemcpy, or a pageable copy — except pageable HtoD of ≤ 64 KiB, which the driver
-    // stages and returns from at once (nsys's rule leaves those out too).
-    bool sync_call = false;
-    if (const auto r = runtime_by_corr.find(e.correlation); r != runtime_by_corr.end())
-      sync_call = is_sync_call(t.name(ev[r->second]));
-    if (sync_call || (pageable && !(e.copy == CopyKind::htod && e.bytes <= 65536))) ++c.synchronous;
-    const double hidden =
-        e.dur_ns ? static_cast<double>(covered(kernel_busy, e.start_ns, e.end_ns())) / static_cast<double>(e.dur_ns)
-                 : 1;
-    if (e.dur_ns > th.unoverlapped_copy_min_ns && hidden < th.unoverlapped_copy_max_hidden) {
-      ++c.unoverlapped;
-      c.unoverlapped_ns += e.dur_ns;
-    }
-  }
-  for (const auto& [k, v] : by_kind)
-    c.gbps_by_kind[k] = v.second ? static_cast<double>(v.first) / static_cast<double>(v.second) : 0;
-
-  // Synchronisation points and their causes.
-  std::map<std::pair<std::string, std::string>, SyncPoint> syncs;
-  for (size_t i = 0; i < ev.size(); ++i) {
-    if (ev[i].kind != Kind::runtime || !sync_like(i)) continue;
-    const std::string cause = outer[i] >= 0 ? t.name(ev[static_cast<size_t>(outer[i])]) : "(no CPU op)";
-    auto& s = syncs[{t.name(ev[i]), cause}];
-    s.call = t.name(ev[i]);
-    s.cause = cause;
-    ++s.count;
-    s.wait_ns += ev[i].dur_ns;
-  }
-  for (auto& [k, s] : syncs) a.syncs.push_back(s);
-  std::sort(a.syncs.begin(), a.syncs.end(), [](const auto& x, const auto& y) { return x.wait_ns > y.wait_ns; });
+  a.copies = detail::copy_stats(t, runtime_by_corr, kernel_busy, th);
+  a.syncs = detail::sync_points(t, outer);
 
   for (const auto& e : ev)
     if (e.kind == Kind::annotation && is_step_marker(t.name(e))) a.step_ns.push_back(e.dur_ns);
