@@ -893,5 +893,29 @@ TEST(CliTune, KeysListTheRejectedKnobsAndApplyWithoutYesWritesNothing) {
   fs::remove_all(root);
 }
 
+// SYNTHETIC logs of one job's two ranks: rank 0's watchdog record, rank 1's own script output only (the rank that hung
+// prints nothing NCCL would). The folder is read with rank 1 left out and said so; a folder with nothing readable, or
+// rank 1's file alone, is refused.
+TEST(Cli, NcclAnalyzeReadsAFolderOfRanksLeavingOutAQuietOne) {
+  const fs::path dir = fs::temp_directory_path() / ("gsq-ranks-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "rank0.log")
+      << "[rank0]:[E1204 10:00:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation "
+         "timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for "
+         "600001 milliseconds before timing out.\n";
+  std::ofstream(dir / "rank1.log") << "[Rank 1] Phase 1 complete\n[Rank 1] entering a long sleep\n";
+  auto r = run("nccl analyze " + dir.string());
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.out.find("nccl-watchdog-timeout"), std::string::npos);
+  EXPECT_NE(r.err.find("rank1.log"), std::string::npos);
+  EXPECT_NE(r.err.find("left out"), std::string::npos);
+  EXPECT_EQ(run("nccl analyze " + (dir / "rank1.log").string()).rc, 2);
+  fs::remove(dir / "rank0.log");
+  r = run("nccl analyze " + dir.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("rank1.log: no NCCL"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace gsq
