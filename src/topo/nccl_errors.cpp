@@ -225,7 +225,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         "RendezvousConnectionError", "RendezvousClosedError", "RendezvousStateError", "DistStoreError",
         "DistNetworkError", "store based barrier", "Timed out initializing process group", "Socket Timeout",
         "wait timeout after", "connect() timed out", "_create_tcp_store", "Waiting in store based barrier",
-        "failed to listen on any local network address"},
+        "failed to listen on any local network address",
+        // PyTorch ≥ 2.2 fetching the ncclUniqueId through the store: "… retrieving ncclUniqueId from [0] via c10d
+        // key-value store by key '0', but store->get('0') got error: …"
+        "store->get("},
        true,
        "the c10d store / rendezvous failed before NCCL started: ranks could not reach MASTER_ADDR:MASTER_PORT, or not "
        "all ranks arrived in time",

@@ -278,6 +278,16 @@ TEST(NcclLogs, FrTracesMissingRanksAreTheLaggingOnes) {
   }));
 }
 
+TEST(NcclLogs, AStoreThatCannotHandOverTheUniqueIdIsARendezvousFailure) {
+  // SYNTHETIC, in PyTorch 2.2+'s wording (a real one: tests/data/triage/torch-dist/sglang4096_*).
+  auto f =
+      ids("torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from "
+          "[0] via c10d key-value store by key '0', but store->get('0') got error: failed to format addr, unknown "
+          "family=0\n");
+  ASSERT_TRUE(f.contains("nccl-store-timeout"));
+  EXPECT_EQ(f["nccl-store-timeout"].severity, Severity::fail);
+}
+
 TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
   // SYNTHETIC lines in the shape of NCCL's init.cc and Ray's log deduplication.
   EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n", "t.log").network, "AWS Libfabric");
