@@ -44,12 +44,9 @@ std::vector<std::string> expand_folders(const std::vector<std::string>& paths) {
     for (const auto& e : fs::directory_iterator(p, ec)) {
       const std::string name = e.path().filename().string();
       if (!e.is_regular_file(ec) || name.empty() || name[0] == '.') continue;
-      const size_t end = name.find_last_of("0123456789");
-      const size_t begin = end == std::string::npos ? end : name.find_last_not_of("0123456789", end);
-      const long long n = end == std::string::npos || end - (begin == std::string::npos ? 0 : begin + 1) > 9
-                              ? -1
-                              : std::stoll(name.substr(begin == std::string::npos ? 0 : begin + 1));
-      inside.emplace_back(n, e.path().string());
+      const auto digits = topo::last_number_in_name(name);
+      inside.emplace_back(digits.empty() || digits.size() > 10 ? -1 : std::stoll(std::string(digits)),
+                          e.path().string());
     }
     if (ec) throw_bad_input(fmt::format("{}: cannot list the folder ({})", p, ec.message()));
     if (inside.empty()) throw_bad_input(fmt::format("{}: the folder holds no files", p));
@@ -75,11 +72,10 @@ Severity report_flight_recorder(const std::vector<topo::FrDump>& dumps, bool jso
   }
   Table t{{"dump", "rank", "format", "groups", "entries", "in flight"}, {}};
   for (const auto& d : dumps) {
-    size_t in_flight = 0;
-    for (const auto& e : d.entries) in_flight += !e.completed() && !e.state.empty() ? 1 : 0;
     t.rows.push_back({d.origin, d.rank < 0 ? "?" : std::to_string(d.rank),
                       d.version + (d.comm_lib_version.empty() ? "" : ", NCCL " + d.comm_lib_version),
-                      std::to_string(d.groups.size()), std::to_string(d.entries.size()), std::to_string(in_flight)});
+                      std::to_string(d.groups.size()), std::to_string(d.entries.size()),
+                      std::to_string(d.in_flight())});
   }
   std::cout << fmt::format("# PyTorch Flight Recorder: {} dump{}\n\n{}\n{}\n", dumps.size(),
                            dumps.size() == 1 ? "" : "s", t.markdown(), report::findings_table(findings).markdown());

@@ -108,12 +108,9 @@ std::vector<int> ranks_of(const nlohmann::json& r) {
 // The global rank in a dump's file name: its last run of digits ("nccl_trace_rank_12", "_dump_3"); -1 if none.
 int rank_from_name(const std::string& origin) {
   const std::string name = std::filesystem::path(origin).filename().string();
-  size_t end = name.size();
-  while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
-  size_t begin = end;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
-  if (begin == end || end - begin > 7) return -1;
-  return std::stoi(name.substr(begin, end - begin));
+  const auto digits = last_number_in_name(name);
+  if (digits.empty() || digits.size() > 7) return -1;
+  return std::stoi(std::string(digits));
 }
 
 FrEntry entry_of(const nlohmann::json& e) {
@@ -203,12 +200,9 @@ bool sizes_must_match(const std::string& op) {
 std::vector<Finding> one_dump(const FrDump& d) {
   std::vector<Finding> out;
   const FrEntry* oldest = nullptr;
-  size_t in_flight = 0;
+  const size_t in_flight = d.in_flight();
   for (const auto& e : d.entries)
-    if (!e.completed() && !e.state.empty()) {
-      ++in_flight;
-      if (!oldest || e.created_ns < oldest->created_ns) oldest = &e;
-    }
+    if (e.in_flight() && (!oldest || e.created_ns < oldest->created_ns)) oldest = &e;
   const std::string who = d.rank >= 0 ? fmt::format("rank {}", d.rank) : std::string("this rank");
   if (in_flight > 0)
     out.push_back(make(
@@ -229,6 +223,14 @@ std::vector<Finding> one_dump(const FrDump& d) {
 }
 
 }  // namespace
+
+std::string_view last_number_in_name(std::string_view name) {
+  size_t end = name.size();
+  while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
+  size_t begin = end;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
+  return name.substr(begin, end - begin);
+}
 
 bool looks_like_flight_recorder(std::string_view bytes) {
   if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x80 && bytes[1] >= 2 && bytes[1] <= 5) return true;
@@ -306,13 +308,16 @@ std::vector<Finding> flight_recorder_findings(const std::vector<FrDump>& dumps) 
     }
     if (!any_in_flight) continue;
     // Behind: issued fewer collectives of the group than the others, or none while the others wait in one.
+    auto last_issued = [&](int r) {  // -1: none of the group's entries
+      const auto it = issued.find(r);
+      return it == issued.end() ? int64_t{-1} : it->second.rbegin()->first;
+    };
     int64_t top = -1;
     for (const auto& [r, calls] : issued) top = std::max(top, calls.rbegin()->first);
     std::set<int> behind;
     int64_t first_missed = top;
     for (int r : present) {
-      const auto it = issued.find(r);
-      const int64_t last = it == issued.end() ? -1 : it->second.rbegin()->first;
+      const int64_t last = last_issued(r);
       if (last < top) {
         behind.insert(r);
         if (last >= 0) first_missed = std::min(first_missed, last + 1);
@@ -326,12 +331,10 @@ std::vector<Finding> flight_recorder_findings(const std::vector<FrDump>& dumps) 
         if (const auto c = calls.lower_bound(first_missed); c != calls.end() && (!waited || c->first < waited->seq))
           waited = c->second;
     std::string lasts;
-    for (int r : behind) {
-      const auto it = issued.find(r);
+    for (int r : behind)
       lasts += fmt::format("{}rank {} {}", lasts.empty() ? "" : ", ", r,
-                           it == issued.end() ? std::string("none of the group's in flight")
-                                              : fmt::format("last issued #{}", it->second.rbegin()->first));
-    }
+                           last_issued(r) < 0 ? std::string("none of the group's in flight")
+                                              : fmt::format("last issued #{}", last_issued(r)));
     lagging.emplace_back(
         behind, fmt::format("{}: {} ({}; {} of {} members with a dump)", waited ? group_name(*waited) : "group " + name,
                             waited ? call_text(*waited) : "a later collective", lasts, present.size(), g.ranks.size()));
@@ -359,7 +362,7 @@ std::vector<Finding> flight_recorder_findings(const std::vector<FrDump>& dumps) 
     std::set<int> ranks;
     for (const auto& d : dumps)
       for (const auto& e : d.entries)
-        if (!e.completed() && !e.state.empty() && !e.p2p) {
+        if (e.in_flight() && !e.p2p) {
           if (!oldest || e.created_ns < oldest->created_ns) oldest = &e;
           if (d.rank >= 0) ranks.insert(d.rank);
         }
@@ -391,8 +394,6 @@ std::vector<Finding> flight_recorder_findings(const std::vector<FrDump>& dumps) 
 }
 
 nlohmann::json to_json(const FrDump& d, const std::vector<Finding>& findings) {
-  size_t in_flight = 0;
-  for (const auto& e : d.entries) in_flight += !e.completed() && !e.state.empty() ? 1 : 0;
   nlohmann::json j{{"schema", kFlightRecorderSchema},
                    {"origin", d.origin},
                    {"rank", d.rank},
@@ -400,7 +401,7 @@ nlohmann::json to_json(const FrDump& d, const std::vector<Finding>& findings) {
                    {"comm_lib_version", d.comm_lib_version},
                    {"groups", d.groups.size()},
                    {"entries", d.entries.size()},
-                   {"in_flight", in_flight},
+                   {"in_flight", d.in_flight()},
                    {"lines_read", d.entries.size() + d.groups.size()}};
   j["findings"] = findings;
   return j;

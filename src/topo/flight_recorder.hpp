@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -35,6 +36,8 @@ struct FrEntry {
   int64_t seq = -1, p2p_seq = -1, record_id = -1, timeout_ms = 0, created_ns = 0;
   bool p2p = false;
   [[nodiscard]] bool completed() const { return state == "completed"; }
+  // Recorded as scheduled or started and not completed (formats without a state say nothing of it).
+  [[nodiscard]] bool in_flight() const { return !completed() && !state.empty(); }
 };
 
 struct FrDump {
@@ -46,7 +49,15 @@ struct FrDump {
   };
   std::map<std::string, Group> groups;  // pg_config, by group name
   std::vector<FrEntry> entries;
+  [[nodiscard]] size_t in_flight() const {
+    return static_cast<size_t>(
+        std::count_if(entries.begin(), entries.end(), [](const FrEntry& e) { return e.in_flight(); }));
+  }
 };
+
+// The last run of digits in a file's name ("nccl_trace_rank_12" → "12", "_dump_3" → "3"); empty when none. Callers
+// bound its length: a rank, or a number to sort files by.
+[[nodiscard]] std::string_view last_number_in_name(std::string_view file_name);
 
 // Whether the bytes are a Flight Recorder dump: a pickle (protocol 2+), or JSON with its top-level keys.
 [[nodiscard]] bool looks_like_flight_recorder(std::string_view bytes);

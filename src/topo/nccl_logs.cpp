@@ -715,18 +715,11 @@ namespace {
 int pcie_generation(const std::string& dev) {
   // By whole words of the name ("NVIDIA A10" is not "NVIDIA A100-SXM4-80GB"), and its PCIe marker for parts sold both
   // ways (A100, H100, V100, P100).
-  std::set<std::string> w;
-  {
-    std::string word;
-    for (const char c : dev + ' ') {
-      if (c == ' ' || c == '-' || c == '_') {
-        if (!word.empty()) w.insert(word);
-        word.clear();
-      } else {
-        word += c;
-      }
-    }
-  }
+  std::string spaced = dev;
+  std::replace_if(
+      spaced.begin(), spaced.end(), [](char c) { return c == '-' || c == '_'; }, ' ');
+  std::set<std::string, std::less<>> w;
+  for (const auto word : words(spaced)) w.emplace(word);
   auto any = [&](std::initializer_list<const char*> names) {
     return std::any_of(names.begin(), names.end(), [&](const char* n) { return w.contains(n); });
   };
