@@ -17,6 +17,12 @@ printf 'subdirs("tests")\n' >.carry/build/CTestTestfile.cmake
 [ "${CLI_ONLY:-0}" = 1 ] || for t in test_gpu_live test_bench test_probes test_trace_gpu trace_target hw_target test_kernels_gpu; do
   cp -a "build/tests/$t" .carry/build/tests/
 done
+# The tuners beside them (bench/device/row_shapes.sh and quant_tune.sh run quant_tune).
+if [ "${CLI_ONLY:-0}" != 1 ] && [ -d build/bench/tune ]; then
+  mkdir -p .carry/build/bench/tune
+  cp -a build/bench/tune/quant_tune build/bench/tune/row_tune .carry/build/bench/tune/
+  strip --strip-unneeded .carry/build/bench/tune/* 2>/dev/null || true
+fi
 strip --strip-unneeded .carry/build/gpusqueeze .carry/build/tests/test_* .carry/build/tests/*_target 2>/dev/null || true
 tar cJf .carry/build.txz -C .carry build
 rm -rf .carry/build

@@ -52,10 +52,17 @@ struct RowPlan {
   // Two reads with cache_hints: whether the second read is marked evict-first too; false: a plain load (the row is
   // still in L1).
   bool hint_second_read = true;
+  // The span kernel (16-byte packs of the buffer a row overlaps, the row's first and last pack element by element):
+  // rows whose width is not a multiple of 16 bytes, and rows too few to fill the GPU, split over `parts` blocks of a
+  // thread-block cluster. Two reads a block of block_threads.
+  bool span = false;
+  int parts = 1;
   [[nodiscard]] std::string describe() const;
 };
-// The plan for `op` over rows of `cols` elements (aligned16: every pointer is 16-byte aligned).
-[[nodiscard]] RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16);
+// The plan for `op` over `rows` rows of `cols` elements (aligned16: every pointer is 16-byte aligned). rows = 0:
+// rows enough to fill the GPU. sms: the GPU's SMs where a row may be split over a cluster (0: never; compute
+// capability 9.0 and later have clusters).
+[[nodiscard]] RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16, int64_t rows = 0, int sms = 0);
 
 cudaError_t launch_row(RowOp op, DType dtype, const RowArgs& a, cudaStream_t stream);
 // `a` with dropout's derived fields (key, keep_threshold, keep_scale) filled from p and seed, as launch_row fills them

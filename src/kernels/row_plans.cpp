@@ -86,6 +86,9 @@ constexpr int64_t kRegisterRowLimit = 1024 * 4;
 }  // namespace
 
 std::string RowPlan::describe() const {
+  if (span)
+    return fmt::format("16-byte packs of the row's span (first and last by element), {}block of {} per row, two reads",
+                       parts > 1 ? fmt::format("a cluster of {} blocks × ", parts) : "", block_threads);
   if (accesses_per_thread == 0)
     return fmt::format("block of {} per row{}, two reads{}, {} × {}-element accesses in flight per thread",
                        block_threads, min_blocks > 1 ? fmt::format(" ({} blocks an SM)", min_blocks) : "",
@@ -99,9 +102,26 @@ std::string RowPlan::describe() const {
                      rows_per_thread > 1 ? fmt::format(" for {} rows", rows_per_thread) : "");
 }
 
-RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16) {
+RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16, int64_t rows, int sms) {
   RowPlan p;
   const int per16 = 16 / dtype_size(dtype);
+  // The span kernel: rows whose width is not a multiple of 16 bytes (vocabulary widths: 50257, 30522, 32001, ...) from
+  // kSpanFrom packs, where one element per access would leave the loads 2-4 bytes wide; and wide rows (kSplitFrom
+  // packs on) too few to give half the SMs a block, split over a cluster of up to eight blocks with at least kShareMin
+  // packs each. Whole 1024-thread blocks where a share has kWideShare packs. First thresholds, unmeasured when set:
+  // bench/device/row_shapes.sh times them against torch.compile and Liger on the model-shape grid.
+  constexpr int64_t kSpanFrom = 256, kSplitFrom = 1024, kShareMin = 512, kWideShare = 2048;
+  const int64_t packs = (cols + per16 - 1) / per16 + 1;  // at most, whatever the row's start
+  const bool split = aligned16 && rows > 0 && sms > 0 && rows * 2 <= sms && packs >= kSplitFrom;
+  if (split || (aligned16 && cols % per16 != 0 && packs >= kSpanFrom)) {
+    p.vector = true, p.span = true, p.elems_per_access = per16, p.accesses_per_thread = 0;
+    if (split) {
+      p.parts = static_cast<int>(std::min<uint64_t>(8, std::bit_ceil(static_cast<uint64_t>((sms + rows - 1) / rows))));
+      while (p.parts > 1 && packs / p.parts < kShareMin) p.parts /= 2;
+    }
+    p.block_threads = p.threads_per_row = packs / p.parts >= kWideShare ? 1024 : 256;
+    return p;
+  }
   p.vector = aligned16 && cols % per16 == 0;
   p.elems_per_access = p.vector ? per16 : 1;
   const int64_t accesses = (cols + p.elems_per_access - 1) / p.elems_per_access;

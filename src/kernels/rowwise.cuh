@@ -8,6 +8,8 @@
 // pointers not 16-byte aligned, take the same kernels with one element per access.
 #pragma once
 
+#include <cooperative_groups.h>
+
 #include "kernels/device_common.cuh"
 #include "kernels/philox.hpp"
 
@@ -21,17 +23,17 @@ __device__ __forceinline__ uint32_t word_at(const Philox4& r, unsigned q) {
 
 // Softmax output from the row's exponentials e = exp(x - max): e * scale (scale = 1 / sum), then dropout. The keep
 // test of dropout_keep_in on the raw word: the upper half is kept when word >= threshold << 16, the lower half when
-// word << 16 >= threshold << 16; kept values take keep_scale folded into scale.
+// word << 16 >= threshold << 16; kept values take keep_scale folded into scale. `first`: the buffer index of the
+// pack's first element (an element's mask depends on that index alone, whatever kernel reads it).
 template <RowOp OP, class T, int VEC>
-__device__ __forceinline__ void finish_softmax(const RowArgs& a, int64_t row, int64_t idx, const float (&e)[VEC],
-                                               float scale, Pack<T, VEC>& out) {
+__device__ __forceinline__ void finish_softmax(const RowArgs& a, uint64_t first, const float (&e)[VEC], float scale,
+                                               Pack<T, VEC>& out) {
   float v[VEC];
   if constexpr (OP == RowOp::softmax_dropout) {
     scale *= a.keep_scale;
     const uint32_t t = a.keep_threshold << 16;
     auto keep = [t](uint32_t word, unsigned half) { return (half ? word : word << 16) >= t; };
-    const uint64_t first = static_cast<uint64_t>(row) * a.cols + idx * VEC;
-    if constexpr (VEC % 4 == 0) {  // first % 8 is 0 (or 4 for f32): one Philox call for the whole access
+    if constexpr (VEC % 4 == 0) {  // 16-byte packs: first % 8 is 0 (or 4 for f32): one Philox call for the pack
       const Philox4 r = dropout_words(first / 8, a.key, a.offset);
       const unsigned q0 = VEC == 8 ? 0 : (first % 8) / 2;  // f32: words 0-1 or 2-3 of the group
 #pragma unroll
@@ -92,7 +94,7 @@ __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_
     const float shift = -mean * kLog2e;
 #pragma unroll
     for (int k = 0; k < VEC; ++k) v[k] = exp2_ftz(fmaf(v[k], kLog2e, shift));
-    finish_softmax<OP, T, VEC>(a, row, idx, v, scale, out);
+    finish_softmax<OP, T, VEC>(a, static_cast<uint64_t>(row) * a.cols + idx * VEC, v, scale, out);
   }
 }
 
@@ -263,7 +265,9 @@ __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
         }
       }
       scale = 1.0f / row_allreduce(s, tpr, scratch, SumOp{});
-      store([&](int j, int64_t idx, P& out) { finish_softmax<OP, T, VEC>(a, row, idx, e[j], scale, out); });
+      store([&](int j, int64_t idx, P& out) {
+        finish_softmax<OP, T, VEC>(a, static_cast<uint64_t>(row) * a.cols + idx * VEC, e[j], scale, out);
+      });
     }
   }
 }
@@ -382,8 +386,227 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a
   });
 }
 
+// Rows of any width whose x and y start 16-byte aligned, read as the 16-byte packs of the buffer that each row
+// overlaps (plan_row's span plans): every pack of the row's interior is one 16-byte access, and only the first and
+// last, which may hold elements of the rows beside it, are read and written element by element. Vocabulary widths
+// (50257, 30522, 32001, ...) are not a multiple of 16 bytes, so a row there starts at a different place inside its
+// first pack from the row before it: the weight (and bias) element under a pack's first element is then `shift`
+// elements into a weight pack, the same shift for the whole row, and the kernel loads two weight packs and picks from
+// both. The dropout mask of a pack comes from its buffer index, a multiple of the pack, so one Philox call serves it.
+//
+// A row is split over the blocks of a thread-block cluster (cluster dims set at launch; one block when the rows alone
+// fill the GPU): each block takes an even share of the row's packs, reduces its share's statistics (the norms' sums;
+// softmax's running maximum and its rescaled sum), and the blocks combine their partials through distributed shared
+// memory before each writes its share. Two reads of the share: statistics, then output (the second mostly from L2).
+
+// A pack of the buffer element by element: elements at [lo, hi) of the pack are loaded, the others are 0.
+template <class T, int VEC>
+__device__ __forceinline__ Pack<T, VEC> load_part(const T* base, int lo, int hi) {
+  Pack<T, VEC> p;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) p.v[k] = k >= lo && k < hi ? base[k] : Conv<T>::from(0.0f);
+  return p;
+}
+
+// Elements [s, s + VEC) of the two packs lo, hi side by side, for a shift s (0 <= s < VEC) that is the same in the
+// whole block: one unrolled selection per shift, so the packs stay in registers.
+template <class T, int VEC, int S = 0>
+__device__ __forceinline__ void shifted_pack(const Pack<T, VEC>& lo, const Pack<T, VEC>& hi, int s, Pack<T, VEC>& out) {
+  if constexpr (S < VEC) {
+    if (s != S) return shifted_pack<T, VEC, S + 1>(lo, hi, s, out);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) out.v[k] = k + S < VEC ? lo.v[k + S] : hi.v[k + S - VEC];
+  }
+}
+
+// Elements [e0, e0 + VEC) of a per-column vector (weight or bias, 16-byte aligned, `cols` long) whose element e0 is
+// `shift` (= e0 mod VEC) into its pack: two 16-byte loads inside the vector, else element by element with the
+// elements outside [0, cols) set to 0.
+template <class T, int VEC>
+__device__ __forceinline__ Pack<T, VEC> load_columns(const void* v, int64_t e0, int shift, int64_t cols) {
+  using P = Pack<T, VEC>;
+  const T* base = static_cast<const T*>(v);
+  const int64_t first_pack = (e0 - shift) / VEC;  // e0 - shift is a multiple of VEC (and >= -VEC)
+  if (e0 >= shift && (first_pack + (shift ? 2 : 1)) * VEC <= cols) {
+    const P* pv = static_cast<const P*>(v);
+    if (shift == 0) return pv[first_pack];
+    P out;
+    shifted_pack<T, VEC>(pv[first_pack], pv[first_pack + 1], shift, out);
+    return out;
+  }
+  P out;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) out.v[k] = e0 + k >= 0 && e0 + k < cols ? base[e0 + k] : Conv<T>::from(0.0f);
+  return out;
+}
+
+template <RowOp OP, class T, int VEC, int THREADS>
+__global__ void __launch_bounds__(THREADS) row_kernel_span(RowArgs a) {
+  __shared__ float scratch[64];
+  __shared__ float partial[2];  // this block's share of the statistics, read by the cluster's other blocks
+  using P = Pack<T, VEC>;
+  constexpr bool kNorm = OP == RowOp::layer_norm || OP == RowOp::rms_norm;
+  // Packs in flight a thread: four, but two in the norms' output pass at 1024 threads, where the weight and bias packs
+  // and their shifted copies beside four packs of x need more than the 64 registers a thread has (fp16 spilled).
+  using Four = std::integral_constant<int, 4>;
+  using Output = std::integral_constant<int, kNorm && THREADS == 1024 ? 2 : 4>;
+#if __CUDA_ARCH__ >= 900
+  const auto cluster = cooperative_groups::this_cluster();
+  const unsigned parts = cluster.num_blocks(), part = cluster.block_rank();
+#else
+  constexpr unsigned parts = 1, part = 0;
+#endif
+  const int64_t row = blockIdx.x / parts;
+  const int64_t begin = row * a.cols, end = begin + a.cols;  // the row's elements in the buffer
+  const int64_t row_first = begin / VEC, row_packs = (end + VEC - 1) / VEC - row_first;
+  const int64_t share = (row_packs + parts - 1) / parts;
+  const int64_t lo = row_first + part * share,
+                hi = lo + share < row_first + row_packs ? lo + share : row_first + row_packs;
+  const int shift = static_cast<int>(((-begin) % VEC + VEC) % VEC);  // column of a pack's first element, mod VEC
+  const T* xe = static_cast<const T*>(a.x);
+  const P* x = static_cast<const P*>(a.x);
+  // The elements [first_in, last_in) of pack g are inside the row.
+  auto first_in = [&](int64_t g) { return begin > g * VEC ? static_cast<int>(begin - g * VEC) : 0; };
+  auto last_in = [&](int64_t g) { return end < g * VEC + VEC ? static_cast<int>(end - g * VEC) : VEC; };
+  // Visits the share's packs, U loads issued before any is used: f(pack index, pack, first, last) with
+  // [first, last) the pack's elements inside the row (0, VEC for all but the row's first and last pack).
+  auto for_each_pack = [&](auto unroll, auto&& f) {
+    constexpr int kUnroll = decltype(unroll)::value;
+    for (int64_t base = lo + threadIdx.x; base < hi; base += THREADS * kUnroll) {
+      P v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t g = base + u * THREADS;
+        if (g >= hi) continue;
+        v[u] =
+            g * VEC >= begin && g * VEC + VEC <= end ? x[g] : load_part<T, VEC>(xe + g * VEC, first_in(g), last_in(g));
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t g = base + u * THREADS;
+        if (g >= hi) continue;
+        f(g, v[u], first_in(g), last_in(g));
+      }
+    }
+  };
+  // Statistics of the share: the norms' (shifted) sums; softmax's maximum and the sum rescaled to it.
+  float s1 = 0, s2 = 0;
+  const float centre = OP == RowOp::layer_norm ? Conv<T>::to(xe[begin]) : 0.0f;
+  if constexpr (kNorm) {
+    for_each_pack(Four{}, [&](int64_t, const P& v, int first, int last) {
+      float f[VEC];
+      unpack(v, f);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const float d = k >= first && k < last ? f[k] - centre : 0.0f;
+        s1 += d, s2 += d * d;
+      }
+    });
+    if constexpr (OP == RowOp::layer_norm)
+      row_allreduce_sum2(s1, s2, THREADS, scratch);
+    else
+      s2 = row_allreduce(s2, THREADS, scratch, SumOp{});
+  } else {
+    float m = MaxOp::identity(), s = 0;
+    for_each_pack(Four{}, [&](int64_t, const P& v, int first, int last) {
+      float fv[VEC];
+      unpack(v, fv);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        if (k < first || k >= last) continue;
+        const float f = fv[k];
+        if (f > m) s *= exp2_ftz((m - f) * kLog2e), m = f;
+        s += exp2_ftz((f - m) * kLog2e);
+      }
+    });
+    s1 = row_allreduce(m, THREADS, scratch, MaxOp{});
+    s2 = row_allreduce(m == MaxOp::identity() ? 0.0f : s * exp2_ftz((m - s1) * kLog2e), THREADS, scratch, SumOp{});
+  }
+#if __CUDA_ARCH__ >= 900
+  if (parts > 1) {  // every block reads every block's partial, then waits until all have read before leaving
+    if (threadIdx.x == 0) partial[0] = s1, partial[1] = s2;
+    cluster.sync();
+    float t1 = kNorm ? 0.0f : MaxOp::identity(), t2 = 0;
+    for (unsigned r = 0; r < parts; ++r) {
+      const float* other = cluster.map_shared_rank(partial, r);
+      if constexpr (kNorm) {
+        t1 += other[0], t2 += other[1];
+      } else {
+        t1 = fmaxf(t1, other[0]);
+      }
+    }
+    if constexpr (!kNorm)
+      for (unsigned r = 0; r < parts; ++r) {
+        const float* other = cluster.map_shared_rank(partial, r);
+        if (other[0] != MaxOp::identity()) t2 += other[1] * exp2_ftz((other[0] - t1) * kLog2e);
+      }
+    cluster.sync();
+    s1 = t1, s2 = t2;
+  }
+#else
+  (void)partial;
+#endif
+  const float n = static_cast<float>(a.cols);
+  float mean = 0, scale = 1;
+  if constexpr (OP == RowOp::layer_norm) {
+    s1 /= n, s2 /= n;
+    mean = centre + s1;
+    scale = rsqrtf(fmaxf(s2 - s1 * s1, 0.0f) + a.eps);
+  } else if constexpr (OP == RowOp::rms_norm) {
+    scale = rsqrtf(s2 / n + a.eps);
+  } else {
+    mean = s1, scale = 1.0f / s2;
+  }
+  T* ye = static_cast<T*>(a.y);
+  P* y = static_cast<P*>(a.y);
+  for_each_pack(Output{}, [&](int64_t g, const P& v, int first, int last) {
+    P out;
+    if constexpr (kNorm) {
+      const int64_t e0 = g * VEC - begin;  // the row's column under the pack's first element
+      P wp{}, bp{};
+      if (a.weight) wp = load_columns<T, VEC>(a.weight, e0, shift, a.cols);
+      if (OP == RowOp::layer_norm && a.bias) bp = load_columns<T, VEC>(a.bias, e0, shift, a.cols);
+      finish_norm<OP, T, VEC>(a, v, wp, bp, mean, scale, out);
+    } else {
+      float e[VEC];
+      unpack(v, e);
+      const float shift_exp = -mean * kLog2e;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) e[k] = exp2_ftz(fmaf(e[k], kLog2e, shift_exp));
+      finish_softmax<OP, T, VEC>(a, static_cast<uint64_t>(g) * VEC, e, scale, out);
+    }
+    if (first == 0 && last == VEC) {
+      y[g] = out;
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k)
+        if (k >= first && k < last) ye[g * VEC + k] = out.v[k];
+    }
+  });
+}
+
+// Launches a span kernel over rows × parts blocks, `parts` blocks a cluster (sm_90 and later).
+template <class Kernel>
+cudaError_t launch_span(Kernel kernel, const RowArgs& a, int threads, int parts, cudaStream_t s) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(a.rows * parts));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.stream = s;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = static_cast<unsigned>(parts), cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+  if (parts > 1) config.attrs = &cluster, config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, a);
+}
+
 template <RowOp OP, class T, int VEC>
 cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s) {
+  if constexpr (VEC > 1)
+    if (plan.span) {
+      if (plan.block_threads == 1024) return launch_span(row_kernel_span<OP, T, VEC, 1024>, a, 1024, plan.parts, s);
+      if (plan.block_threads == 256) return launch_span(row_kernel_span<OP, T, VEC, 256>, a, 256, plan.parts, s);
+      return cudaErrorInvalidValue;
+    }
   if (plan.accesses_per_thread == 0) {
     const auto rows = static_cast<unsigned>(a.rows);
     if (!plan.cache_hints && plan.block_threads == 1024 && plan.in_flight == 4) {
@@ -464,6 +687,17 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
   return cudaErrorInvalidValue;
 }
 
+// The current GPU's SMs where it has thread-block clusters (compute capability 9.0 on), else 0: what plan_row
+// splits rows over. (The runtime answers attribute queries from its cache.)
+inline int cluster_sms() {
+  int device = 0, major = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 0;
+  return major >= 9 ? sms : 0;
+}
+
 template <RowOp OP, class T>
 cudaError_t launch_row_typed(const RowArgs& a, cudaStream_t s) {
   const DType dt = sizeof(T) == 4 ? DType::f32 : (std::is_same_v<T, __half> ? DType::f16 : DType::bf16);
@@ -471,7 +705,7 @@ cudaError_t launch_row_typed(const RowArgs& a, cudaStream_t s) {
                         reinterpret_cast<uintptr_t>(a.weight) | reinterpret_cast<uintptr_t>(a.bias)) %
                            16 ==
                        0;
-  const RowPlan plan = plan_row(OP, dt, a.cols, aligned);
+  const RowPlan plan = plan_row(OP, dt, a.cols, aligned, a.rows, cluster_sms());
   if (plan.vector) return launch_planned<OP, T, 16 / sizeof(T)>(a, plan, s);
   return launch_planned<OP, T, 1>(a, plan, s);
 }

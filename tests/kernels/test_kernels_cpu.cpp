@@ -117,13 +117,45 @@ TEST(RowPlan, PicksWarpBlockOrTwoPassByWidth) {
   p = plan_row(kDropout, DType::f32, 65536, true);
   EXPECT_EQ(p.accesses_per_thread, 0);  // 256 KiB: two reads by a block of 1024
   EXPECT_EQ(p.block_threads, 1024);
-  p = plan_row(kDropout, DType::bf16, 4095, true);  // odd width: one element per access, still in registers
+  p = plan_row(kDropout, DType::bf16, 1023, true);  // odd and narrow: one element per access, still in registers
   EXPECT_FALSE(p.vector);
+  EXPECT_FALSE(p.span);
   EXPECT_EQ(p.elems_per_access, 1);
-  EXPECT_EQ(p.threads_per_row, 1024);
+  EXPECT_EQ(p.threads_per_row, 256);
   EXPECT_EQ(p.accesses_per_thread, 4);
-  EXPECT_EQ(plan_row(kDropout, DType::bf16, 4097, true).accesses_per_thread, 0);
+  p = plan_row(kDropout, DType::bf16, 4095, true);  // odd and wider: the row's span in 16-byte packs
+  EXPECT_TRUE(p.vector && p.span);
+  EXPECT_EQ(p.elems_per_access, 8);
+  EXPECT_EQ(p.parts, 1);
+  EXPECT_EQ(p.block_threads, 256);
+  EXPECT_EQ(p.accesses_per_thread, 0);
+  p = plan_row(kDropout, DType::bf16, 4095, false);  // the same with unaligned pointers: one element per access
+  EXPECT_FALSE(p.vector || p.span);
+  EXPECT_EQ(p.accesses_per_thread, 4);
   EXPECT_FALSE(plan_row(kDropout, DType::f16, 4096, false).vector);  // unaligned pointers
+}
+
+TEST(RowPlan, SplitsRowsTooFewForTheGpuOverACluster) {
+  for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::softmax, RowOp::softmax_dropout}) {
+    RowPlan p = plan_row(op, DType::bf16, 151936, true, 1, 132);  // one row of Qwen's vocabulary
+    EXPECT_TRUE(p.span);
+    EXPECT_EQ(p.parts, 8);
+    EXPECT_EQ(p.block_threads, 1024);                     // 18993 packs: 2374 a block
+    p = plan_row(op, DType::bf16, 50257, true, 20, 132);  // GPT-2's vocabulary, 20 rows: 7 blocks a row fill 132 SMs
+    EXPECT_EQ(p.parts, 8);
+    EXPECT_EQ(p.block_threads, 256);                      // 786 packs a block
+    p = plan_row(op, DType::bf16, 50257, true, 67, 132);  // rows for over half the SMs: a block a row, the span
+    EXPECT_TRUE(p.span);
+    EXPECT_EQ(p.parts, 1);
+    EXPECT_EQ(p.block_threads, 1024);
+    p = plan_row(op, DType::bf16, 5000, true, 1, 132);  // 626 packs: a share under 512 packs is not split
+    EXPECT_FALSE(p.span);
+    EXPECT_EQ(p.parts, 1);
+    p = plan_row(op, DType::bf16, 16384, true, 8, 132);  // 2049 packs over 8 rows: split in four
+    EXPECT_EQ(p.parts, 4);
+    EXPECT_FALSE(plan_row(op, DType::bf16, 16384, true, 8, 0).span);     // no clusters on this GPU
+    EXPECT_FALSE(plan_row(op, DType::bf16, 16384, false, 8, 132).span);  // unaligned pointers
+  }
   for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::softmax, RowOp::softmax_dropout})
     for (int64_t cols = 1; cols <= 300000; cols = cols * 3 + 1) {
       for (DType t : {DType::f32, DType::f16, DType::bf16}) {
@@ -152,28 +184,36 @@ TEST(RowPlan, EveryPlanCoversItsRowWithALaunchableBlock) {
   for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::softmax, RowOp::softmax_dropout}) {
     for (DType dt : {DType::bf16, DType::f16, DType::f32}) {
       for (int64_t cols : {1, 7, 8, 255, 256, 512, 1000, 1024, 2048, 4096, 8190, 8192, 16384, 32768, 65536, 262144}) {
-        for (bool aligned : {true, false}) {
-          const RowPlan p = plan_row(op, dt, cols, aligned);
-          const std::string where = p.describe() + " for " + std::to_string(cols) + " columns";
-          EXPECT_TRUE(p.block_threads >= 32 && p.block_threads <= 1024 && p.block_threads % 32 == 0) << where;
-          EXPECT_GE(p.threads_per_row, 1) << where;
-          EXPECT_EQ(p.block_threads % p.threads_per_row, 0) << where << ": a row may not straddle two blocks";
-          EXPECT_TRUE(p.rows_per_thread == 1 || p.rows_per_thread == 2) << where;
-          if (!aligned) {
-            EXPECT_FALSE(p.vector) << where << ": 16-byte accesses on unaligned rows";
+        for (bool aligned : {true, false})
+          for (int64_t rows : {0, 1, 7, 40, 1000}) {
+            const RowPlan p = plan_row(op, dt, cols, aligned, rows, 132);
+            const std::string where =
+                p.describe() + " for " + std::to_string(rows) + " × " + std::to_string(cols) + " columns";
+            if (p.span) {
+              EXPECT_TRUE(aligned && p.vector) << where << ": the span kernel reads 16-byte packs";
+              EXPECT_TRUE(p.parts == 1 || p.parts == 2 || p.parts == 4 || p.parts == 8) << where;
+              EXPECT_TRUE(p.parts == 1 || rows * 2 <= 132) << where << ": rows that fill the GPU are not split";
+              EXPECT_TRUE(p.block_threads == 256 || p.block_threads == 1024) << where << ": no such instantiation";
+            }
+            EXPECT_TRUE(p.block_threads >= 32 && p.block_threads <= 1024 && p.block_threads % 32 == 0) << where;
+            EXPECT_GE(p.threads_per_row, 1) << where;
+            EXPECT_EQ(p.block_threads % p.threads_per_row, 0) << where << ": a row may not straddle two blocks";
+            EXPECT_TRUE(p.rows_per_thread == 1 || p.rows_per_thread == 2) << where;
+            if (!aligned) {
+              EXPECT_FALSE(p.vector) << where << ": 16-byte accesses on unaligned rows";
+            }
+            if (p.accesses_per_thread > 0) {
+              // One read: the row must fit in the lanes' accesses, and not leave a lane without one.
+              const int64_t per_row = int64_t{p.threads_per_row} * p.accesses_per_thread * p.elems_per_access;
+              EXPECT_GE(per_row, cols) << where;
+              EXPECT_LT(int64_t{p.threads_per_row} * (p.accesses_per_thread - 1) * p.elems_per_access, cols) << where;
+            } else {
+              EXPECT_EQ(p.rows_per_thread, 1) << where << ": two-read plans take a row a block";
+              EXPECT_EQ(p.threads_per_row, p.block_threads) << where;
+              EXPECT_GE(p.in_flight, 1) << where;
+              EXPECT_LE(int64_t{p.block_threads} * p.min_blocks, 2048) << where << ": more threads than an SM holds";
+            }
           }
-          if (p.accesses_per_thread > 0) {
-            // One read: the row must fit in the lanes' accesses, and not leave a lane without one.
-            const int64_t per_row = int64_t{p.threads_per_row} * p.accesses_per_thread * p.elems_per_access;
-            EXPECT_GE(per_row, cols) << where;
-            EXPECT_LT(int64_t{p.threads_per_row} * (p.accesses_per_thread - 1) * p.elems_per_access, cols) << where;
-          } else {
-            EXPECT_EQ(p.rows_per_thread, 1) << where << ": two-read plans take a row a block";
-            EXPECT_EQ(p.threads_per_row, p.block_threads) << where;
-            EXPECT_GE(p.in_flight, 1) << where;
-            EXPECT_LE(int64_t{p.block_threads} * p.min_blocks, 2048) << where << ": more threads than an SM holds";
-          }
-        }
       }
     }
   }

@@ -67,9 +67,22 @@ struct Shape {
 // Every plan: warp (≤ 1024 wide), block (2048 with two accesses, 4096, 32768 bf16), two-pass (33000, 65536, 100000,
 // 262144), odd widths; the norms' two rows a thread (odd row counts leave a thread's second row out) and eight
 // accesses a thread (16384 f32, 24576 and 32768 bf16), with and without a part-filled last pack slot (6144, 24576).
-const Shape kShapes[] = {{37, 1},    {33, 7},    {64, 64},   {17, 100},  {9, 256},   {5, 512},    {5, 1000},
-                         {8, 1024},  {7, 2048},  {6, 4096},  {3, 4104},  {5, 6144},  {4, 8192},   {2, 12288},
-                         {3, 16384}, {3, 24576}, {2, 32768}, {2, 33000}, {2, 65536}, {1, 100000}, {1, 262144}};
+// The span kernel: ragged widths (4095, 30522, 50257: each row starts at another place in its first 16-byte pack), and
+// rows too few for the GPU split over clusters of two to eight blocks (1 × 151936, 8 × 16384, 20 × 50257; 3 × 16384
+// and 2 × 32768 above are split too).
+const Shape kShapes[] = {{37, 1},    {33, 7},    {64, 64},   {17, 100},   {9, 256},    {5, 512},    {5, 1000},
+                         {8, 1024},  {7, 2048},  {6, 4096},  {3, 4104},   {5, 6144},   {4, 8192},   {2, 12288},
+                         {3, 16384}, {3, 24576}, {2, 32768}, {2, 33000},  {2, 65536},  {1, 100000}, {1, 262144},
+                         {5, 4095},  {3, 30522}, {8, 16384}, {20, 50257}, {70, 50257}, {1, 151936}};
+
+// The GPU's SMs where it has clusters, as the dispatch sees them (plan_row splits rows over them).
+int cluster_sms() {
+  int device = 0, major = 0, sms = 0;
+  GSQ_CUDA_CHECK(cudaGetDevice(&device));
+  GSQ_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  GSQ_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return major >= 9 ? sms : 0;
+}
 
 using Op = RowOp;
 const char* op_name(Op o) {
@@ -128,7 +141,7 @@ void check_row_op(Op op, DType t, Shape s, int shift) {
   const auto got = download(y, t, n);
   const std::string where = std::string(op_name(op)) + " " + name(t) + " [" + std::to_string(s.rows) + ", " +
                             std::to_string(s.cols) + "]" + (shift ? " unaligned" : "") +
-                            " plan: " + plan_row(op, t, s.cols, shift == 0).describe();
+                            " plan: " + plan_row(op, t, s.cols, shift == 0, s.rows, cluster_sms()).describe();
   if (op == Op::softmax_dropout) {
     int64_t mask_mismatch = 0;
     // A kept value below the dtype's smallest subnormal rounds to 0 (f16 underflows near 3e-8): not a mask error.
