@@ -11,6 +11,8 @@
 // group: Σ x·(u·s + o) = s·Σ x·(u - 8) + (o + 8s)·Σ x.
 #include "kernels/quant_kernels.cuh"
 
+#include <utility>
+
 namespace gsq::kernels {
 
 namespace {
@@ -26,11 +28,16 @@ int sm_count() {
   return sms;
 }
 
-// Configurations measured with bench/tune/quant_tune.cu on the H200 (bench/results/2026-12-03-h200-quant-mma/,
-// -quant-flush/): the CUDA-core warp kernels at M = 1 and 2, the tensor-core kernels from M = 4 on.
+// The kernel shapes, as template arguments of the launchers below.
+// Warp kernels: R output channels a warp, U 16-byte chunks a channel in flight, the block's warps splitting K KS ways.
 template <int R, int U, int KS>
 struct WarpPlan {
   static constexpr int kRows = R, kChunks = U, kSplit = KS, kRowsPerBlock = kWarps / KS * R;
+};
+// Tensor-core kernels: RT m-tiles of 16 channels a warp, S cp.async stages, the block's 4 warps splitting K KS ways.
+template <int RT, int S, int KS>
+struct MmaPlan {
+  static constexpr int kTiles = RT, kStages = S, kSplit = KS, kRowsPerBlock = kWarps / KS * 16 * RT;
 };
 
 template <class T, int MT, class Plan>
@@ -43,13 +50,7 @@ cudaError_t w4_warp(const QuantArgs& a, cudaStream_t s) {
   return cudaGetLastError();
 }
 
-// The tensor-core kernels: RT m-tiles of 16 channels per warp, S cp.async stages, the block's 4 warps splitting K
-// KS ways (W4A16: W = group / 32 words per lane and group).
-template <int RT, int S, int KS>
-struct MmaPlan {
-  static constexpr int kTiles = RT, kStages = S, kSplit = KS, kRowsPerBlock = kWarps / KS * 16 * RT;
-};
-
+// W4A16 on tensor cores (W = group / 32 words per lane and group).
 template <class T, int MT, class Plan>
 cudaError_t w4_mma(const QuantArgs& a, cudaStream_t s) {
   constexpr int NT = MT <= 8 ? 1 : 2;
@@ -83,40 +84,72 @@ cudaError_t w8_warp(const QuantArgs& a, cudaStream_t s) {
   return cudaGetLastError();
 }
 
-// M is rounded up to the next instantiated row count; rows beyond m_rows are computed (as 0 on CUDA cores, as a copy
-// of the last row on tensor cores) but never stored.
-template <class T, int MT>
-cudaError_t w4_launch(const QuantArgs& a, cudaStream_t s) {
-  if constexpr (MT == 1) {
-    // K split two ways, unless the channels alone give at least 12 warps per SM. Weight-rotating sweep
-    // (bench/results/2026-12-03-h200-quant-flush/tune-m1.log): 8192x8192 14.3 against 15.5 µs split, 8192x28672
-    // 40.4 against 42.4, 28672x8192 38.9 against 44.1; 4096x4096 6.3 split against 6.9.
-    using Unsplit = WarpPlan<4, 1, 1>;
-    if (a.n / Unsplit::kRows >= 12 * sm_count()) return w4_warp<T, MT, Unsplit>(a, s);
-    return w4_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
-  } else if constexpr (MT == 2)  // U = 1 is as fast but needs a stack frame at M = 2
-    return w4_warp<T, MT, WarpPlan<4, 2, 2>>(a, s);
-  else if constexpr (MT <= 8)
-    return w4_mma<T, MT, MmaPlan<2, 4, 4>>(a, s);
-  else
-    return w4_mma<T, MT, MmaPlan<2, 3, 4>>(a, s);
+// The dispatch table, in the manner of CUB's tuning policies: for each weight format, rows by the M they serve up
+// to (M is rounded up to 1, 2, 4, 8 or 16; rows beyond M are computed, as 0 on CUDA cores and as a copy of the last
+// row on tensor cores, but never stored), the first that matches wins. Each row names the card and the result folder
+// it was measured on (bench/tune/quant_tune.cu sweeps every shape beside the shipped table, weights rotated past the
+// L2).
+enum class QuantKernel { warp, mma };
+struct QuantPolicy {
+  bool int4;
+  int m_to;  // the largest (rounded) M the row serves
+  QuantKernel kernel;
+  int a, b, split;  // warp: R channels, U chunks in flight; mma: RT m-tiles, S stages. split: the K split KS
+  // Only where the output channels give every SM at least this many warps (N / R >= min_warps_per_sm × SMs); 0: any.
+  int min_warps_per_sm;
+  const char* measured;
+};
+constexpr QuantPolicy kQuantPolicies[] = {
+    // M = 1: K split two ways unless the channels alone give 12 warps an SM. 8192x8192 14.3 µs unsplit against 15.5
+    // split, 8192x28672 40.4 against 42.4, 28672x8192 38.9 against 44.1; 4096x4096 6.3 split against 6.9 unsplit.
+    {true, 1, QuantKernel::warp, 4, 1, 1, 12, "H200; 2026-12-03-h200-quant-flush/tune-m1.log"},
+    {true, 1, QuantKernel::warp, 4, 1, 2, 0, "H200; 2026-12-03-h200-quant-flush/tune-m1.log"},
+    // M = 2: U = 1 is as fast but needs a stack frame.
+    {true, 2, QuantKernel::warp, 4, 2, 2, 0, "H200; 2026-12-03-h200-quant-flush"},
+    {true, 8, QuantKernel::mma, 2, 4, 4, 0, "H200; 2026-12-03-h200-quant-mma"},
+    {true, 16, QuantKernel::mma, 2, 3, 4, 0, "H200; 2026-12-03-h200-quant-mma"},
+    {false, 1, QuantKernel::warp, 4, 4, 2, 0, "H200; 2026-12-03-h200-quant-flush"},
+    {false, 2, QuantKernel::warp, 4, 1, 2, 0, "H200; 2026-12-03-h200-quant-flush"},
+    {false, 16, QuantKernel::mma, 1, 6, 4, 0, "H200; 2026-12-03-h200-quant-mma"},
+};
+constexpr size_t kQuantPolicyCount = sizeof kQuantPolicies / sizeof kQuantPolicies[0];
+
+// Launches row I of the table if it serves (INT4, MT) and its condition holds; false leaves the call to a later row.
+template <class T, bool INT4, int MT, size_t I>
+bool try_policy(const QuantArgs& a, cudaStream_t s, cudaError_t& status) {
+  constexpr QuantPolicy p = kQuantPolicies[I];
+  // Warp kernels exist for M <= 2 only: a later row takes larger M.
+  if constexpr (p.int4 != INT4 || p.m_to < MT || (p.kernel == QuantKernel::warp && MT > 2)) {
+    return false;
+  } else {
+    if (p.min_warps_per_sm > 0 && a.n / p.a < int64_t{p.min_warps_per_sm} * sm_count()) return false;
+    using Warp = WarpPlan<p.a, p.b, p.split>;
+    using Mma = MmaPlan<p.a, p.b, p.split>;
+    if constexpr (p.kernel == QuantKernel::warp && INT4)
+      status = w4_warp<T, MT, Warp>(a, s);
+    else if constexpr (p.kernel == QuantKernel::warp)
+      status = w8_warp<T, MT, Warp>(a, s);
+    else if constexpr (INT4)
+      status = w4_mma<T, MT, Mma>(a, s);
+    else
+      status = w8_mma<T, MT, Mma>(a, s);
+    return true;
+  }
 }
 
-template <class T, int MT>
-cudaError_t w8_launch(const QuantArgs& a, cudaStream_t s) {
-  if constexpr (MT == 1)
-    return w8_warp<T, MT, WarpPlan<4, 4, 2>>(a, s);
-  else if constexpr (MT == 2)
-    return w8_warp<T, MT, WarpPlan<4, 1, 2>>(a, s);
-  else
-    return w8_mma<T, MT, MmaPlan<1, 6, 4>>(a, s);
+template <class T, bool INT4, int MT, size_t... I>
+cudaError_t launch_by_table(const QuantArgs& a, cudaStream_t s, std::index_sequence<I...>) {
+  cudaError_t status = cudaErrorInvalidValue;  // no row serves this M: a table that leaves a hole
+  (void)(try_policy<T, INT4, MT, I>(a, s, status) || ...);
+  return status;
 }
 
 template <class T>
 cudaError_t quant_typed(bool int4, const QuantArgs& a, cudaStream_t s) {
   auto pick = [&](auto mt) {
     constexpr int MT = decltype(mt)::value;
-    return int4 ? w4_launch<T, MT>(a, s) : w8_launch<T, MT>(a, s);
+    constexpr auto rows = std::make_index_sequence<kQuantPolicyCount>{};
+    return int4 ? launch_by_table<T, true, MT>(a, s, rows) : launch_by_table<T, false, MT>(a, s, rows);
   };
   if (a.m <= 1) return pick(std::integral_constant<int, 1>{});
   if (a.m <= 2) return pick(std::integral_constant<int, 2>{});
