@@ -32,6 +32,10 @@ ALLOWED = {
     "report": {"core", "gpu"},
     "program": {"core", "gpu", "trace", "analyze"},
     "fleet": {"core"},
+    # What a command does beneath its flags (the report's sections and live measurements, the tune view): every
+    # library the report reads, none that reads it.
+    "jobs": {"core", "host", "cuda", "gpu", "env", "bench", "probes", "kernels", "trace", "analyze", "triage", "topo",
+             "tune", "report", "program"},
     "cli": None,  # the top: may include any library
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')

@@ -1,7 +1,7 @@
 // `gpusqueeze doctor`: health and configuration checks with evidence and the fix.
 #include "cli/common.hpp"
-#include "cli/tune_view.hpp"
 #include "core/error.hpp"
+#include "jobs/tune_view.hpp"
 #include "topo/sysfs.hpp"
 
 #include "core/json_io.hpp"
@@ -52,15 +52,15 @@ Action register_doctor(CLI::App& app) {
       note("saved snapshot to " + o->save_snapshot);
     }
     auto findings = doctor::run_checks(s);
-    std::optional<TuneView> tv;  // the installed tune profile, verified on the live machine (step 6)
+    std::optional<jobs::TuneView> tv;  // the installed tune profile, verified on the live machine (step 6)
     if (o->snap.snapshot_file.empty()) {
       try {
-        tv = verify_tune_profile("", false);
+        tv = jobs::verify_tune_profile("", std::nullopt);
       } catch (const Error& e) {
         note(std::string("the installed tune profile was not verified: ") + e.what());
       }
       if (tv)
-        for (auto& f : tune_findings(*tv)) findings.push_back(std::move(f));
+        for (auto& f : jobs::tune_findings(*tv)) findings.push_back(std::move(f));
       if (s.gpus.size() > 1) {  // step 5's checks: the GPUs' links, NICs, ACS, IOMMU (as `gpusqueeze topo`)
         try {
           const auto nvml = gpu::Nvml::open();
@@ -94,7 +94,8 @@ Action register_doctor(CLI::App& app) {
         std::cout << report::findings_table(shown).markdown();
       else
         std::cout << "All checks pass" << (o->all ? "" : " (--all lists them)") << ".\n";
-      if (tv) std::cout << "\ntune profile " << tune_headline(*tv) << " (gpusqueeze tune verify " << tv->name << ")\n";
+      if (tv)
+        std::cout << "\ntune profile " << jobs::tune_headline(*tv) << " (gpusqueeze tune verify " << tv->name << ")\n";
     }
     return w == Severity::fail ? 1 : 0;
   };

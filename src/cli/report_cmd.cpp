@@ -1,8 +1,8 @@
 // `gpusqueeze report`: every step for this machine on one page (index.html, report.md, report.json).
 #include "cli/common.hpp"
-#include "cli/report_measure.hpp"
-#include "cli/report_sections.hpp"
-#include "cli/tune_view.hpp"
+#include "jobs/report_measure.hpp"
+#include "jobs/report_sections.hpp"
+#include "jobs/tune_view.hpp"
 
 #include "program/run.hpp"
 
@@ -33,6 +33,8 @@
 #include <iostream>
 
 namespace gsq::cli {
+
+using namespace jobs;
 
 namespace {
 struct ReportOptions {
@@ -249,7 +251,7 @@ Action register_report(CLI::App& app) {
     // snapshot, the bundled H200) its results would be read as that machine's, so they are left off.
     std::optional<TuneView> tune_view;
     if (r.this_machine)
-      tune_view = verify_tune_profile(o->tune_file, true);
+      tune_view = verify_tune_profile(o->tune_file, data_file("gpu-server-base.toml"));
     else if (!o->tune_file.empty()) {
       (void)tune::read_profile(o->tune_file);  // a profile that does not read is refused all the same
       note("--tune: not verified, the page is not of this machine (`gpusqueeze tune verify` checks this one)");
@@ -309,7 +311,7 @@ Action register_report(CLI::App& app) {
       std::filesystem::create_directories(o->out_dir);
       const auto& u = s.gpus.front().utilization_gpu_pct;  // read before the report loaded the GPU
       const auto live = measure_live(live_budget, s.gpus.size(), std::filesystem::path(o->out_dir) / "clocks.gsqt",
-                                     u.ok() && *u <= 10);
+                                     u.ok() && *u <= 10, [](const std::string& line) { note(line); });
       if (live.p2p) r.add(p2p_section_of(*live.p2p));
       for (const auto& run : live.runs) {
         auto sec = bench_section_of(run, "measured now");

@@ -1,7 +1,7 @@
 // The report's sections, one builder per kind of input (report_sections.cpp); `report` assembles them.
 #pragma once
 
-#include "cli/tune_view.hpp"
+#include "jobs/tune_view.hpp"
 
 #include "analyze/analysis.hpp"
 #include "bench/runner.hpp"
@@ -20,7 +20,7 @@
 #include <optional>
 #include <string>
 
-namespace gsq::cli {
+namespace gsq::jobs {
 
 [[nodiscard]] report::Section bench_section_of(const bench::Run& run, const std::string& origin);
 [[nodiscard]] report::Section analysis_section_of(const analyze::Analysis& a);
@@ -42,4 +42,4 @@ namespace gsq::cli {
 // model, its title and verdict lines say where it was recorded, so its findings are not read as this machine's.
 [[nodiscard]] report::Section label_recorded_on(report::Section sec, const std::string& gpu, const gpu::Snapshot& s);
 
-}  // namespace gsq::cli
+}  // namespace gsq::jobs

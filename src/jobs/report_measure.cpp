@@ -3,9 +3,7 @@
 // launch cost with and without CUDA graphs and a 4096³ bf16 cuBLAS GEMM (bench core, step 1); one tuned kernel at one
 // shape against cudaMemcpy (step 4); with several GPUs, P2P copies between every pair (step 5) — while every GPU's
 // clock, temperature and power are sampled for the jitter section. Each part that does not run says why on the page.
-#include "cli/report_measure.hpp"
-
-#include "cli/common.hpp"
+#include "jobs/report_measure.hpp"
 
 #include "bench/benchmark.hpp"
 #include "bench/runner.hpp"
@@ -21,7 +19,7 @@
 #include <memory>
 #include <thread>
 
-namespace gsq::cli {
+namespace gsq::jobs {
 
 namespace {
 
@@ -57,7 +55,7 @@ std::vector<Part> parts() {
 }  // namespace
 
 LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file,
-                              bool idle_at_start) {
+                              bool idle_at_start, const Progress& note) {
   LiveMeasurements out;
   std::vector<std::unique_ptr<gpu::CounterSampler>> samplers;
   try {  // the GPUs the caller's snapshot counted; each sampler opens NVML itself
@@ -132,4 +130,4 @@ LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesyste
   return out;
 }
 
-}  // namespace gsq::cli
+}  // namespace gsq::jobs

@@ -1,6 +1,6 @@
 // The report's sections built from each kind of input: bench runs, trace analyses, allocator snapshots, jitter
 // recordings, TensorRT audits, PyTorch comparisons, P2P measurements, topology, NCCL logs, the tune profile.
-#include "cli/report_sections.hpp"
+#include "jobs/report_sections.hpp"
 
 #include "analyze/analysis.hpp"
 #include "bench/runner.hpp"
@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <map>
 
-namespace gsq::cli {
+namespace gsq::jobs {
 
 namespace {
 // A section's identity: its id (the page anchor and report.json key), title, step and the command that shows more.
@@ -371,9 +371,9 @@ report::Section label_recorded_on(report::Section sec, const std::string& gpu, c
   return sec;
 }
 
-}  // namespace gsq::cli
+}  // namespace gsq::jobs
 
-namespace gsq::cli {
+namespace gsq::jobs {
 
 namespace {
 std::string ms(double ns) {
@@ -479,4 +479,4 @@ std::optional<report::Section> program_analysis_section_of(const program::Progra
   return sec;
 }
 
-}  // namespace gsq::cli
+}  // namespace gsq::jobs

@@ -5,11 +5,12 @@
 #include "core/finding.hpp"
 #include "tune/engine.hpp"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace gsq::cli {
+namespace gsq::jobs {
 
 struct TuneView {
   std::string name;        // as shown: the file's display name
@@ -19,11 +20,13 @@ struct TuneView {
   tune::CheckCounts counts;
 };
 
-// `file` when given; else the installed profile; else (when `shipped` is true) the base profile that ships with
-// gpusqueeze. nullopt when there is none. Throws Error(bad_input) for a profile that does not read.
-[[nodiscard]] std::optional<TuneView> verify_tune_profile(const std::string& file, bool shipped);
+// `file` when given; else the installed profile; else `shipped`, the base profile that ships with gpusqueeze (where
+// the caller wants it and it is installed). nullopt when there is none. Throws Error(bad_input) for a profile that does
+// not read.
+[[nodiscard]] std::optional<TuneView> verify_tune_profile(const std::string& file,
+                                                          const std::optional<std::filesystem::path>& shipped);
 
 [[nodiscard]] std::vector<Finding> tune_findings(const TuneView& v);
 [[nodiscard]] std::string tune_headline(const TuneView& v);
 
-}  // namespace gsq::cli
+}  // namespace gsq::jobs

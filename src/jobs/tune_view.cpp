@@ -1,7 +1,6 @@
 // Verifying a tune profile for doctor and report.
-#include "cli/tune_view.hpp"
+#include "jobs/tune_view.hpp"
 
-#include "cli/common.hpp"
 #include "core/error.hpp"
 #include "report/report.hpp"
 
@@ -9,9 +8,10 @@
 
 #include <filesystem>
 
-namespace gsq::cli {
+namespace gsq::jobs {
 
-std::optional<TuneView> verify_tune_profile(const std::string& file, bool shipped) {
+std::optional<TuneView> verify_tune_profile(const std::string& file,
+                                            const std::optional<std::filesystem::path>& shipped) {
   tune::Machine m;
   TuneView v;
   std::filesystem::path path = file;
@@ -19,9 +19,7 @@ std::optional<TuneView> verify_tune_profile(const std::string& file, bool shippe
     path = m.installed_profile();
     v.note = "The installed profile, which gpusqueeze-tune.service applies at boot.";
   } else if (path.empty() && shipped) {
-    const auto base = data_file("gpu-server-base.toml");
-    if (!base) return std::nullopt;
-    path = *base;
+    path = *shipped;
     v.suggested = true;
     v.note =
         "No profile is installed (/etc/gpusqueeze/tune.toml): this is the base profile that ships with gpusqueeze, "
@@ -64,4 +62,4 @@ std::string tune_headline(const TuneView& v) {
                      v.counts.pending, v.counts.skipped);
 }
 
-}  // namespace gsq::cli
+}  // namespace gsq::jobs
