@@ -97,8 +97,9 @@ def main():
               "torch": torch.__version__, "dtype": args.dtype, "library": gk.library_path(),
               "liger": bool(liger), "queue_ahead_cycles": QUEUE_AHEAD_CYCLES, "shapes": [], "left_out": []}
     rows_list = [int(r) for r in args.rows.split(",")]
-    for op in args.ops.split(","):
-        for cols in [int(c) for c in args.widths.split(",")]:
+    # Width by width, every operation at each (a run cut short by --budget-s loses the widths listed last).
+    for cols in [int(c) for c in args.widths.split(",")]:
+        for op in args.ops.split(","):
             compiled = None
             if not args.no_compile:
                 compiled = torch.compile(eager_fn(op, cols))
