@@ -1,15 +1,106 @@
 // `gpusqueeze probe mem|l2|pcie|overlap|launch|alloc|p2p|nccl`: this GPU's ceilings next to the theoretical ones.
 #include "cli/bench_run.hpp"
 #include "cli/common.hpp"
-#include "cli/probe_multi.hpp"
+#include "jobs/multi_gpu.hpp"
 
 #include "core/error.hpp"
+#include "core/table.hpp"
 
 #include <fmt/format.h>
 
 #include <iostream>
 
 namespace gsq::cli {
+
+namespace {
+
+using jobs::MultiGpuOptions;
+
+void say(const std::string& line) {
+  note(line);
+}
+
+std::string matrix_markdown(const std::vector<std::vector<double>>& m, const char* fmt_spec) {
+  Table t{{"src \\ dst"}, {}};
+  for (size_t j = 0; j < m.size(); ++j) t.header.push_back(fmt::format("GPU {}", j));
+  for (size_t i = 0; i < m.size(); ++i) {
+    std::vector<std::string> row{fmt::format("GPU {}", i)};
+    for (double v : m[i]) row.push_back(v > 0 ? fmt::format(fmt::runtime(fmt_spec), v) : "-");
+    t.rows.push_back(std::move(row));
+  }
+  return t.markdown();
+}
+
+int print_p2p(const topo::P2pResult& r, bool json) {
+  if (json) {
+    std::cout << topo::to_json(r).dump(2) << '\n';
+    return 0;
+  }
+  std::cout << fmt::format("# P2P: {} GPU(s)\n\nOne way (GB/s):\n\n{}", r.gpus, matrix_markdown(r.uni_gbs, "{:.1f}"));
+  if (r.gpus > 1) std::cout << "\nBoth ways at once (GB/s):\n\n" << matrix_markdown(r.bi_gbs, "{:.1f}");
+  std::cout << "\nSM copy kernel, one way (GB/s):\n\n" << matrix_markdown(r.sm_uni_gbs, "{:.1f}");
+  std::cout << "\nLatency of a 4-byte copy, copy engine (µs):\n\n" << matrix_markdown(r.latency_us, "{:.2f}");
+  std::cout << "\nLatency of a store seen by the other side, SM ping-pong, one way (µs):\n\n"
+            << matrix_markdown(r.sm_latency_us, "{:.2f}");
+  for (const auto& n : r.notes) std::cout << "\nnote: " << n;
+  std::cout << '\n';
+  return 0;
+}
+
+// The job's table (exit 1 when a size came back wrong), the library alone, or nothing (a rank other than 0).
+int print_nccl(const jobs::NcclJob& job, bool library_only, bool json) {
+  if (library_only) {
+    const auto& lib = job.library;
+    std::cout << fmt::format("NCCL {}\n{}\nfound through {}\n", lib.version_text(), lib.path, lib.origin);
+    return 0;
+  }
+  if (!job.run) return 0;
+  const auto& r = *job.run;
+  int64_t wrong = 0;
+  for (const auto& x : r.rows) wrong += x.wrong;
+  if (json) {
+    std::cout << topo::to_json(r).dump(2) << '\n';
+  } else {
+    const bool algo = std::any_of(r.rows.begin(), r.rows.end(), [](const auto& x) { return !x.algo.empty(); });
+    Table t{{"collective", "size (B)", "time (µs)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"}, {}};
+    if (algo) t.header.push_back("NCCL chose");
+    for (const auto& x : r.rows) {
+      t.rows.push_back({x.collective, std::to_string(x.bytes), fmt::format("{:.1f}", x.time_us),
+                        fmt::format("{:.2f}", x.algbw_gbs), fmt::format("{:.2f}", x.busbw_gbs),
+                        std::to_string(x.wrong)});
+      if (algo) t.rows.back().push_back(x.algo.empty() ? "-" : fmt::format("{}/{} ×{}", x.algo, x.proto, x.channels));
+    }
+    std::cout << fmt::format("# NCCL {} on {} rank(s)\n\n{}", r.version, r.ranks, t.markdown());
+    for (const auto& n : r.notes) std::cout << "\nnote: " << n;
+    std::cout << '\n';
+  }
+  return wrong > 0 ? static_cast<int>(ExitCode::findings) : 0;
+}
+
+// The settings' table; exit 3 when the baseline did not run.
+int print_sweep(const jobs::NcclSweep& sweep, int trials, bool json) {
+  const auto& rows = sweep.rows;
+  if (json) {
+    std::cout << nlohmann::json{{"collective", sweep.collective}, {"trials", trials}, {"settings", topo::to_json(rows)}}
+                     .dump(2)
+              << '\n';
+  } else {
+    Table t{{"setting", "busbw at large sizes (GB/s, median)", "× as is", "trials", "verdict"}, {}};
+    for (const auto& r : rows)
+      t.rows.push_back({r.setting, r.busbw.empty() ? "-" : fmt::format("{:.2f}", r.median),
+                        r.busbw.empty() ? "-" : fmt::format("{:.3f}", r.ratio), std::to_string(r.busbw.size()),
+                        r.error.empty() ? r.verdict : r.verdict + ": " + r.error});
+    std::cout << fmt::format("# NCCL settings against each other: {}, {} trial(s) each, interleaved\n\n{}",
+                             sweep.collective, trials, t.markdown())
+              << "\nbusbw is nccl-tests' bus bandwidth, averaged over the sizes of at least a quarter of the largest "
+                 "(--max-bytes); a setting helps when all its trials beat all of the baseline's.\n";
+  }
+  if (rows.front().busbw.empty())
+    throw Error(ExitCode::no_gpu, fmt::format("--sweep-env: the baseline did not run: {}", rows.front().error));
+  return 0;
+}
+
+}  // namespace
 
 Action register_probe(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
@@ -98,9 +189,11 @@ Action register_probe(CLI::App& app) {
       ->capture_default_str();
   add_run_options(cmd, *o);
   return [o, host_samples, multi]() {
-    if (o->suite == "p2p") return run_p2p(*multi, o->format == "json");
-    if (o->suite == "nccl")
-      return multi->sweep_env ? run_nccl_sweep(*multi, o->format == "json") : run_nccl(*multi, o->format == "json");
+    const bool json = o->format == "json";
+    if (o->suite == "p2p") return print_p2p(jobs::run_p2p(*multi, say), json);
+    if (o->suite == "nccl" && multi->sweep_env)
+      return print_sweep(jobs::run_nccl_sweep(*multi, say), multi->trials, json);
+    if (o->suite == "nccl") return print_nccl(jobs::run_nccl(*multi, say), multi->library_only, json);
     if (o->suite == "launch" || o->suite == "alloc")
       return run_host_costs(o->suite, *o, *host_samples, o->format == "json");
     return run_bench(*o);

@@ -2,10 +2,10 @@
 #pragma once
 
 #include "bench/runner.hpp"
+#include "jobs/progress.hpp"
 #include "topo/multigpu_probe.hpp"
 
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,9 +23,6 @@ struct LiveMeasurements {
 // the `gpus` GPUs (the snapshot's count) sampled throughout into `clocks_file` (what `jitter` reads).
 // `idle_at_start`: the snapshot read the GPU's utilisation at most 10% before the report's own load, so what NVML
 // reads during the measurements is the report's own work and only other processes refuse a section.
-// What a measurement says while it runs (a line: `report` prints it on stderr).
-using Progress = std::function<void(const std::string&)>;
-
 [[nodiscard]] LiveMeasurements measure_live(double budget_s, size_t gpus, const std::filesystem::path& clocks_file,
                                             bool idle_at_start, const Progress& note);
 

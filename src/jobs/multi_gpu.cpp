@@ -1,11 +1,8 @@
-// `probe p2p`, `probe nccl` and the NCCL env sweep (see probe_multi.hpp).
-#include "cli/probe_multi.hpp"
-
-#include "cli/common.hpp"
+// `probe p2p`, `probe nccl` and the NCCL env sweep (see multi_gpu.hpp).
+#include "jobs/multi_gpu.hpp"
 
 #include "core/error.hpp"
 #include "core/process.hpp"
-#include "core/table.hpp"
 #include "topo/mpi.hpp"
 #include "topo/multigpu_probe.hpp"
 #include "topo/nccl_capture.hpp"
@@ -18,46 +15,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <optional>
 #include <sstream>
 #include <thread>
 
-namespace gsq::cli {
+namespace gsq::jobs {
 
-namespace {
-
-std::string matrix_markdown(const std::vector<std::vector<double>>& m, const char* fmt_spec) {
-  Table t{{"src \\ dst"}, {}};
-  for (size_t j = 0; j < m.size(); ++j) t.header.push_back(fmt::format("GPU {}", j));
-  for (size_t i = 0; i < m.size(); ++i) {
-    std::vector<std::string> row{fmt::format("GPU {}", i)};
-    for (double v : m[i]) row.push_back(v > 0 ? fmt::format(fmt::runtime(fmt_spec), v) : "-");
-    t.rows.push_back(std::move(row));
-  }
-  return t.markdown();
-}
-
-}  // namespace
-
-int run_p2p(const MultiGpuOptions& m, bool json) {
+topo::P2pResult run_p2p(const MultiGpuOptions& m, const Progress& note) {
   topo::P2pOptions o;
   o.bytes = static_cast<uint64_t>(m.p2p_mib) << 20;
   note("probe p2p: every ordered pair of GPUs: copy engine one way and both ways, SM copy kernel, latencies…");
-  const auto r = topo::probe_p2p(o);
-  if (json) {
-    std::cout << topo::to_json(r).dump(2) << '\n';
-    return 0;
-  }
-  std::cout << fmt::format("# P2P: {} GPU(s)\n\nOne way (GB/s):\n\n{}", r.gpus, matrix_markdown(r.uni_gbs, "{:.1f}"));
-  if (r.gpus > 1) std::cout << "\nBoth ways at once (GB/s):\n\n" << matrix_markdown(r.bi_gbs, "{:.1f}");
-  std::cout << "\nSM copy kernel, one way (GB/s):\n\n" << matrix_markdown(r.sm_uni_gbs, "{:.1f}");
-  std::cout << "\nLatency of a 4-byte copy, copy engine (µs):\n\n" << matrix_markdown(r.latency_us, "{:.2f}");
-  std::cout << "\nLatency of a store seen by the other side, SM ping-pong, one way (µs):\n\n"
-            << matrix_markdown(r.sm_latency_us, "{:.2f}");
-  for (const auto& n : r.notes) std::cout << "\nnote: " << n;
-  std::cout << '\n';
-  return 0;
+  return topo::probe_p2p(o);
 }
 
 namespace {
@@ -95,28 +63,6 @@ std::string last_line(std::string err) {
   while (!err.empty() && err.back() == '\n') err.pop_back();
   const auto nl = err.rfind('\n');
   return nl == std::string::npos ? err : err.substr(nl + 1);
-}
-
-int print_nccl(const topo::NcclRun& r, bool json) {
-  int64_t wrong = 0;
-  for (const auto& x : r.rows) wrong += x.wrong;
-  if (json) {
-    std::cout << topo::to_json(r).dump(2) << '\n';
-  } else {
-    const bool algo = std::any_of(r.rows.begin(), r.rows.end(), [](const auto& x) { return !x.algo.empty(); });
-    Table t{{"collective", "size (B)", "time (µs)", "algbw (GB/s)", "busbw (GB/s)", "#wrong"}, {}};
-    if (algo) t.header.push_back("NCCL chose");
-    for (const auto& x : r.rows) {
-      t.rows.push_back({x.collective, std::to_string(x.bytes), fmt::format("{:.1f}", x.time_us),
-                        fmt::format("{:.2f}", x.algbw_gbs), fmt::format("{:.2f}", x.busbw_gbs),
-                        std::to_string(x.wrong)});
-      if (algo) t.rows.back().push_back(x.algo.empty() ? "-" : fmt::format("{}/{} ×{}", x.algo, x.proto, x.channels));
-    }
-    std::cout << fmt::format("# NCCL {} on {} rank(s)\n\n{}", r.version, r.ranks, t.markdown());
-    for (const auto& n : r.notes) std::cout << "\nnote: " << n;
-    std::cout << '\n';
-  }
-  return wrong > 0 ? static_cast<int>(ExitCode::findings) : 0;
 }
 
 topo::NcclOptions nccl_options(const MultiGpuOptions& m) {
@@ -171,8 +117,8 @@ std::string exchange_id(const topo::NcclLibrary& lib, const std::string& file, i
 }
 
 // --procs N: this machine's GPUs as N processes, each a `probe nccl --rank` child holding one GPU.
-int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool json,
-                   const topo::NcclInfoCapture& capture) {
+topo::NcclRun run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m,
+                             const topo::NcclInfoCapture& capture, const Progress& note) {
   const std::string id = topo::nccl_unique_id(lib);
   note(fmt::format("probe nccl: {} processes, one GPU each, bootstrap id from ncclGetUniqueId…", m.procs));
   std::vector<ProcessOutput> out(static_cast<size_t>(m.procs));
@@ -202,7 +148,7 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
   try {
     auto run = topo::nccl_run_from_json(nlohmann::json::parse(json_part(out[0].out)));
     if (const auto log = capture.read()) topo::annotate(run, *log);
-    return print_nccl(run, json);
+    return run;
   } catch (const nlohmann::json::exception& e) {
     throw Error(ExitCode::internal, fmt::format("probe nccl --procs: rank 0's output did not read: {}", e.what()));
   }
@@ -210,7 +156,8 @@ int run_nccl_procs(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool 
 
 // NCCL's algorithm, protocol and channels per size: the same sweep once more in a child whose NCCL prints its TUNING
 // lines (a line per call: kept out of the timed run), one untimed call per size.
-void tuning_pass(const topo::NcclInfoCapture& capture, const MultiGpuOptions& m, topo::NcclRun& r) {
+void tuning_pass(const topo::NcclInfoCapture& capture, const MultiGpuOptions& m, topo::NcclRun& r,
+                 const Progress& note) {
   note("probe nccl: one call per size again with NCCL's TUNING lines on, for the algorithm it chose…");
   auto once = m.nccl;
   once.warmup = 0;
@@ -225,7 +172,7 @@ void tuning_pass(const topo::NcclInfoCapture& capture, const MultiGpuOptions& m,
 // Beside each collective NCCL ran on NVLS or Tree at large sizes, the same sizes under NCCL_ALGO=Ring in a child
 // process (NCCL reads its settings once per process): rows "COLLECTIVE (NCCL_ALGO=Ring)", the figure to hold against
 // a link's rate.
-void add_ring_runs(topo::NcclRun& r, const MultiGpuOptions& m) {
+void add_ring_runs(topo::NcclRun& r, const MultiGpuOptions& m, const Progress& note) {
   for (const auto& coll : topo::collectives_off_ring(r)) {
     auto large = m.nccl;
     large.min_bytes = std::max<uint64_t>(m.nccl.max_bytes / 4, 8);
@@ -251,8 +198,8 @@ void add_ring_runs(topo::NcclRun& r, const MultiGpuOptions& m) {
 
 // --mpi: this process is one rank of an mpirun job; rank 0 makes the id and MPI_Bcast hands it to the others. A rank
 // that fails ends the whole job (MPI_Abort with our exit code), or the others would wait in NCCL's bootstrap.
-int run_nccl_mpi(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool json,
-                 const topo::NcclInfoCapture& capture) {
+std::optional<topo::NcclRun> run_nccl_mpi(const topo::NcclLibrary& lib, const MultiGpuOptions& m,
+                                          const topo::NcclInfoCapture& capture, const Progress& note) {
   if (m.procs > 0 || !m.id_file.empty() || !m.nccl_id.empty())
     throw_bad_input("--mpi takes rank, size and id from MPI: not with --procs, --nccl-id-file or --nccl-id");
   topo::MpiSession mpi;
@@ -264,10 +211,10 @@ int run_nccl_mpi(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool js
     mpi.barrier();  // every rank has said who it is before any can fail and end the job
     auto r = topo::probe_nccl(lib, nccl_options(m), rank);
     if (const auto log = capture.read()) topo::annotate(r, *log);
-    if (rank.rank != 0) return 0;  // rank 0 prints the job's table, as nccl-tests does
-    return print_nccl(r, json);
+    if (rank.rank != 0) return std::nullopt;  // rank 0 prints the job's table, as nccl-tests does
+    return r;
   } catch (const Error& e) {
-    std::cerr << fmt::format("gpusqueeze: rank {} of {}: {}\n", mpi.rank(), mpi.size(), e.what()) << std::flush;
+    note(fmt::format("rank {} of {}: {}", mpi.rank(), mpi.size(), e.what()));
     capture.discard();  // MPI_Abort skips the destructors
     mpi.abort(static_cast<int>(e.code()));
   }
@@ -275,19 +222,23 @@ int run_nccl_mpi(const topo::NcclLibrary& lib, const MultiGpuOptions& m, bool js
 
 }  // namespace
 
-int run_nccl(const MultiGpuOptions& m, bool json) {
+NcclJob run_nccl(const MultiGpuOptions& m, const Progress& note) {
   // NCCL's own lines about this run (algorithm, protocol, transports), unless NCCL_DEBUG is the user's: set before
   // NCCL reads its settings, inherited by --procs children.
   std::optional<topo::NcclInfoCapture> capture;
   if (!m.library_only) capture.emplace();
-  const auto lib = topo::open_nccl();  // exit 3 with every place looked in
+  NcclJob job{topo::open_nccl(), std::nullopt};  // exit 3 with every place looked in
+  const auto& lib = job.library;
   note(fmt::format("NCCL {} from {} ({})", lib.version_text(), lib.path, lib.origin));
-  if (m.library_only) {
-    std::cout << fmt::format("NCCL {}\n{}\nfound through {}\n", lib.version_text(), lib.path, lib.origin);
-    return 0;
+  if (m.library_only) return job;
+  if (m.mpi) {
+    job.run = run_nccl_mpi(lib, m, *capture, note);
+    return job;
   }
-  if (m.mpi) return run_nccl_mpi(lib, m, json, *capture);
-  if (m.procs > 0) return run_nccl_procs(lib, m, json, *capture);
+  if (m.procs > 0) {
+    job.run = run_nccl_procs(lib, m, *capture, note);
+    return job;
+  }
   std::optional<topo::NcclRank> rank;
   if (!m.nccl_id.empty()) {  // a child of --procs, or started by hand with the id
     rank = topo::NcclRank{m.rank, m.nranks, m.device < 0 ? m.rank : m.device, m.nccl_id};
@@ -300,17 +251,18 @@ int run_nccl(const MultiGpuOptions& m, bool json) {
     rank = topo::NcclRank{(*l)[0], (*l)[1], m.device < 0 ? (*l)[2] : m.device, exchange_id(lib, m.id_file, (*l)[0])};
   }
   auto r = topo::probe_nccl(lib, nccl_options(m), rank);
-  if (!rank && capture->active()) tuning_pass(*capture, m, r);
+  if (!rank && capture->active()) tuning_pass(*capture, m, r, note);
   if (const auto log = capture->read()) topo::annotate(r, *log);
-  if (!rank && !m.no_ring) add_ring_runs(r, m);
+  if (!rank && !m.no_ring) add_ring_runs(r, m, note);
   if (rank && rank->rank != 0 && m.nccl_id.empty()) {  // under a launcher only rank 0 prints the table
     note(fmt::format("rank {} of {} done", rank->rank, rank->nranks));
-    return 0;
+    return job;
   }
-  return print_nccl(r, json);
+  job.run = std::move(r);
+  return job;
 }
 
-int run_nccl_sweep(const MultiGpuOptions& m, bool json) {
+NcclSweep run_nccl_sweep(const MultiGpuOptions& m, const Progress& note) {
   const auto settings = m.env_sets.empty() ? topo::default_sweep() : topo::parse_sweep(m.env_sets);
   std::string op = m.ops.empty() ? "all_reduce" : m.ops;
   if (op.find(',') != std::string::npos)
@@ -343,24 +295,7 @@ int run_nccl_sweep(const MultiGpuOptions& m, bool json) {
       }
       no_baseline = i == 0 && !rows[0].error.empty();  // nothing to compare the rest with
     }
-  rows = topo::judge_sweep(std::move(rows));
-  if (json) {
-    std::cout << nlohmann::json{{"collective", op}, {"trials", m.trials}, {"settings", topo::to_json(rows)}}.dump(2)
-              << '\n';
-  } else {
-    Table t{{"setting", "busbw at large sizes (GB/s, median)", "× as is", "trials", "verdict"}, {}};
-    for (const auto& r : rows)
-      t.rows.push_back({r.setting, r.busbw.empty() ? "-" : fmt::format("{:.2f}", r.median),
-                        r.busbw.empty() ? "-" : fmt::format("{:.3f}", r.ratio), std::to_string(r.busbw.size()),
-                        r.error.empty() ? r.verdict : r.verdict + ": " + r.error});
-    std::cout << fmt::format("# NCCL settings against each other: {}, {} trial(s) each, interleaved\n\n{}", op,
-                             m.trials, t.markdown())
-              << "\nbusbw is nccl-tests' bus bandwidth, averaged over the sizes of at least a quarter of the largest "
-                 "(--max-bytes); a setting helps when all its trials beat all of the baseline's.\n";
-  }
-  if (rows.front().busbw.empty())
-    throw Error(ExitCode::no_gpu, fmt::format("--sweep-env: the baseline did not run: {}", rows.front().error));
-  return 0;
+  return {op, topo::judge_sweep(std::move(rows))};
 }
 
-}  // namespace gsq::cli
+}  // namespace gsq::jobs
