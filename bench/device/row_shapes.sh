@@ -15,13 +15,13 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
     export PYTHONPATH=/tmp/site
 fi
-[ "${SKIP_TESTS:-0}" = 1 ] || run timeout 180 ctest --test-dir /work/main/build -R '^(KernelsGpu|QuantGpu)\.' --output-on-failure
-run timeout 120 python3 bench/kernels/quant_compare.py --dtype bfloat16 --shapes "${QUANT_SHAPES:-8192x8192,28672x8192,8192x28672}" \
+[ "${SKIP_TESTS:-0}" = 1 ] || run timeout 150 ctest --test-dir /work/main/build -R '^(KernelsGpu|QuantGpu)\.' --output-on-failure
+run timeout 100 python3 bench/kernels/quant_compare.py --dtype bfloat16 --shapes "${QUANT_SHAPES:-8192x8192,28672x8192,8192x28672}" \
   --out "$FINAL/quant-bf16.json"
 for dt in ${ROW_DTYPES:-bfloat16}; do
-  run timeout $(( ${ROW_BUDGET:-170} + 60 )) python3 bench/kernels/row_shapes.py --dtype "$dt" \
-    --budget-s "${ROW_BUDGET:-170}" ${ROW_ARGS:---rows 1,8,32,1024,8192 --widths 50257,151936,4096,32000,8192,128256,14336,768} --out "$FINAL/row-shapes-$dt.json"
+  run timeout $(( ${ROW_BUDGET:-150} + 60 )) python3 bench/kernels/row_shapes.py --dtype "$dt" \
+    --budget-s "${ROW_BUDGET:-150}" ${ROW_ARGS:---rows 1,8,32,1024,8192 --widths 50257,151936,4096,32000,8192,128256,14336,768} --out "$FINAL/row-shapes-$dt.json"
 done
-[ "${SKIP_TUNE:-0}" = 1 ] || run timeout 60 $BUILD/bench/tune/quant_tune --shapes 8192x8192,28672x8192 --m 1,2,4 --reps 5
+[ "${SKIP_TUNE:-0}" = 1 ] || run timeout 40 $BUILD/bench/tune/quant_tune --shapes 8192x8192,28672x8192 --m 1,2,4 --reps 5
 cp "$log" "$FINAL/"
 grep -E '^\$|\[exit|^\| |^#|behind the best|best:|shipped|memcpy|tests passed|FAILED|Failure' "$log" | head -200
