@@ -80,6 +80,19 @@ __device__ __forceinline__ void load_affine(const RowArgs& a, int64_t idx, Pack<
   if (OP == RowOp::layer_norm && a.bias) bp = static_cast<const Pack<T, VEC>*>(a.bias)[idx];
 }
 
+// Softmax's output pack from its input pack: exp(x - mean) * scale (mean: the row's maximum, scale: 1 / the sum), then
+// dropout; `first` as finish_softmax takes it.
+template <RowOp OP, class T, int VEC>
+__device__ __forceinline__ void finish_exp(const RowArgs& a, uint64_t first, const Pack<T, VEC>& in, float mean,
+                                           float scale, Pack<T, VEC>& out) {
+  float v[VEC];
+  unpack(in, v);
+  const float shift = -mean * kLog2e;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) v[k] = exp2_ftz(fmaf(v[k], kLog2e, shift));
+  finish_softmax<OP, T, VEC>(a, first, v, scale, out);
+}
+
 template <RowOp OP, class T, int VEC>
 __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_t idx, const Pack<T, VEC>& in,
                                            float mean, float scale, Pack<T, VEC>& out) {
@@ -89,12 +102,7 @@ __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_
     load_affine<OP, T, VEC>(a, idx, wp, bp);
     finish_norm<OP, T, VEC>(a, in, wp, bp, mean, scale, out);
   } else {
-    float v[VEC];
-    unpack(in, v);
-    const float shift = -mean * kLog2e;
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) v[k] = exp2_ftz(fmaf(v[k], kLog2e, shift));
-    finish_softmax<OP, T, VEC>(a, static_cast<uint64_t>(row) * a.cols + idx * VEC, v, scale, out);
+    finish_exp<OP, T, VEC>(a, static_cast<uint64_t>(row) * a.cols + idx * VEC, in, mean, scale, out);
   }
 }
 
@@ -568,12 +576,7 @@ __global__ void __launch_bounds__(THREADS) row_kernel_span(RowArgs a) {
       if (OP == RowOp::layer_norm && a.bias) bp = load_columns<T, VEC>(a.bias, e0, shift, a.cols);
       finish_norm<OP, T, VEC>(a, v, wp, bp, mean, scale, out);
     } else {
-      float e[VEC];
-      unpack(v, e);
-      const float shift_exp = -mean * kLog2e;
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) e[k] = exp2_ftz(fmaf(e[k], kLog2e, shift_exp));
-      finish_softmax<OP, T, VEC>(a, static_cast<uint64_t>(g) * VEC, e, scale, out);
+      finish_exp<OP, T, VEC>(a, static_cast<uint64_t>(g) * VEC, v, mean, scale, out);
     }
     if (first == 0 && last == VEC) {
       y[g] = out;
