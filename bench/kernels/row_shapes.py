@@ -7,7 +7,10 @@ Rows 1-32 are decode batches, 128-32768 prefill and training; widths are hidden 
 widths (32000 … 151936, and GPT-2's 50257, which is not a multiple of 16 bytes). Shapes over --max-elements are left
 out (and listed as such). torch.compile is compiled once per operation and width and called at every row count, the
 way a model meets new batch sizes (its default: the second row count recompiles with dynamic rows; one row stays
-specialised). Liger has no fused softmax + dropout: that row compares with eager and torch.compile only.
+specialised). Liger has no fused softmax + dropout: that row compares with eager and torch.compile only. The
+residual add + RMSNorm (add_rms_norm: residual += x, then RMSNorm of it) is held against eager's `x + r` and
+F.rms_norm, torch.compile of the same, and Liger's fused add (LigerFusedAddRMSNormFunction); its copy moves twice x's
+bytes, what it must move.
 
 Timing as bench/kernels/torch_compare.py: each sample queues 10 calls behind a GPU spin, so the figure is GPU time;
 --rounds rounds in a shuffled order; per shape the median of per-round ratios. `ours / best` is the best peer's time
@@ -35,12 +38,13 @@ from torch_compare import QUEUE_AHEAD_CYCLES, SmClock  # noqa: E402
 
 ROWS = "1,8,32,128,1024,8192,32768"
 WIDTHS = "768,2048,3000,4096,5120,8192,11008,14336,32000,50257,128256,151936"
-OPS = ("layer_norm", "rms_norm", "softmax", "softmax_dropout")
+OPS = ("layer_norm", "rms_norm", "add_rms_norm", "softmax", "softmax_dropout")
 
 
 def liger_fns():
     """Liger-Kernel's forward functions by operation, or {} when it is not installed."""
     try:
+        from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
         from liger_kernel.ops.layer_norm import LigerLayerNormFunction
         from liger_kernel.ops.rms_norm import LigerRMSNormFunction
         from liger_kernel.ops.softmax import LigerSoftmaxFunction
@@ -50,6 +54,7 @@ def liger_fns():
         return {}
     return {"layer_norm": lambda x, w, b: LigerLayerNormFunction.apply(x, w, b, 1e-5),
             "rms_norm": lambda x, w, b: LigerRMSNormFunction.apply(x, w, 1e-5),
+            "add_rms_norm": lambda x, w, r: LigerFusedAddRMSNormFunction.apply(x, r, w, 1e-5),
             "softmax": lambda x, w, b: LigerSoftmaxFunction.apply(x)}
 
 
@@ -58,6 +63,11 @@ def eager_fn(op, cols):
         return lambda x, w, b: F.layer_norm(x, (cols,), w, b, 1e-5)
     if op == "rms_norm":
         return lambda x, w, b: F.rms_norm(x, (cols,), w, 1e-5)
+    if op == "add_rms_norm":  # b is the residual: the new residual and the norm of it, as a decoder layer computes them
+        def add_norm(x, w, r):
+            s = x + r
+            return F.rms_norm(s, (cols,), w, 1e-5), s
+        return add_norm
     if op == "softmax":
         return lambda x, w, b: torch.softmax(x, -1)
     return lambda x, w, b: F.dropout(torch.softmax(x, -1), 0.1, True)
@@ -68,6 +78,8 @@ def ours_fn(op):
         return lambda x, w, b: gk.layer_norm(x, w, b, 1e-5)
     if op == "rms_norm":
         return lambda x, w, b: gk.rms_norm(x, w, 1e-5)
+    if op == "add_rms_norm":  # b is the residual, updated in place
+        return lambda x, w, b: gk.add_rms_norm(x, b, w, 1e-5)
     if op == "softmax":
         return lambda x, w, b: gk.softmax(x)
     return lambda x, w, b: gk.softmax_dropout(x, 0.1, seed=7)
@@ -112,19 +124,30 @@ def main():
                                                else "past --budget-s"})
                     continue
                 x = torch.randn(rows, cols, device=dev, dtype=dt)
-                y_copy = torch.empty_like(x)
+                # The copy moves the bytes the operation must: twice x's for the residual add (two in, two out).
+                copy_src = x if op != "add_rms_norm" else torch.empty(2, rows, cols, device=dev, dtype=dt)
+                y_copy = torch.empty_like(copy_src)
                 ours, eager = ours_fn(op), eager_fn(op, cols)
-                entry = {"op": op, "rows": rows, "cols": cols, "bytes": 2 * x.numel() * x.element_size()}
+                if op == "add_rms_norm":  # the residual stream takes b's place; ours adds x into it on every call
+                    b = torch.randn(rows, cols, device=dev, dtype=dt)
+                streams = 4 if op == "add_rms_norm" else 2  # x and residual read, y and residual written
+                entry = {"op": op, "rows": rows, "cols": cols, "bytes": streams * x.numel() * x.element_size()}
                 with torch.no_grad():
-                    got = ours(x, w, b).float()
-                    if op == "softmax_dropout":
+                    got = ours(x, w, b).float() if op != "add_rms_norm" else None
+                    if op == "add_rms_norm":
+                        want, want_r = eager(x, w, b)
+                        r = b.clone()
+                        got = ours(x, w, r).float()
+                        entry["residual_max_abs_diff"] = (r.float() - want_r.float()).abs().max().item()
+                        entry["max_abs_diff_vs_eager"] = (got - want.float()).abs().max().item()
+                    elif op == "softmax_dropout":
                         kept = got != 0
                         want = torch.softmax(x.float(), -1) / 0.9
                         entry["kept_fraction"] = kept.float().mean().item()
                         entry["max_abs_diff_vs_eager"] = (got[kept] - want[kept]).abs().max().item()
                     else:
                         entry["max_abs_diff_vs_eager"] = (got - eager(x, w, b).float()).abs().max().item()
-                contenders = {"copy": lambda: y_copy.copy_(x), "ours": lambda: ours(x, w, b),
+                contenders = {"copy": lambda: y_copy.copy_(copy_src), "ours": lambda: ours(x, w, b),
                               "eager": lambda: eager(x, w, b)}
                 if compiled is not None:
                     contenders["compile"] = lambda: compiled(x, w, b)
@@ -165,7 +188,7 @@ def main():
                                   if p + "_us" in entry)
                       + (f"  ours/best {entry['ours_vs_best']:.3f}" if "ours_vs_best" in entry else ""),
                       file=sys.stderr, flush=True)
-                del x, y_copy
+                del x, y_copy, copy_src
             torch.cuda.empty_cache()
     result["wall_s"] = time.time() - t0
     print(f"# Row kernels on model shapes, {props.name}, {args.dtype}, torch {torch.__version__}"

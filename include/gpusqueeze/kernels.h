@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define GSQ_KERNELS_ABI_VERSION 1
+#define GSQ_KERNELS_ABI_VERSION 2
 
 typedef enum gsq_status {
   GSQ_SUCCESS = 0,
@@ -49,6 +49,13 @@ GSQ_API gsq_status gsq_layer_norm(void* y, const void* x, const void* weight, co
 GSQ_API gsq_status gsq_rms_norm(void* y, const void* x, const void* weight, int64_t rows, int64_t cols, float eps,
                                 gsq_dtype dtype, gsq_stream stream);
 
+/* A decoder layer's residual add and RMSNorm in one pass (vLLM's fused_add_rms_norm):
+ *   residual[r, :] = x[r, :] + residual[r, :]  (rounded to the dtype, as adding two tensors of it does), then
+ *   y[r, :] = residual[r, :] / sqrt(mean(residual[r, :]^2) + eps) * weight.
+ * weight may be NULL; y == x (in place) is allowed; residual must not overlap x or y. */
+GSQ_API gsq_status gsq_add_rms_norm(void* y, void* residual, const void* x, const void* weight, int64_t rows,
+                                    int64_t cols, float eps, gsq_dtype dtype, gsq_stream stream);
+
 /* y[r, :] = softmax(x[r, :]) over the last dimension. */
 GSQ_API gsq_status gsq_softmax(void* y, const void* x, int64_t rows, int64_t cols, gsq_dtype dtype, gsq_stream stream);
 
@@ -61,10 +68,10 @@ GSQ_API gsq_status gsq_softmax_dropout(void* y, const void* x, int64_t rows, int
                                        uint64_t offset, gsq_dtype dtype, gsq_stream stream);
 
 /* Layout conversion of a dense 4-D tensor: NCHW -> NHWC and back. y must not overlap x. */
-GSQ_API gsq_status gsq_nchw_to_nhwc(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w,
-                                    gsq_dtype dtype, gsq_stream stream);
-GSQ_API gsq_status gsq_nhwc_to_nchw(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w,
-                                    gsq_dtype dtype, gsq_stream stream);
+GSQ_API gsq_status gsq_nchw_to_nhwc(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w, gsq_dtype dtype,
+                                    gsq_stream stream);
+GSQ_API gsq_status gsq_nhwc_to_nchw(void* y, const void* x, int64_t n, int64_t c, int64_t h, int64_t w, gsq_dtype dtype,
+                                    gsq_stream stream);
 
 /* Weight-only quantization for decoding: Y[M][N] = X[M][K] · dequant(W)ᵀ (+ bias[N]) with W [N][K] as
  * torch.nn.Linear.weight, X and Y fp16 or bf16 (fp32 accumulation), 1 <= M <= 16, N and K multiples of 64, x and w
@@ -79,13 +86,12 @@ GSQ_API gsq_status gsq_nhwc_to_nchw(void* y, const void* x, int64_t n, int64_t c
 #define GSQ_W4_LAYOUT "gsq.w4/1"
 GSQ_API gsq_status gsq_quantize_w8(const float* w, int64_t n, int64_t k, uint8_t* q, float* scales, double* max_rel,
                                    double* rms_rel);
-GSQ_API gsq_status gsq_quantize_w4(const float* w, int64_t n, int64_t k, int64_t group, int asymmetric,
-                                   uint32_t* words, uint16_t* params, double* max_rel, double* rms_rel);
+GSQ_API gsq_status gsq_quantize_w4(const float* w, int64_t n, int64_t k, int64_t group, int asymmetric, uint32_t* words,
+                                   uint16_t* params, double* max_rel, double* rms_rel);
 GSQ_API gsq_status gsq_w8a16_gemm(void* y, const void* x, const uint8_t* w, const float* scales, const void* bias,
                                   int64_t m, int64_t n, int64_t k, gsq_dtype dtype, gsq_stream stream);
-GSQ_API gsq_status gsq_w4a16_gemm(void* y, const void* x, const uint32_t* words, const void* params,
-                                  const void* bias, int64_t m, int64_t n, int64_t k, int64_t group, gsq_dtype dtype,
-                                  gsq_stream stream);
+GSQ_API gsq_status gsq_w4a16_gemm(void* y, const void* x, const uint32_t* words, const void* params, const void* bias,
+                                  int64_t m, int64_t n, int64_t k, int64_t group, gsq_dtype dtype, gsq_stream stream);
 
 #ifdef __cplusplus
 }

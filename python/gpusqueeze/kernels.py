@@ -7,6 +7,7 @@ replace:
     import gpusqueeze.kernels as gk
     y = gk.layer_norm(x, weight, bias, eps=1e-5)      # F.layer_norm(x, x.shape[-1:], weight, bias, eps)
     y = gk.rms_norm(x, weight, eps=1e-6)              # F.rms_norm(x, x.shape[-1:], weight, eps)
+    y = gk.add_rms_norm(x, residual, weight, 1e-6)    # residual += x (in place); F.rms_norm(residual, …, weight, eps)
     y = gk.softmax(x)                                 # torch.softmax(x, -1)
     y = gk.softmax_dropout(x, p=0.1, seed=1234)       # F.dropout(torch.softmax(x, -1), p), one pass, Philox mask
     y = gk.nchw_to_nhwc(x)                            # x.contiguous(memory_format=torch.channels_last)
@@ -32,11 +33,12 @@ import pathlib
 
 import torch
 
-__all__ = ["GsqKernelError", "layer_norm", "rms_norm", "softmax", "softmax_dropout", "nchw_to_nhwc", "nhwc_to_nchw",
-           "quantize_w4", "quantize_w8", "w4a16_linear", "w8a16_linear", "QuantizedWeight", "library_path"]
+__all__ = ["GsqKernelError", "layer_norm", "rms_norm", "add_rms_norm", "softmax", "softmax_dropout", "nchw_to_nhwc",
+           "nhwc_to_nchw", "quantize_w4", "quantize_w8", "w4a16_linear", "w8a16_linear", "QuantizedWeight",
+           "library_path"]
 
 _DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
-_ABI_VERSION = 1
+_ABI_VERSION = 2
 
 
 class GsqKernelError(RuntimeError):
@@ -90,6 +92,7 @@ def _load():
     sigs = {
         "gsq_layer_norm": [p, p, p, p, i64, i64, f32, i32, p],
         "gsq_rms_norm": [p, p, p, i64, i64, f32, i32, p],
+        "gsq_add_rms_norm": [p, p, p, p, i64, i64, f32, i32, p],
         "gsq_softmax": [p, p, i64, i64, i32, p],
         "gsq_softmax_dropout": [p, p, i64, i64, f32, u64, u64, i32, p],
         "gsq_nchw_to_nhwc": [p, p, i64, i64, i64, i64, i32, p],
@@ -166,6 +169,25 @@ def rms_norm(x: torch.Tensor, weight=None, eps: float = 1e-6) -> torch.Tensor:
     y = torch.empty_like(x)
     with torch.cuda.device(x.device):
         _check(_load().gsq_rms_norm(_ptr(y), _ptr(x), _ptr(weight), rows, cols, eps, dt, _stream(x)), "rms_norm")
+    return y
+
+
+def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight=None, eps: float = 1e-6) -> torch.Tensor:
+    """A decoder layer's residual add and RMSNorm in one pass (vLLM's fused_add_rms_norm): residual becomes
+    x + residual (in place, rounded to the dtype as `residual += x` rounds it), and the result is
+    F.rms_norm(residual, residual.shape[-1:], weight, eps). residual must be contiguous, of x's shape, dtype and
+    device."""
+    dt = _dtype(x)
+    x, rows, cols = _rows(x)
+    if residual.shape != x.shape or residual.dtype != x.dtype or residual.device != x.device \
+            or not residual.is_contiguous():
+        raise GsqKernelError(f"residual: expected a contiguous tensor of shape {tuple(x.shape)}, dtype {x.dtype} on "
+                             f"{x.device}; got {tuple(residual.shape)}, {residual.dtype} on {residual.device}")
+    weight = _param(weight, x, cols, "weight")
+    y = torch.empty_like(x)
+    with torch.cuda.device(x.device):
+        _check(_load().gsq_add_rms_norm(_ptr(y), _ptr(residual), _ptr(x), _ptr(weight), rows, cols, eps, dt,
+                                        _stream(x)), "add_rms_norm")
     return y
 
 

@@ -71,8 +71,7 @@ void time_findings(const Trace& t, const TraceIndex& ix, const KernelTally& k, c
         fmt::format("The loop waits for the DataLoader {} of the time ({} batches fetched{})",
                     pct(static_cast<double>(ix.loader_ns) / w), ix.loader_calls,
                     single ? ", in the training process itself: num_workers=0" : ""),
-        {{"dataloader_ns", std::to_string(ix.loader_ns)}, {"batches", std::to_string(ix.loader_calls)}},
-        ix.loader_ns,
+        {{"dataloader_ns", std::to_string(ix.loader_ns)}, {"batches", std::to_string(ix.loader_calls)}}, ix.loader_ns,
         "DataLoader(num_workers=N (the CPU cores the augmentation needs), pin_memory=True, persistent_workers=True, "
         "prefetch_factor=2+); move per-sample CPU transforms to the GPU (torchvision.transforms.v2 on tensors, DALI) "
         "when the workers cannot keep up.",

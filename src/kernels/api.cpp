@@ -177,6 +177,27 @@ gsq_status gsq_rms_norm(void* y, const void* x, const void* weight, int64_t rows
   return run_row(RowOp::rms_norm, dtype, RowArgs{y, x, weight, nullptr, rows, cols, eps}, stream);
 }
 
+gsq_status gsq_add_rms_norm(void* y, void* residual, const void* x, const void* weight, int64_t rows, int64_t cols,
+                            float eps, gsq_dtype dtype, gsq_stream stream) {
+  if (auto s = check_rows(y, x, rows, cols, dtype)) return s;
+  if (auto s = check_pointer(residual, "residual", dtype, false)) return s;
+  if (auto s = check_pointer(weight, "weight", dtype, true)) return s;
+  if (auto s = check_eps(eps)) return s;
+  // The residual is read and written row by row while x is read and y written: it may share no byte with them.
+  const auto bytes = static_cast<uintptr_t>(rows * cols * dtype_size(static_cast<DType>(dtype)));
+  const auto rb = reinterpret_cast<uintptr_t>(residual);
+  for (const void* other : {static_cast<const void*>(x), static_cast<const void*>(y)}) {
+    const auto ob = reinterpret_cast<uintptr_t>(other);
+    if (bytes > 0 && rb < ob + bytes && ob < rb + bytes)
+      return fail(
+          GSQ_ERROR_INVALID_VALUE,
+          fmt::format("residual overlaps {}: it is read and written in place beside them", other == x ? "x" : "y"));
+  }
+  RowArgs a{y, x, weight, nullptr, rows, cols, eps};
+  a.residual = residual;
+  return run_row(RowOp::add_rms_norm, dtype, a, stream);
+}
+
 gsq_status gsq_softmax(void* y, const void* x, int64_t rows, int64_t cols, gsq_dtype dtype, gsq_stream stream) {
   if (auto s = check_rows(y, x, rows, cols, dtype)) return s;
   return run_row(RowOp::softmax, dtype, RowArgs{y, x, nullptr, nullptr, rows, cols}, stream);

@@ -13,7 +13,9 @@
 namespace gsq::kernels {
 
 enum class DType { f32 = 0, f16 = 1, bf16 = 2 };
-enum class RowOp { layer_norm, rms_norm, softmax, softmax_dropout };
+// add_rms_norm: RMSNorm of the residual stream's new value x + residual, written back to the residual (a decoder
+// layer's fused residual add and norm).
+enum class RowOp { layer_norm, rms_norm, softmax, softmax_dropout, add_rms_norm };
 
 [[nodiscard]] constexpr int dtype_size(DType t) {
   return t == DType::f32 ? 4 : 2;
@@ -32,6 +34,7 @@ struct RowArgs {
   PhiloxKey key{};
   uint32_t keep_threshold = 0;
   float keep_scale = 1;
+  void* residual = nullptr;  // add_rms_norm: read, then overwritten with x + residual (rounded to the dtype)
 };
 
 // How a row operation is spread over the GPU for a given width (what dispatch_row picks; tests and `kernels` show it).

@@ -118,6 +118,8 @@ cudaError_t launch_row_naive(RowOp op, DType dtype, const RowArgs& a, cudaStream
       return naive_op<RowOp::softmax>(dtype, a, s);
     case RowOp::softmax_dropout:
       return naive_op<RowOp::softmax_dropout>(dtype, a, s);
+    case RowOp::add_rms_norm:  // no naive form: the comparisons are the four row operations
+      break;
   }
   return cudaErrorInvalidValue;
 }

@@ -110,6 +110,17 @@ std::vector<double> layer_norm(const std::vector<double>& x, const std::vector<d
   return y;
 }
 
+AddRmsNorm add_rms_norm(DType t, const std::vector<double>& x, const std::vector<double>& residual,
+                        const std::vector<double>& weight, int64_t rows, int64_t cols, double eps) {
+  std::vector<double> sum(x.size());
+  for (size_t i = 0; i < x.size(); ++i) sum[i] = x[i] + residual[i];
+  AddRmsNorm out;
+  const auto raw = from_double(t, sum);
+  out.residual = to_double(t, raw.data(), sum.size());
+  out.y = rms_norm(out.residual, weight, rows, cols, eps);
+  return out;
+}
+
 std::vector<double> rms_norm(const std::vector<double>& x, const std::vector<double>& weight, int64_t rows,
                              int64_t cols, double eps) {
   std::vector<double> y(x.size());

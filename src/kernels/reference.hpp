@@ -17,6 +17,12 @@ namespace gsq::kernels::ref {
                                              const std::vector<double>& bias, int64_t rows, int64_t cols, double eps);
 [[nodiscard]] std::vector<double> rms_norm(const std::vector<double>& x, const std::vector<double>& weight,
                                            int64_t rows, int64_t cols, double eps);
+// The residual add + RMSNorm: the new residual x + residual rounded to the dtype `t`, and RMSNorm of it.
+struct AddRmsNorm {
+  std::vector<double> y, residual;
+};
+[[nodiscard]] AddRmsNorm add_rms_norm(DType t, const std::vector<double>& x, const std::vector<double>& residual,
+                                      const std::vector<double>& weight, int64_t rows, int64_t cols, double eps);
 [[nodiscard]] std::vector<double> softmax(const std::vector<double>& x, int64_t rows, int64_t cols);
 [[nodiscard]] std::vector<double> softmax_dropout(const std::vector<double>& x, int64_t rows, int64_t cols, float p,
                                                   uint64_t seed, uint64_t offset);

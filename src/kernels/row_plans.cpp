@@ -77,6 +77,10 @@ constexpr RegisterPolicy kRegisters[] = {
     {RowOp::softmax, false, 1, 256, 2, 256, "H200; 2026-12-03-h200-row-plans"},
     {RowOp::softmax, false, 257, kAny, 4, 256, "H200; 2026-12-03-h200-row-plans"},
     {RowOp::softmax_dropout, false, 1, kAny, 4, 128, "H200; 2026-12-03-h200-row-plans"},
+    // The residual add + RMSNorm: RMSNorm's plans (it reads the residual beside x and writes it back, three streams
+    // where RMSNorm has two), unmeasured when set.
+    {RowOp::add_rms_norm, false, 1, 1024, 2, 512, "RMSNorm's plan, unmeasured for the add"},
+    {RowOp::add_rms_norm, false, 1025, kAny, 4, 512, "RMSNorm's plan, unmeasured for the add"},
 };
 
 // Past this many accesses a row is read twice by a block of 1024 without hints (rows without 16-byte accesses, and

@@ -16,6 +16,26 @@
 namespace gsq::kernels {
 namespace {  // each .cu file instantiates its own operations
 
+// The RMS norms (RMSNorm, and RMSNorm of the residual stream's sum), and every norm.
+__host__ __device__ constexpr bool is_rms(RowOp op) {
+  return op == RowOp::rms_norm || op == RowOp::add_rms_norm;
+}
+__host__ __device__ constexpr bool is_norm(RowOp op) {
+  return op == RowOp::layer_norm || is_rms(op);
+}
+
+// a + b element by element, rounded to T: the residual stream's new value, as PyTorch adds two tensors of T.
+template <class T, int VEC>
+__device__ __forceinline__ Pack<T, VEC> add_packs(const Pack<T, VEC>& a, const Pack<T, VEC>& b) {
+  float fa[VEC], fb[VEC];
+  unpack(a, fa);
+  unpack(b, fb);
+  Pack<T, VEC> out;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) out.v[k] = Conv<T>::from(fa[k] + fb[k]);
+  return out;
+}
+
 // Word q (0…3) of a Philox result picked at run time without indexing into local memory.
 __device__ __forceinline__ uint32_t word_at(const Philox4& r, unsigned q) {
   return q < 2 ? (q == 0 ? r.v[0] : r.v[1]) : (q == 2 ? r.v[2] : r.v[3]);
@@ -97,7 +117,7 @@ template <RowOp OP, class T, int VEC>
 __device__ __forceinline__ void finish_row(const RowArgs& a, int64_t row, int64_t idx, const Pack<T, VEC>& in,
                                            float mean, float scale, Pack<T, VEC>& out) {
   // Softmax: exp(x - mean) * scale where mean is the row maximum and scale 1 / sum.
-  if constexpr (OP == RowOp::layer_norm || OP == RowOp::rms_norm) {
+  if constexpr (is_norm(OP)) {
     Pack<T, VEC> wp, bp;  // one 16-byte load each, then unpacked in registers
     load_affine<OP, T, VEC>(a, idx, wp, bp);
     finish_norm<OP, T, VEC>(a, in, wp, bp, mean, scale, out);
@@ -153,7 +173,7 @@ template <RowOp OP, class T, int VEC, int VPT, bool FULL, int ROWS>
 __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
   __shared__ float scratch[64];
   using P = Pack<T, VEC>;
-  constexpr bool kNorm = OP == RowOp::layer_norm || OP == RowOp::rms_norm;
+  constexpr bool kNorm = is_norm(OP);
   static_assert(ROWS == 1 || kNorm, "only the norms share affine packs between rows");
   const unsigned tpr_log2 = __ffs(tpr) - 1, lane = threadIdx.x & (tpr - 1);
   const unsigned rows_per_block = blockDim.x >> tpr_log2;
@@ -184,12 +204,25 @@ __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
         else
           p[r][j] = x[lane + j * tpr];
       }
+    if constexpr (OP == RowOp::add_rms_norm) {  // the residual's packs, added, and the sum written back
+      P* res = reinterpret_cast<P*>(static_cast<T*>(a.residual) + row * a.cols);
+      P q[VPT];
+#pragma unroll
+      for (int j = 0; j < VPT; ++j)
+        if (valid(j)) q[j] = res[lane + j * tpr];
+#pragma unroll
+      for (int j = 0; j < VPT; ++j)
+        if (valid(j)) {
+          p[r][j] = add_packs(p[r][j], q[j]);
+          if (row_of(r) < a.rows) res[lane + j * tpr] = p[r][j];
+        }
+    }
   }
   // RMSNorm with at most two packs a thread loads its weight packs here, beside x, so those loads overlap x's DRAM
   // latency instead of following the reduction: 0.2-0.9% faster on the H200 at rows of 256-2048; LayerNorm, with
   // bias packs too, was 0.1-0.8% slower that way (bench/results/2026-12-03-h200-row-plans/), and with four packs the
   // registers for them would spill. Several rows a thread share one load.
-  constexpr bool kAffineFirst = ROWS > 1 || (OP == RowOp::rms_norm && VPT <= 2);
+  constexpr bool kAffineFirst = ROWS > 1 || (is_rms(OP) && VPT <= 2);
   P wp[kAffineFirst ? VPT : 1], bp[kAffineFirst ? VPT : 1];
   if constexpr (kAffineFirst) {
 #pragma unroll
@@ -319,6 +352,8 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a
   const int64_t row = blockIdx.x;
   const Idx nvec = static_cast<Idx>(a.cols / VEC);
   const P* x = reinterpret_cast<const P*>(static_cast<const T*>(a.x) + row * a.cols);
+  // add_rms_norm: the first read adds the residual's packs and writes the sum back; the second reads the sum.
+  P* res = OP == RowOp::add_rms_norm ? reinterpret_cast<P*>(static_cast<T*>(a.residual) + row * a.cols) : nullptr;
   uint64_t keep = 0, drop = 0;
   if constexpr (HINTS) {
     keep = l2_evict_last_policy();
@@ -328,16 +363,27 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a
   // Visits every pack of the row, kUnroll loads issued before any is used.
   auto for_each_pack = [&](auto&& f) {
     const bool first = pass++ == 0;
+    const P* src = OP == RowOp::add_rms_norm && !first ? res : x;
     for (Idx base = threadIdx.x; base < nvec; base += kThreads * kUnroll) {
       P v[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
         if (base + u * kThreads < nvec) {
           if constexpr (HINTS)
-            v[u] = first || HINT_SECOND ? load_hinted(x + base + u * kThreads, first ? keep : drop, first)
-                                        : x[base + u * kThreads];
+            v[u] = first || HINT_SECOND ? load_hinted(src + base + u * kThreads, first ? keep : drop, first)
+                                        : src[base + u * kThreads];
           else
-            v[u] = x[base + u * kThreads];
+            v[u] = src[base + u * kThreads];
+        }
+      if constexpr (OP == RowOp::add_rms_norm)
+        if (first) {
+          P q[kUnroll];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u)
+            if (base + u * kThreads < nvec) q[u] = res[base + u * kThreads];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u)
+            if (base + u * kThreads < nvec) v[u] = add_packs(v[u], q[u]), res[base + u * kThreads] = v[u];
         }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
@@ -346,7 +392,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a
   };
   const float n = static_cast<float>(a.cols);
   float mean = 0, scale = 1;
-  if constexpr (OP == RowOp::layer_norm || OP == RowOp::rms_norm) {
+  if constexpr (is_norm(OP)) {
     // LayerNorm sums are shifted by the row's first element, which keeps them exact enough for rows whose mean is
     // far from zero; RMSNorm needs only the sum of squares.
     const float shift = OP == RowOp::layer_norm ? Conv<T>::to(static_cast<const T*>(a.x)[row * a.cols]) : 0.0f;
@@ -453,7 +499,7 @@ __global__ void __launch_bounds__(THREADS) row_kernel_span(RowArgs a) {
   __shared__ float scratch[64];
   __shared__ float partial[2];  // this block's share of the statistics, read by the cluster's other blocks
   using P = Pack<T, VEC>;
-  constexpr bool kNorm = OP == RowOp::layer_norm || OP == RowOp::rms_norm;
+  constexpr bool kNorm = is_norm(OP);
   // Packs in flight a thread: four, but two in the norms' output pass at 1024 threads, where the weight and bias packs
   // and their shifted copies beside four packs of x need more than the 64 registers a thread has (fp16 spilled).
   using Four = std::integral_constant<int, 4>;
@@ -473,22 +519,47 @@ __global__ void __launch_bounds__(THREADS) row_kernel_span(RowArgs a) {
   const int shift = static_cast<int>(((-begin) % VEC + VEC) % VEC);  // column of a pack's first element, mod VEC
   const T* xe = static_cast<const T*>(a.x);
   const P* x = static_cast<const P*>(a.x);
+  // add_rms_norm: the first read adds the residual's packs and writes the sum back; the second reads the sum.
+  T* re = static_cast<T*>(a.residual);
+  P* res = static_cast<P*>(a.residual);
+  int pass = 0;
   // The elements [first_in, last_in) of pack g are inside the row.
   auto first_in = [&](int64_t g) { return begin > g * VEC ? static_cast<int>(begin - g * VEC) : 0; };
   auto last_in = [&](int64_t g) { return end < g * VEC + VEC ? static_cast<int>(end - g * VEC) : VEC; };
   // Visits the share's packs, U loads issued before any is used: f(pack index, pack, first, last) with
   // [first, last) the pack's elements inside the row (0, VEC for all but the row's first and last pack).
+  auto inside = [&](int64_t g) { return g * VEC >= begin && g * VEC + VEC <= end; };
   auto for_each_pack = [&](auto unroll, auto&& f) {
     constexpr int kUnroll = decltype(unroll)::value;
+    const bool first = pass++ == 0, add = OP == RowOp::add_rms_norm;
+    const P* src = add && !first ? res : x;
+    const T* src_e = add && !first ? re : xe;
     for (int64_t base = lo + threadIdx.x; base < hi; base += THREADS * kUnroll) {
       P v[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t g = base + u * THREADS;
         if (g >= hi) continue;
-        v[u] =
-            g * VEC >= begin && g * VEC + VEC <= end ? x[g] : load_part<T, VEC>(xe + g * VEC, first_in(g), last_in(g));
+        v[u] = inside(g) ? src[g] : load_part<T, VEC>(src_e + g * VEC, first_in(g), last_in(g));
       }
+      if constexpr (OP == RowOp::add_rms_norm)
+        if (first) {
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) {
+            const int64_t g = base + u * THREADS;
+            if (g >= hi) continue;
+            if (inside(g)) {
+              v[u] = add_packs(v[u], res[g]);
+              res[g] = v[u];
+            } else {
+              const int f = first_in(g), l = last_in(g);
+              v[u] = add_packs(v[u], load_part<T, VEC>(re + g * VEC, f, l));
+#pragma unroll
+              for (int k = 0; k < VEC; ++k)  // unrolled: an index known only at run time would put v in local memory
+                if (k >= f && k < l) re[g * VEC + k] = v[u].v[k];
+            }
+          }
+        }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t g = base + u * THREADS;
@@ -560,7 +631,7 @@ __global__ void __launch_bounds__(THREADS) row_kernel_span(RowArgs a) {
     s1 /= n, s2 /= n;
     mean = centre + s1;
     scale = rsqrtf(fmaxf(s2 - s1 * s1, 0.0f) + a.eps);
-  } else if constexpr (OP == RowOp::rms_norm) {
+  } else if constexpr (is_rms(OP)) {
     scale = rsqrtf(s2 / n + a.eps);
   } else {
     mean = s1, scale = 1.0f / s2;
@@ -618,7 +689,7 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
     }
     // The hinted plans plan_row picks (16-byte packs): block threads × accesses in flight. Not softmax + dropout,
     // which never reads a row twice.
-    if constexpr (VEC > 1 && OP != RowOp::softmax_dropout) {
+    if constexpr (VEC > 1 && OP != RowOp::softmax_dropout && OP != RowOp::add_rms_norm) {
       auto launch = [&](auto kernel, int threads) {
         kernel<<<rows, threads, 0, s>>>(a);
         return cudaGetLastError();
@@ -671,7 +742,8 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
     default:
       break;
   }
-  // The norms' 16-byte plans also take two rows a thread, or eight accesses, in blocks of up to 512.
+  // LayerNorm's and RMSNorm's 16-byte plans also take two rows a thread, or eight accesses, in blocks of up to 512 (the
+  // residual add's never do).
   if constexpr (VEC > 1 && (OP == RowOp::layer_norm || OP == RowOp::rms_norm)) {
     if (plan.block_threads > 512) return cudaErrorInvalidValue;
     switch (key) {

@@ -1,11 +1,13 @@
-// LayerNorm and RMSNorm instantiations of the row kernels (split from softmax so the two compile in parallel).
+// LayerNorm, RMSNorm and the residual add + RMSNorm instantiations of the row kernels (split from softmax so the two
+// compile in parallel).
 #include "kernels/rowwise.cuh"
 
 namespace gsq::kernels {
 
 cudaError_t launch_norm(RowOp op, DType dtype, const RowArgs& a, cudaStream_t s) {
-  return op == RowOp::layer_norm ? launch_row_op<RowOp::layer_norm>(dtype, a, s)
-                                 : launch_row_op<RowOp::rms_norm>(dtype, a, s);
+  if (op == RowOp::layer_norm) return launch_row_op<RowOp::layer_norm>(dtype, a, s);
+  if (op == RowOp::add_rms_norm) return launch_row_op<RowOp::add_rms_norm>(dtype, a, s);
+  return launch_row_op<RowOp::rms_norm>(dtype, a, s);
 }
 
 std::vector<std::pair<std::string, const void*>> sample_norm_kernels() {

@@ -156,7 +156,7 @@ TEST(RowPlan, SplitsRowsTooFewForTheGpuOverACluster) {
     EXPECT_FALSE(plan_row(op, DType::bf16, 16384, true, 8, 0).span);     // no clusters on this GPU
     EXPECT_FALSE(plan_row(op, DType::bf16, 16384, false, 8, 132).span);  // unaligned pointers
   }
-  for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::softmax, RowOp::softmax_dropout})
+  for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::softmax, RowOp::softmax_dropout, RowOp::add_rms_norm})
     for (int64_t cols = 1; cols <= 300000; cols = cols * 3 + 1) {
       for (DType t : {DType::f32, DType::f16, DType::bf16}) {
         const RowPlan q = plan_row(op, t, cols, true);
@@ -165,7 +165,7 @@ TEST(RowPlan, SplitsRowsTooFewForTheGpuOverACluster) {
         EXPECT_EQ(q.block_threads % q.threads_per_row, 0);
         EXPECT_LE(q.block_threads, 1024);
         // Eight accesses or two rows a thread: only the norms' 16-byte plans, in blocks of at most 512.
-        const bool norm = op == RowOp::layer_norm || op == RowOp::rms_norm;
+        const bool norm = op == RowOp::layer_norm || op == RowOp::rms_norm || op == RowOp::add_rms_norm;
         if (q.accesses_per_thread == 8 || q.rows_per_thread > 1) {
           EXPECT_TRUE(norm && q.vector) << cols;
           EXPECT_LE(q.block_threads, 512) << cols;
@@ -181,7 +181,7 @@ TEST(RowPlan, SplitsRowsTooFewForTheGpuOverACluster) {
 // bench/tune/row_tune times each against the shipped dispatch on the device). A plan that broke one of these would
 // read past or short of its row, or launch a block the hardware refuses.
 TEST(RowPlan, EveryPlanCoversItsRowWithALaunchableBlock) {
-  for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::softmax, RowOp::softmax_dropout}) {
+  for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::softmax, RowOp::softmax_dropout, RowOp::add_rms_norm}) {
     for (DType dt : {DType::bf16, DType::f16, DType::f32}) {
       for (int64_t cols : {1, 7, 8, 255, 256, 512, 1000, 1024, 2048, 4096, 8190, 8192, 16384, 32768, 65536, 262144}) {
         for (bool aligned : {true, false})
@@ -194,6 +194,9 @@ TEST(RowPlan, EveryPlanCoversItsRowWithALaunchableBlock) {
               EXPECT_TRUE(p.parts == 1 || p.parts == 2 || p.parts == 4 || p.parts == 8) << where;
               EXPECT_TRUE(p.parts == 1 || rows * 2 <= 132) << where << ": rows that fill the GPU are not split";
               EXPECT_TRUE(p.block_threads == 256 || p.block_threads == 1024) << where << ": no such instantiation";
+            }
+            if (op == RowOp::add_rms_norm || op == RowOp::softmax_dropout) {
+              EXPECT_FALSE(p.cache_hints) << where << ": no hinted two-read kernel is built for it";
             }
             EXPECT_TRUE(p.block_threads >= 32 && p.block_threads <= 1024 && p.block_threads % 32 == 0) << where;
             EXPECT_GE(p.threads_per_row, 1) << where;
@@ -235,6 +238,14 @@ TEST(KernelsAbi, RejectsBadArgumentsWithoutLaunching) {
   EXPECT_EQ(gsq_layer_norm(y, x, fake(0x300001), nullptr, 4, 64, 1e-5f, GSQ_FLOAT16, nullptr), GSQ_ERROR_MISALIGNED);
   EXPECT_NE(std::string(gsq_last_error()).find("weight"), std::string::npos);
   EXPECT_EQ(gsq_rms_norm(fake(0x200002), x, nullptr, 4, 64, 1e-5f, GSQ_FLOAT32, nullptr), GSQ_ERROR_MISALIGNED);
+  EXPECT_EQ(gsq_add_rms_norm(y, nullptr, x, nullptr, 4, 64, 1e-5f, GSQ_BFLOAT16, nullptr), GSQ_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(gsq_last_error()).find("residual is NULL"), std::string::npos);
+  EXPECT_EQ(gsq_add_rms_norm(y, fake(0x100040), x, nullptr, 4, 64, 1e-5f, GSQ_BFLOAT16, nullptr),
+            GSQ_ERROR_INVALID_VALUE);  // 64 bytes into x's 512
+  EXPECT_NE(std::string(gsq_last_error()).find("residual overlaps x"), std::string::npos) << gsq_last_error();
+  EXPECT_EQ(gsq_add_rms_norm(y, fake(0x300001), x, nullptr, 4, 64, 1e-5f, GSQ_BFLOAT16, nullptr), GSQ_ERROR_MISALIGNED);
+  EXPECT_EQ(gsq_add_rms_norm(y, fake(0x300000), x, nullptr, 4, 64, NAN, GSQ_BFLOAT16, nullptr),
+            GSQ_ERROR_INVALID_VALUE);
   const auto bad_dtype = static_cast<gsq_dtype>(std::atoi("7"));  // outside the enum, as from a careless caller
   EXPECT_EQ(gsq_softmax(y, x, 4, 64, bad_dtype, nullptr), GSQ_ERROR_UNSUPPORTED);
   EXPECT_EQ(gsq_softmax(y, x, int64_t{1} << 40, 1 << 20, GSQ_FLOAT32, nullptr), GSQ_ERROR_UNSUPPORTED);

@@ -95,6 +95,8 @@ const char* op_name(Op o) {
       return "softmax";
     case Op::softmax_dropout:
       return "softmax_dropout";
+    case Op::add_rms_norm:
+      return "add_rms_norm";
   }
   return "?";
 }
@@ -135,6 +137,8 @@ void check_row_op(Op op, DType t, Shape s, int shift) {
       st = gsq_softmax_dropout(y, px, s.rows, s.cols, p, seed, offset, gt, nullptr);
       want = ref::softmax_dropout(x.values, s.rows, s.cols, p, seed, offset);
       break;
+    case Op::add_rms_norm:  // check_add_rms_norm: it has a residual to give and check
+      FAIL() << "check_row_op does not take add_rms_norm";
   }
   ASSERT_EQ(st, GSQ_SUCCESS) << gsq_last_error();
   GSQ_CUDA_CHECK(cudaDeviceSynchronize());
@@ -170,6 +174,60 @@ TEST(KernelsGpu, RowKernelsMatchTheReferenceOnEveryPath) {
           check_row_op(op, t, s, shift);
           if (HasFatalFailure()) return;
         }
+}
+
+// The residual add + RMSNorm on every path (register rows, two reads, the span kernel ragged and split over clusters),
+// unaligned pointers (one element per access) and in place (y == x): the residual written back must be x + residual
+// rounded to the dtype exactly, y RMSNorm of it within the dtype's tolerance; what lies past the rows stays poisoned.
+void check_add_rms_norm(DType t, Shape s, int shift, bool in_place) {
+  const auto n = static_cast<size_t>(s.rows * s.cols);
+  const HostTensor x = random_tensor(t, n), r = random_tensor(t, n, 0.5, 2.0),
+                   w = random_tensor(t, static_cast<size_t>(s.cols), 1.0, 0.5);
+  cuda::DeviceBuffer dx = upload(x, t, shift), dr = upload(r, t, shift), dw = upload(w, t, shift);
+  const size_t es = static_cast<size_t>(dtype_size(t));
+  cuda::DeviceBuffer dy = cuda::DeviceBuffer::create(x.raw.size() + 64);
+  GSQ_CUDA_CHECK(cudaMemset(dy.get(), 0xFF, x.raw.size() + 64));  // NaN in all three dtypes
+  auto at = [&](cuda::DeviceBuffer& b) { return static_cast<char*>(b.get()) + es * static_cast<size_t>(shift); };
+  void* px = at(dx);
+  void* y = in_place ? px : at(dy);
+  ASSERT_EQ(gsq_add_rms_norm(y, at(dr), px, at(dw), s.rows, s.cols, 1e-5f, static_cast<gsq_dtype>(t), nullptr),
+            GSQ_SUCCESS)
+      << gsq_last_error();
+  GSQ_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto want = ref::add_rms_norm(t, x.values, r.values, w.values, s.rows, s.cols, 1e-5);
+  const std::string where =
+      std::string("add_rms_norm ") + name(t) + " [" + std::to_string(s.rows) + ", " + std::to_string(s.cols) + "]" +
+      (shift ? " unaligned" : "") + (in_place ? " in place" : "") +
+      " plan: " + plan_row(RowOp::add_rms_norm, t, s.cols, shift == 0, s.rows, cluster_sms()).describe();
+  const auto got_r = download(at(dr), t, n);
+  const auto er = ref::compare(got_r, want.residual, 0);
+  ASSERT_EQ(er.bad, 0) << where << ": the residual at " << er.worst << " is " << got_r[static_cast<size_t>(er.worst)]
+                       << ", x + residual rounded is " << want.residual[static_cast<size_t>(er.worst)];
+  const auto got = download(y, t, n);
+  for (int64_t row = 0; row < s.rows; ++row) {
+    const std::vector<double> g(got.begin() + row * s.cols, got.begin() + (row + 1) * s.cols),
+        wr(want.y.begin() + row * s.cols, want.y.begin() + (row + 1) * s.cols);
+    const auto e = ref::compare(g, wr, ref::tolerance(t), ref::subnormal_step(t));
+    ASSERT_EQ(e.bad, 0) << where << " row " << row << ": max rel error " << e.max_rel << " at column " << e.worst;
+  }
+  if (!in_place) {  // nothing written past the last row
+    const auto tail = download(static_cast<char*>(y) + n * es, t, 1);
+    EXPECT_TRUE(std::isnan(tail[0])) << where << ": wrote past the rows";
+  }
+}
+
+TEST(KernelsGpu, ResidualAddRmsNormMatchesTheReferenceOnEveryPath) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU: cudaGetDeviceCount found no device";
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (const Shape& s : kShapes)
+      for (int shift : {0, 1}) {
+        check_add_rms_norm(t, s, shift, false);
+        if (HasFatalFailure()) return;
+      }
+  for (const Shape& s : {Shape{7, 4096}, Shape{3, 50257}, Shape{1, 151936}, Shape{2, 65536}}) {
+    check_add_rms_norm(DType::bf16, s, 0, true);
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(KernelsGpu, NormsWithoutWeightOrBiasAndInPlace) {
