@@ -1,14 +1,14 @@
 // Weight-only quantized GEMV/GEMM for decoding: Y[M][N] = X[M][K] · dequant(W)ᵀ (+ bias), M = 1…16.
 //
 // At these M the work would be bound by reading W, so the kernels are built around the weight stream
-// (quant_kernels.cuh). M ≤ 2: CUDA-core warp kernels, a warp owns R output channels and walks K in 16-byte chunks per
-// lane, U chunks per channel in flight, the activations shared by the R channels from L1; INT4 nibbles become
-// fp16/bf16 pairs by or-ing them into the exponent of 1024 (or 128) and one subtraction or fma, products of 8 weights
-// accumulate in fp16/bf16 pairs, then in fp32; INT8 converts through the fp32 exponent trick. M ≥ 4: tensor-core
-// kernels (mma.sync m16n8k16, fp32 accumulators) on the same weight layouts: a warp owns 16·RT channels, weights
-// stream through a per-thread cp.async ring, X rows fill the mma's 8 columns (two n-tiles at M = 16), so the
-// dequantization is shared by all M rows instead of repeated per row. The group's scale and offset apply once per
-// group: Σ x·(u·s + o) = s·Σ x·(u - 8) + (o + 8s)·Σ x.
+// (quant_kernels.cuh). M = 1 (and 2 with fp16 activations): CUDA-core warp kernels, a warp owns R output channels
+// and walks K in 16-byte chunks per lane, U chunks per channel in flight, the activations shared by the R channels
+// from L1; INT4 nibbles become fp16/bf16 pairs by or-ing them into the exponent of 1024 (or 128) and one subtraction
+// or fma, products of 8 weights accumulate in fp16/bf16 pairs, then in fp32; INT8 converts through the fp32 exponent
+// trick. Larger M: tensor-core kernels (mma.sync m16n8k16, fp32 accumulators) on the same weight layouts: a warp
+// owns 16·RT channels, weights stream through a per-thread cp.async ring, X rows fill the mma's 8 columns (two
+// n-tiles at M = 16), so the dequantization is shared by all M rows instead of repeated per row. The group's scale
+// and offset apply once per group: Σ x·(u·s + o) = s·Σ x·(u - 8) + (o + 8s)·Σ x.
 #include "kernels/quant_kernels.cuh"
 
 #include <utility>
@@ -97,20 +97,23 @@ struct QuantPolicy {
   int a, b, split;  // warp: R channels, U chunks in flight; mma: RT m-tiles, S stages. split: the K split KS
   // Only where the output channels give every SM at least this many warps (N / R >= min_warps_per_sm × SMs); 0: any.
   int min_warps_per_sm;
+  bool fp16_only;  // bf16 activations take a later row
   const char* measured;
 };
 constexpr QuantPolicy kQuantPolicies[] = {
     // M = 1: K split two ways unless the channels alone give 12 warps an SM. 8192x8192 14.3 µs unsplit against 15.5
     // split, 8192x28672 40.4 against 42.4, 28672x8192 38.9 against 44.1; 4096x4096 6.3 split against 6.9 unsplit.
-    {true, 1, QuantKernel::warp, 4, 1, 1, 12, "H200; 2026-12-03-h200-quant-flush/tune-m1.log"},
-    {true, 1, QuantKernel::warp, 4, 1, 2, 0, "H200; 2026-12-03-h200-quant-flush/tune-m1.log"},
-    // M = 2: U = 1 is as fast but needs a stack frame.
-    {true, 2, QuantKernel::warp, 4, 2, 2, 0, "H200; 2026-12-03-h200-quant-flush"},
-    {true, 8, QuantKernel::mma, 2, 4, 4, 0, "H200; 2026-12-03-h200-quant-mma"},
-    {true, 16, QuantKernel::mma, 2, 3, 4, 0, "H200; 2026-12-03-h200-quant-mma"},
-    {false, 1, QuantKernel::warp, 4, 4, 2, 0, "H200; 2026-12-03-h200-quant-flush"},
-    {false, 2, QuantKernel::warp, 4, 1, 2, 0, "H200; 2026-12-03-h200-quant-flush"},
-    {false, 16, QuantKernel::mma, 1, 6, 4, 0, "H200; 2026-12-03-h200-quant-mma"},
+    {true, 1, QuantKernel::warp, 4, 1, 1, 12, false, "H200; 2026-12-03-h200-quant-flush/tune-m1.log"},
+    {true, 1, QuantKernel::warp, 4, 1, 2, 0, false, "H200; 2026-12-03-h200-quant-flush/tune-m1.log"},
+    // M = 2 with fp16 activations: the warp kernel (U = 1 is as fast but needs a stack frame); 21.0 µs at 8192x8192
+    // on an H100 where the best tensor-core shape took 23.1. With bf16 the same kernel took 34.9 µs (tinygemm 22.0)
+    // and 102.8 at 28672x8192 (tinygemm 63.7): bf16 takes the tensor-core row below, 23.3 µs at M = 3.
+    {true, 2, QuantKernel::warp, 4, 2, 2, 0, true, "H100; 2026-12-07-h100-row-shapes (quant-bf16.json, quant_tune)"},
+    {true, 8, QuantKernel::mma, 2, 4, 4, 0, false, "H200; 2026-12-03-h200-quant-mma"},
+    {true, 16, QuantKernel::mma, 2, 3, 4, 0, false, "H200; 2026-12-03-h200-quant-mma"},
+    {false, 1, QuantKernel::warp, 4, 4, 2, 0, false, "H200; 2026-12-03-h200-quant-flush"},
+    {false, 2, QuantKernel::warp, 4, 1, 2, 0, false, "H200; 2026-12-03-h200-quant-flush"},
+    {false, 16, QuantKernel::mma, 1, 6, 4, 0, false, "H200; 2026-12-03-h200-quant-mma"},
 };
 constexpr size_t kQuantPolicyCount = sizeof kQuantPolicies / sizeof kQuantPolicies[0];
 
@@ -119,7 +122,8 @@ template <class T, bool INT4, int MT, size_t I>
 bool try_policy(const QuantArgs& a, cudaStream_t s, cudaError_t& status) {
   constexpr QuantPolicy p = kQuantPolicies[I];
   // Warp kernels exist for M <= 2 only: a later row takes larger M.
-  if constexpr (p.int4 != INT4 || p.m_to < MT || (p.kernel == QuantKernel::warp && MT > 2)) {
+  if constexpr (p.int4 != INT4 || p.m_to < MT || (p.kernel == QuantKernel::warp && MT > 2) ||
+                (p.fp16_only && !std::is_same_v<T, __half>)) {
     return false;
   } else {
     if (p.min_warps_per_sm > 0 && a.n / p.a < int64_t{p.min_warps_per_sm} * sm_count()) return false;

@@ -109,14 +109,19 @@ std::string RowPlan::describe() const {
 RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16, int64_t rows, int sms) {
   RowPlan p;
   const int per16 = 16 / dtype_size(dtype);
+  // Rows too few to give half the SMs a block are latency-bound: a row that fits in registers is read once by one
+  // block (the register plans, not the two-read ones tuned for many rows), a wider one is split over a cluster.
+  // Measured on an H100 (bench/results/2026-12-07-h100-row-shapes): with 1-32 rows of 8192-32000 bf16 split over
+  // two to four blocks, RMSNorm, softmax and the residual add took 5.6-10.7 µs where Liger's one block a row took
+  // 3.0-6.6; unsplit rows of 50257-151936 lost to torch.compile by up to 3x before the span kernel.
+  const bool few = rows > 0 && sms > 0 && rows * 2 <= sms;
   // The span kernel: rows whose width is not a multiple of 16 bytes (vocabulary widths: 50257, 30522, 32001, ...) from
-  // kSpanFrom packs, where one element per access would leave the loads 2-4 bytes wide; and wide rows (kSplitFrom
-  // packs on) too few to give half the SMs a block, split over a cluster of up to eight blocks with at least kShareMin
-  // packs each. Whole 1024-thread blocks where a share has kWideShare packs. First thresholds, unmeasured when set:
-  // bench/device/row_shapes.sh times them against torch.compile and Liger on the model-shape grid.
-  constexpr int64_t kSpanFrom = 256, kSplitFrom = 1024, kShareMin = 512, kWideShare = 2048;
+  // kSpanFrom packs, where one element per access would leave the loads 2-4 bytes wide; and few rows too wide for
+  // registers, split over a cluster of up to eight blocks with at least kShareMin packs each. Whole 1024-thread blocks
+  // where a share has kWideShare packs.
+  constexpr int64_t kSpanFrom = 256, kShareMin = 512, kWideShare = 2048;
   const int64_t packs = (cols + per16 - 1) / per16 + 1;  // at most, whatever the row's start
-  const bool split = aligned16 && rows > 0 && sms > 0 && rows * 2 <= sms && packs >= kSplitFrom;
+  const bool split = aligned16 && few && packs > kRegisterRowLimit;
   if (split || (aligned16 && cols % per16 != 0 && packs >= kSpanFrom)) {
     p.vector = true, p.span = true, p.elems_per_access = per16, p.accesses_per_thread = 0;
     if (split) {
@@ -129,7 +134,7 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16, int64_t ro
   p.vector = aligned16 && cols % per16 == 0;
   p.elems_per_access = p.vector ? per16 : 1;
   const int64_t accesses = (cols + p.elems_per_access - 1) / p.elems_per_access;
-  if (p.vector)
+  if (p.vector && !few)
     for (const auto& t : kTwoReads)
       if (t.op == op && accesses >= t.from && accesses <= t.to) {
         p.accesses_per_thread = 0, p.cache_hints = true;

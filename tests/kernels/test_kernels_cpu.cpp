@@ -148,13 +148,18 @@ TEST(RowPlan, SplitsRowsTooFewForTheGpuOverACluster) {
     EXPECT_TRUE(p.span);
     EXPECT_EQ(p.parts, 1);
     EXPECT_EQ(p.block_threads, 1024);
-    p = plan_row(op, DType::bf16, 5000, true, 1, 132);  // 626 packs: a share under 512 packs is not split
+    p = plan_row(op, DType::bf16, 5000, true, 1, 132);  // one row in registers: read once, by one block
     EXPECT_FALSE(p.span);
-    EXPECT_EQ(p.parts, 1);
-    p = plan_row(op, DType::bf16, 16384, true, 8, 132);  // 2049 packs over 8 rows: split in four
-    EXPECT_EQ(p.parts, 4);
-    EXPECT_FALSE(plan_row(op, DType::bf16, 16384, true, 8, 0).span);     // no clusters on this GPU
-    EXPECT_FALSE(plan_row(op, DType::bf16, 16384, false, 8, 132).span);  // unaligned pointers
+    EXPECT_GT(p.accesses_per_thread, 0);
+    p = plan_row(op, DType::bf16, 16384, true, 8, 132);  // 2048 packs fit in registers, few rows or many
+    EXPECT_FALSE(p.span);
+    EXPECT_GT(p.accesses_per_thread, 0);
+    p = plan_row(op, DType::bf16, 65536, true, 8, 132);  // 8193 packs do not: split in eight
+    EXPECT_TRUE(p.span);
+    EXPECT_EQ(p.parts, 8);
+    EXPECT_EQ(p.block_threads, 256);                                     // 1025 packs a block
+    EXPECT_FALSE(plan_row(op, DType::bf16, 65536, true, 8, 0).span);     // no clusters on this GPU
+    EXPECT_FALSE(plan_row(op, DType::bf16, 65536, false, 8, 132).span);  // unaligned pointers
   }
   for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::softmax, RowOp::softmax_dropout, RowOp::add_rms_norm})
     for (int64_t cols = 1; cols <= 300000; cols = cols * 3 + 1) {

@@ -68,12 +68,41 @@ struct Shape {
 // 262144), odd widths; the norms' two rows a thread (odd row counts leave a thread's second row out) and eight
 // accesses a thread (16384 f32, 24576 and 32768 bf16), with and without a part-filled last pack slot (6144, 24576).
 // The span kernel: ragged widths (4095, 30522, 50257: each row starts at another place in its first 16-byte pack), and
-// rows too few for the GPU split over clusters of two to eight blocks (1 × 151936, 8 × 16384, 20 × 50257; 3 × 16384
-// and 2 × 32768 above are split too).
-const Shape kShapes[] = {{37, 1},    {33, 7},    {64, 64},   {17, 100},   {9, 256},    {5, 512},    {5, 1000},
-                         {8, 1024},  {7, 2048},  {6, 4096},  {3, 4104},   {5, 6144},   {4, 8192},   {2, 12288},
-                         {3, 16384}, {3, 24576}, {2, 32768}, {2, 33000},  {2, 65536},  {1, 100000}, {1, 262144},
-                         {5, 4095},  {3, 30522}, {8, 16384}, {20, 50257}, {70, 50257}, {1, 151936}};
+// rows too few for the GPU and too wide for registers split over clusters of two to eight blocks (1 × 151936,
+// 20 × 50257; 2 × 33000, 2 × 65536, 1 × 100000 and 1 × 262144 above are split too; 8 × 16384 stays in registers).
+const Shape kShapes[] = {{37, 1},
+                         {33, 7},
+                         {64, 64},
+                         {17, 100},
+                         {9, 256},
+                         {5, 512},
+                         {5, 1000},
+                         {8, 1024},
+                         {7, 2048},
+                         {6, 4096},
+                         {3, 4104},
+                         {5, 6144},
+                         {4, 8192},
+                         {2, 12288},
+                         {3, 16384},
+                         {3, 24576},
+                         {2, 32768},
+                         {2, 33000},
+                         {2, 65536},
+                         {1, 100000},
+                         {1, 262144},
+                         {5, 4095},
+                         {3, 30522},
+                         {8, 16384},
+                         {20, 50257},
+                         {70, 50257},
+                         {1, 151936},
+                         // Rows enough for the GPU (more than half its SMs): the two-read plans with cache hints
+                         // that few rows no longer take (512 × 2, 256 × 2, 1024 × 1-4 blocks).
+                         {70, 4096},
+                         {70, 8192},
+                         {70, 16384},
+                         {67, 40000}};
 
 // The GPU's SMs where it has clusters, as the dispatch sees them (plan_row splits rows over them).
 int cluster_sms() {
