@@ -44,6 +44,19 @@ __device__ __forceinline__ Pack<T, VEC> add_packs(const Pack<T, VEC>& a, const P
   return out;
 }
 
+// The residual add's first read of a row: the packs v[u] at base + u × stride (those below end) get the residual's
+// packs added, and each sum is written back to the residual (the residual's loads issued together first).
+template <class T, int VEC, int U, class I>
+__device__ __forceinline__ void add_residual(Pack<T, VEC> (&v)[U], Pack<T, VEC>* res, I base, I stride, I end) {
+  Pack<T, VEC> q[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    if (base + u * stride < end) q[u] = res[base + u * stride];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    if (base + u * stride < end) v[u] = add_packs(v[u], q[u]), res[base + u * stride] = v[u];
+}
+
 // Word q (0…3) of a Philox result picked at run time without indexing into local memory.
 __device__ __forceinline__ uint32_t word_at(const Philox4& r, unsigned q) {
   return q < 2 ? (q == 0 ? r.v[0] : r.v[1]) : (q == 2 ? r.v[2] : r.v[3]);
@@ -384,15 +397,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) row_kernel_wide(RowArgs a
             v[u] = src[base + u * kThreads];
         }
       if constexpr (OP == RowOp::add_rms_norm)
-        if (first) {
-          P q[kUnroll];
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u)
-            if (base + u * kThreads < nvec) q[u] = res[base + u * kThreads];
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u)
-            if (base + u * kThreads < nvec) v[u] = add_packs(v[u], q[u]), res[base + u * kThreads] = v[u];
-        }
+        if (first) add_residual<T, VEC>(v, res, base, static_cast<Idx>(kThreads), nvec);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
         if (base + u * kThreads < nvec) f(base + u * kThreads, v[u]);
@@ -552,15 +557,7 @@ __global__ void __launch_bounds__(THREADS) row_kernel_span(RowArgs a) {
       for (int u = 0; u < kUnroll; ++u)
         if (base + u * THREADS < ihi) v[u] = src[base + u * THREADS];
       if constexpr (OP == RowOp::add_rms_norm)
-        if (first) {
-          P q[kUnroll];
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u)
-            if (base + u * THREADS < ihi) q[u] = res[base + u * THREADS];
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u)
-            if (base + u * THREADS < ihi) v[u] = add_packs(v[u], q[u]), res[base + u * THREADS] = v[u];
-        }
+        if (first) add_residual<T, VEC>(v, res, base, int64_t{THREADS}, ihi);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
         if (base + u * THREADS < ihi) f(base + u * THREADS, v[u], Const<0>{}, Const<VEC>{});
