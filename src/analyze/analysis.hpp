@@ -10,12 +10,34 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace gsq::analyze {
 
 inline constexpr const char* kAnalysisSchema = "gpusqueeze.analysis/1";
+
+// The critical path of the launching thread, replayed with the recorder's cost taken out (judge_by_critical_path,
+// whatif_report.cpp), and whether it judged the verdict. One owner: judge_by_critical_path writes it, the outputs
+// read it.
+struct PathJudgement {
+  bool replayed = false;  // judge_by_critical_path ran (the JSON's "critical_path" is null where it did not)
+  bool has_path = false;  // the replay gave a path (false: only ok = false and the model are known)
+  bool ok = false;        // the path judged the verdict; false with `why` where it could not
+  std::string model, verdict, why;
+  // Shares of the path: the host's own work, CPU ops (dispatch, launches), waiting on kernels, waiting on copies.
+  double host_share = 0, cpu_ops_share = 0, wait_kernels_share = 0, wait_copies_share = 0;
+  int64_t replayed_step_p50_ns = 0;  // the replay as recorded (the model checked against the recording)
+  int64_t recorded_step_p50_ns = 0, untraced_step_p50_ns = 0;
+  std::optional<int64_t> host_free_step_p50_ns;  // the step with the host's own time taken out (host classes only)
+  std::string correction;                        // how the recorder's cost was taken out
+  double host_scale = 1, fidelity = 0, launched_gpu_share = 0;
+  int64_t host_ns = 0;
+  size_t records = 0;
+  std::vector<std::pair<std::string, int64_t>> top_ops;  // CPU ops holding most of the path, largest first
+};
+[[nodiscard]] nlohmann::json to_json(const PathJudgement& p);
 
 // Thresholds, each with where it comes from.
 struct Thresholds {
@@ -107,7 +129,7 @@ struct Analysis {
   int64_t comm_ns = 0, comm_exposed_ns = 0;     // their busy time, and the part no compute kernel overlaps
   HardwareLayer hardware;
   Verdict verdict;
-  nlohmann::json critical_path;  // the replay's critical path (whatif.hpp): shares, model; null when not replayed
+  PathJudgement critical_path;  // the replay's critical path and its judgement of the verdict (whatif_report.cpp)
   std::shared_ptr<const ReplayGraph> replay_graph;  // the graph it was judged on, kept for --what-if
   std::vector<Finding> findings;
 };

@@ -63,7 +63,7 @@ nlohmann::json to_json(const Analysis& a) {
         {"subclass", a.verdict.subclass},
         {"share", a.verdict.share},
         {"summary", a.verdict.summary}}},
-      {"critical_path", a.critical_path},
+      {"critical_path", to_json(a.critical_path)},
       {"breakdown",
        {{"wall_ns", b.wall_ns},
         {"gpu_busy_ns", b.gpu_busy_ns},
@@ -132,24 +132,46 @@ Table kernels_table(const Analysis& a, size_t rows) {
   return tk;
 }
 
+nlohmann::json to_json(const PathJudgement& p) {
+  if (!p.replayed) return nullptr;
+  nlohmann::json j{{"ok", p.ok}, {"model", p.model}};
+  if (!p.has_path) return j;
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& [op, ns] : p.top_ops) ops.push_back({{"op", op}, {"ns", ns}});
+  j.update({{"verdict", p.verdict},
+            {"host_share", p.host_share},
+            {"cpu_ops_share", p.cpu_ops_share},
+            {"wait_kernels_share", p.wait_kernels_share},
+            {"wait_copies_share", p.wait_copies_share},
+            {"replayed_step_p50_ns", p.replayed_step_p50_ns},
+            {"recorded_step_p50_ns", p.recorded_step_p50_ns},
+            {"untraced_step_p50_ns", p.untraced_step_p50_ns},
+            {"correction", p.correction},
+            {"host_scale", p.host_scale},
+            {"host_ns", p.host_ns},
+            {"records", p.records},
+            {"top_ops", std::move(ops)},
+            {"fidelity", p.fidelity},
+            {"launched_gpu_share", p.launched_gpu_share}});
+  if (!p.why.empty()) j["why"] = p.why;
+  if (p.host_free_step_p50_ns) j["host_free_step_p50_ns"] = *p.host_free_step_p50_ns;
+  return j;
+}
+
 std::string render_markdown(const Analysis& a) {
   const auto& b = a.breakdown;
   std::string md = fmt::format("verdict: **{}**{} — {}\n\n", a.verdict.cls,
                                a.verdict.subclass.empty() ? "" : " (" + a.verdict.subclass + ")", a.verdict.summary);
-  if (a.critical_path.is_object() && a.critical_path.contains("why"))
-    md += fmt::format("critical path: not judged — {}\n\n", a.critical_path.value("why", ""));
-  if (a.critical_path.is_object() && a.critical_path.value("ok", false)) {
-    const auto& c = a.critical_path;
+  const auto& c = a.critical_path;
+  if (!c.why.empty()) md += fmt::format("critical path: not judged — {}\n\n", c.why);
+  if (c.ok) {
     md += fmt::format(
         "critical path ({}): host work {} · CPU ops (dispatch, launches) {} · waiting on kernels {} · waiting on "
         "copies {}; `--what-if` predicts fixes from it\n\nuntraced step P50 predicted {} (recorded {}); the "
         "recorder's cost: {}\n\n",
-        c.value("model", ""), pct(c.value("host_share", 0.0)), pct(c.value("cpu_ops_share", 0.0)),
-        pct(c.value("wait_kernels_share", 0.0)), pct(c.value("wait_copies_share", 0.0)),
-        ms(c.value("untraced_step_p50_ns", int64_t{0})), ms(c.value("recorded_step_p50_ns", int64_t{0})),
-        c.value("correction", std::string("none")));
-    if (c.contains("top_ops") && !c["top_ops"].empty())
-      md += fmt::format("(the CPU op holding most of it: {})\n\n", c["top_ops"][0].value("op", ""));
+        c.model, pct(c.host_share), pct(c.cpu_ops_share), pct(c.wait_kernels_share), pct(c.wait_copies_share),
+        ms(c.untraced_step_p50_ns), ms(c.recorded_step_p50_ns), c.correction);
+    if (!c.top_ops.empty()) md += fmt::format("(the CPU op holding most of it: {})\n\n", c.top_ops.front().first);
   }
   md += fmt::format("{} events, wall {}, {} kernels, {} copies{}\n\n{}\n", a.events, ms(b.wall_ns), a.kernels,
                     a.copies.count, a.window.empty() ? "" : "; judged over the steps: " + a.window,

@@ -111,10 +111,10 @@ std::string diff_markdown(const Analysis& before, const Analysis& after) {
   md += fmt::format("\nfindings gone: {}\nfindings new: {}\n", list(j["findings_lost"]), list(j["findings_gained"]));
   auto path = [](const Analysis& x) {
     const auto& c = x.critical_path;
-    if (!c.is_object() || !c.value("ok", false)) return std::string("not judged");
-    return fmt::format("{} (host {:.0f}%, CPU ops {:.0f}%, kernels {:.0f}%, copies {:.0f}%)", c.value("verdict", ""),
-                       100 * c.value("host_share", 0.0), 100 * c.value("cpu_ops_share", 0.0),
-                       100 * c.value("wait_kernels_share", 0.0), 100 * c.value("wait_copies_share", 0.0));
+    if (!c.ok) return std::string("not judged");
+    return fmt::format("{} (host {:.0f}%, CPU ops {:.0f}%, kernels {:.0f}%, copies {:.0f}%)", c.verdict,
+                       100 * c.host_share, 100 * c.cpu_ops_share, 100 * c.wait_kernels_share,
+                       100 * c.wait_copies_share);
   };
   md += fmt::format("critical path: {} → {}\n", path(before), path(after));
   return md;

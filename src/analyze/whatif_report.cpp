@@ -12,11 +12,17 @@ namespace gsq::analyze {
 namespace {
 
 // The CPU ops that hold the most of the critical path, largest first.
-nlohmann::json top_ops(const CriticalPath& p, size_t n = 5) {
+// The CPU ops holding most of the path, largest first.
+std::vector<std::pair<std::string, int64_t>> top_op_list(const CriticalPath& p, size_t n = 5) {
   std::vector<std::pair<std::string, int64_t>> v(p.by_op.begin(), p.by_op.end());
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (v.size() > n) v.resize(n);
+  return v;
+}
+
+nlohmann::json top_ops(const CriticalPath& p, size_t n = 5) {
   nlohmann::json out = nlohmann::json::array();
-  for (size_t i = 0; i < v.size() && i < n; ++i) out.push_back({{"op", v[i].first}, {"ns", v[i].second}});
+  for (const auto& [op, ns] : top_op_list(p, n)) out.push_back({{"op", op}, {"ns", ns}});
   return out;
 }
 
@@ -145,37 +151,36 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
   as_recorded.recorder_corrected = false;
   const auto raw = replay(t, *graph, {}, as_recorded);  // checks the model against the recording
   const auto base = replay(t, *graph, {}, rates);       // the untraced program: what the verdict and savings are about
-  if (!base.ok || base.wall_ns <= 0) {
-    a.critical_path = {{"ok", false}, {"model", base.model}};
-    return;
-  }
+  auto& j = a.critical_path;
+  j.replayed = true;
+  j.model = base.model;
+  if (!base.ok || base.wall_ns <= 0) return;
   const auto& p = base.path;
   const auto cls = critical_verdict(p);
   const double total = static_cast<double>(std::max<int64_t>(1, p.total()));
-  a.critical_path = {{"ok", true},
-                     {"model", base.model},
-                     {"verdict", cls},
-                     {"host_share", static_cast<double>(p.host_ns) / total},
-                     {"cpu_ops_share", static_cast<double>(p.cpu_ops_ns) / total},
-                     {"wait_kernels_share", static_cast<double>(p.wait_kernels_ns) / total},
-                     {"wait_copies_share", static_cast<double>(p.wait_copies_ns) / total},
-                     {"replayed_step_p50_ns", raw.step_p50_ns},
-                     {"recorded_step_p50_ns", base.recorded_p50_ns},
-                     {"untraced_step_p50_ns", base.step_p50_ns},
-                     {"correction", graph->correction},
-                     {"host_scale", graph->host_scale},
-                     {"host_ns", graph->host_ns},
-                     {"records", graph->records},
-                     {"top_ops", top_ops(p)}};
+  j.has_path = j.ok = true;
+  j.verdict = cls;
+  j.host_share = static_cast<double>(p.host_ns) / total;
+  j.cpu_ops_share = static_cast<double>(p.cpu_ops_ns) / total;
+  j.wait_kernels_share = static_cast<double>(p.wait_kernels_ns) / total;
+  j.wait_copies_share = static_cast<double>(p.wait_copies_ns) / total;
+  j.replayed_step_p50_ns = raw.step_p50_ns;
+  j.recorded_step_p50_ns = base.recorded_p50_ns;
+  j.untraced_step_p50_ns = base.step_p50_ns;
+  j.correction = graph->correction;
+  j.host_scale = graph->host_scale;
+  j.host_ns = graph->host_ns;
+  j.records = graph->records;
+  j.top_ops = top_op_list(p);
   // A replay that cannot reproduce the recording is missing dependencies the trace does not show (cross-stream
   // events, other ranks, a GPU shared with other processes): it judges nothing, and says so.
   const double fidelity =
       raw.recorded_p50_ns > 0 ? static_cast<double>(raw.step_p50_ns) / static_cast<double>(raw.recorded_p50_ns) : 0.0;
-  a.critical_path["fidelity"] = fidelity;
-  a.critical_path["launched_gpu_share"] = base.launched_gpu_share;
+  j.fidelity = fidelity;
+  j.launched_gpu_share = base.launched_gpu_share;
   if (base.launched_gpu_share < 0.9) {  // minor launching threads launched GPU work the replay does not order
-    a.critical_path["ok"] = false;
-    a.critical_path["why"] = fmt::format(
+    j.ok = false;
+    j.why = fmt::format(
         "the replayed threads launched {:.1f}% of the GPU time; threads with under 5% of the launches each launched "
         "the rest, which the replay does not order, so the verdict stays with the idle-time rules and savings stay "
         "upper bounds",
@@ -183,8 +188,8 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
     return;
   }
   if (fidelity < 0.9 || fidelity > 1.1) {
-    a.critical_path["ok"] = false;
-    a.critical_path["why"] = fmt::format(
+    j.ok = false;
+    j.why = fmt::format(
         "the replay gives {:.1f}% of the recorded step time: the trace lacks dependencies the run had (cross-stream "
         "events, other ranks, other processes on the GPU), so the verdict stays with the idle-time rules and savings "
         "stay upper bounds",
@@ -198,8 +203,8 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
   // (tokenomics-from-first-principles): 426 ms of start-up in 820 ms read launch-bound where 313 of the 370 ms of
   // kernels are NCCL's.
   if (graph->steps.size() <= 1 && a.breakdown.wall_ns > 0 && 4 * a.breakdown.idle_startup_ns > a.breakdown.wall_ns) {
-    a.critical_path["ok"] = false;
-    a.critical_path["why"] = fmt::format(
+    j.ok = false;
+    j.why = fmt::format(
         "one step (no step markers) whose one-off start-up is {:.0f}% of the run: the path is mostly start-up, so "
         "the verdict stays with the idle-time rules (record steps after warm-up: torch.profiler.schedule)",
         100.0 * static_cast<double>(a.breakdown.idle_startup_ns) / static_cast<double>(a.breakdown.wall_ns));
@@ -215,11 +220,11 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
     Fixes host_free;
     host_free.host_free = true;
     const auto floor = replay(t, *graph, host_free, rates);
-    a.critical_path["host_free_step_p50_ns"] = floor.step_p50_ns;
+    j.host_free_step_p50_ns = floor.step_p50_ns;
     if (base.step_p50_ns > 0 && floor.step_p50_ns > 0 && 10 * floor.step_p50_ns > 9 * base.step_p50_ns) {
       const std::string gpu_cls =
           floor.path.wait_copies_ns > floor.path.wait_kernels_ns ? "transfer-bound" : "gpu-bound";
-      a.critical_path["verdict"] = gpu_cls;
+      j.verdict = gpu_cls;
       const std::string was = a.verdict.cls;
       a.verdict.summary = fmt::format(
           "{}: the host's own time taken out entirely, the step would still take {:.3f} of {:.3f} ms ({:.1f}% less): "

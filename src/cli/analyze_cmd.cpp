@@ -177,7 +177,7 @@ Action register_diff(CLI::App& app) {
       rates.recorder_corrected = false;
       const auto r = analyze::replay(before, analyze::parse_fixes(o->fixes), rates);
       // The after trace's recorded step time, as its analysis's replay read it.
-      const int64_t measured = b.critical_path.value("recorded_step_p50_ns", int64_t{0});
+      const int64_t measured = b.critical_path.recorded_step_p50_ns;
       if (r.ok && measured > 0)
         check = {{"fixes", o->fixes},
                  {"predicted_step_p50_ns", r.step_p50_ns},

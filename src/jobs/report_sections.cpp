@@ -112,21 +112,20 @@ report::Section analysis_section_of(const analyze::Analysis& a) {
   // The summary names the class itself ("sync-bound: 66.5% of the wall time ..."); it is not repeated before it.
   auto sec = report::analysis_section(a.origin, "Verdict: " + a.verdict.summary, analyze::breakdown_table(a),
                                       analyze::kernels_table(a, 8), a.findings, analyze::to_json(a));
-  if (const auto& c = a.critical_path; c.is_object() && c.value("ok", false)) {
+  if (const auto& c = a.critical_path; c.ok) {
     sec.notes.push_back(
         fmt::format("Critical path ({}): host work {:.1f}%, CPU ops {:.1f}%, waiting on kernels {:.1f}%, waiting on "
                     "copies {:.1f}%. "
                     "`gpusqueeze analyze --what-if sync,pinned,fuse,graphs,host {}` predicts what each fix would save.",
-                    c.value("model", ""), 100 * c.value("host_share", 0.0), 100 * c.value("cpu_ops_share", 0.0),
-                    100 * c.value("wait_kernels_share", 0.0), 100 * c.value("wait_copies_share", 0.0), a.origin));
-    sec.figures_svg.push_back(
-        report::stacked_svg("Critical path of the launching thread (" + c.value("verdict", std::string()) + ")",
-                            {{"host work (Python, input preparation)", c.value("host_share", 0.0)},
-                             {"CPU ops (dispatch, launches)", c.value("cpu_ops_share", 0.0)},
-                             {"waiting on kernels", c.value("wait_kernels_share", 0.0)},
-                             {"waiting on copies", c.value("wait_copies_share", 0.0)}}));
-  } else if (c.is_object() && c.contains("why")) {
-    sec.notes.push_back("Critical path not judged: " + c.value("why", std::string()));
+                    c.model, 100 * c.host_share, 100 * c.cpu_ops_share, 100 * c.wait_kernels_share,
+                    100 * c.wait_copies_share, a.origin));
+    sec.figures_svg.push_back(report::stacked_svg("Critical path of the launching thread (" + c.verdict + ")",
+                                                  {{"host work (Python, input preparation)", c.host_share},
+                                                   {"CPU ops (dispatch, launches)", c.cpu_ops_share},
+                                                   {"waiting on kernels", c.wait_kernels_share},
+                                                   {"waiting on copies", c.wait_copies_share}}));
+  } else if (!c.why.empty()) {
+    sec.notes.push_back("Critical path not judged: " + c.why);
   }
   sec.headline =
       fmt::format("{}{}, {:.1f}% of wall", a.verdict.cls,

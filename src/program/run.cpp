@@ -218,8 +218,7 @@ ProgramResult run_program(const ProgramOptions& o, const std::function<void(cons
         try {
           const auto trace = analyze::load_trace(*res.trace_file);
           auto a = analyze::analyze(trace);
-          const auto recorded =
-              a.critical_path.is_object() ? a.critical_path.value("recorded_step_p50_ns", int64_t{0}) : int64_t{0};
+          const auto recorded = a.critical_path.recorded_step_p50_ns;
           if (res.factor > 0 && recorded > 0) {
             res.untraced_step_ns = static_cast<int64_t>(static_cast<double>(recorded) * res.factor);
             analyze::Thresholds th;

@@ -126,7 +126,7 @@ TEST(RealModels, TheProfilersCostComesOutOfTheHostTime) {
   EXPECT_NE(w.correction.find("per record"), std::string::npos) << w.correction;
   Thresholds none;
   none.recorder_record_ns = 0;
-  EXPECT_NE(analyze(t, none).critical_path.value("correction", std::string()).find("as recorded"), std::string::npos);
+  EXPECT_NE(analyze(t, none).critical_path.correction.find("as recorded"), std::string::npos);
 }
 
 // Kineto's public ResNet-50 sample with num_workers=0 (V100, PyTorch 1.9, tb_plugin samples): its step markers are
@@ -141,7 +141,7 @@ TEST(RealModels, ALegacyDataLoaderBoundTraceIsJudgedOverItsStepsAndNamesTheDataL
   const auto a = analyze(load_trace(file));
   EXPECT_EQ(a.step_ns.size(), 6U);
   EXPECT_EQ(a.verdict.cls, "host-bound") << a.verdict.summary;
-  EXPECT_GT(a.critical_path.value("host_share", 0.0), 0.3);
+  EXPECT_GT(a.critical_path.host_share, 0.3);
   EXPECT_EQ(top_finding(a), "dataloader");
 }
 
@@ -204,8 +204,9 @@ TEST(RealModels, AStartUpThatIsMostOfAnUnmarkedRunDoesNotDecideTheVerdict) {
   const auto a = analyze(parse_kineto("{\"traceEvents\": [" + ev + "]}", "startup"));
   EXPECT_GT(4 * a.breakdown.idle_startup_ns, a.breakdown.wall_ns);
   EXPECT_NE(a.verdict.cls, "launch-bound") << a.verdict.summary;
-  EXPECT_FALSE(a.critical_path.value("ok", true));
-  EXPECT_NE(a.critical_path.value("why", std::string()).find("start-up"), std::string::npos);
+  EXPECT_TRUE(a.critical_path.replayed);
+  EXPECT_FALSE(a.critical_path.ok);
+  EXPECT_NE(a.critical_path.why.find("start-up"), std::string::npos);
 }
 
 // A SYNTHETIC recording without PyTorch's ops, as `gpusqueeze trace` makes one: only the launches and the kernels. An
