@@ -22,6 +22,8 @@
 extern "C" {
 #endif
 
+/* 1: the row operations, layout conversions and quantized GEMMs; 2: adds gsq_add_rms_norm. The Python module
+ * (gpusqueeze.kernels) refuses a library of another version. */
 #define GSQ_KERNELS_ABI_VERSION 2
 
 typedef enum gsq_status {
