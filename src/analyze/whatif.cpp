@@ -152,6 +152,115 @@ std::vector<bool> graph_captured(const Trace& t, const std::vector<Item>& items)
 }
 }  // namespace
 
+namespace {
+
+// The first GPU op an item launched (a fused run keeps its kernel's time under this index).
+size_t first_gpu_op(const Item& x) {
+  for (const auto& c : x.calls)
+    if (!c.gpu.empty()) return c.gpu.front();
+  return size_t{0};
+}
+
+// The fixes that change a step's shape: the ops `sync` and `layout` drop, and runs of single elementwise kernels that
+// `fuse` makes one (one dispatch, the slowest op's; one kernel, the slowest: it reads once), the kept kernel's time in
+// dur_override.
+std::vector<Item> shape_items(const Trace& t, const Fixes& fx, const std::vector<Item>& in,
+                              std::unordered_map<size_t, int64_t>& dur_override) {
+  auto single_elementwise = [&](const Item& x) {
+    size_t kernels = 0;
+    for (const auto& c : x.calls) {
+      if (c.blocking) return false;
+      for (size_t g : c.gpu)
+        if (t.events[g].kind != Kind::kernel || !is_elementwise(t.name(t.events[g])) || ++kernels > 1) return false;
+    }
+    return kernels == 1;
+  };
+  std::vector<Item> items;
+  bool prev_fusable = false;
+  for (const auto& item : in) {
+    auto it = item;
+    const auto& name = t.names[it.name];
+    if ((fx.sync && (name == "aten::item" || name == "aten::_local_scalar_dense")) ||
+        (fx.layout && name == "aten::contiguous")) {
+      prev_fusable = false;
+      continue;
+    }
+    const bool fusable = fx.fuse && single_elementwise(it);
+    if (fusable && prev_fusable) {
+      items.back().dur = std::max(items.back().dur, it.dur);
+      const size_t kept = first_gpu_op(items.back()), here = first_gpu_op(it);
+      dur_override[kept] =
+          std::max(dur_override.count(kept) ? dur_override[kept] : t.events[kept].dur_ns, t.events[here].dur_ns);
+      continue;
+    }
+    prev_fusable = fusable;
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
+// Places GPU op g on its stream: it starts when its launch returned (`ready`) and the stream is free, and after the
+// work of another stream it waits for (a cudaStreamWaitEvent); it runs `dur`. A prefetched copy runs on a side stream
+// that the compute stream then waits for (the event the prefetch records). Returns the op as placed.
+const GpuRec& place_gpu_op(const Trace& t, const ReplayGraph& graph, size_t g, int64_t ready, int64_t dur,
+                           bool prefetched, GpuState& gpu) {
+  const auto& op = t.events[g];
+  auto& [free, prev] = gpu.stream_free[{op.device, prefetched ? -2 - op.stream : op.stream}];
+  GpuRec rec;
+  rec.ready = ready;
+  rec.start = std::max(rec.ready, free);
+  rec.pred = free > rec.ready ? prev : -1;
+  if (const auto w = graph.waits_for.find(g); w != graph.waits_for.end())
+    if (const auto d = gpu.ops.find(w->second); d != gpu.ops.end() && d->second.end > rec.start) {
+      rec.start = d->second.end;
+      rec.pred = static_cast<int64_t>(w->second);
+    }
+  rec.end = rec.start + dur;
+  rec.copy = op.kind == Kind::memcpy;
+  free = rec.end;
+  prev = static_cast<int64_t>(g);
+  if (prefetched) {
+    auto& [cfree, cprev] = gpu.stream_free[{op.device, op.stream}];
+    if (rec.end > cfree) {
+      cfree = rec.end;
+      cprev = static_cast<int64_t>(g);
+    }
+  }
+  if (rec.end >= gpu.last_end) {
+    gpu.last_end = rec.end;
+    gpu.last_op = static_cast<int64_t>(g);
+  }
+  return gpu.ops[g] = rec;
+}
+
+// What a replay with these fixes assumes, said beside its predictions.
+std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& rates, bool loader_seen) {
+  std::vector<std::string> out;
+  out.push_back(rates.source);
+  if (fx.fuse) out.push_back("a fused run costs its slowest op's dispatch and its slowest kernel");
+  if (fx.layout)
+    out.push_back(
+        "layout: top-level aten::contiguous calls dropped, NCHW<->NHWC transpose kernels and their launches free; "
+        "converting weights and inputs once at load is not counted");
+  if (fx.host) out.push_back("one worker thread; each step waits for its input from the worker");
+  if (fx.workers > 0 && !loader_seen)
+    out.push_back(
+        "workers: the trace has no enumerate(DataLoader) ranges (torch.profiler records them; `gpusqueeze trace` does "
+        "not see Python), so the fix changes nothing here");
+  if (fx.workers > 0)
+    out.push_back(fmt::format(
+        "workers:{}: each batch's enumerate(DataLoader) time spent by one of {} workers in parallel, prefetching; the "
+        "main process's next() then costs nothing, and the workers' CPU cores are free",
+        fx.workers, fx.workers));
+  if (fx.prefetch)
+    out.push_back(
+        "prefetch: each asynchronous host-to-device copy issued one step earlier on a side stream (the first step "
+        "has nothing prefetched); the copy engine and the kernels do not slow each other");
+  return out;
+}
+
+}  // namespace
+
 Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, const ReplayRates& rates) {
   Replay r;
   r.model = graph_in.why;
@@ -176,11 +285,6 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
         if (c.type == CallType::launch) launch_durs.push_back(c.dur);
   const int64_t launch_floor = median(launch_durs);
   std::unordered_map<size_t, int64_t> dur_override;  // fused kernels
-  auto fused_kernel = [](const Item& x) {
-    for (const auto& c : x.calls)
-      if (!c.gpu.empty()) return c.gpu.front();
-    return size_t{0};
-  };
   auto kernel_dur = [&](size_t index) {
     const auto& e = t.events[index];
     double d = static_cast<double>(dur_override.count(index) ? dur_override.at(index) : e.dur_ns);
@@ -202,37 +306,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   int64_t prev_step_start = -1;  // the previous step's CPU start: when a prefetched copy was issued
   bool loader_seen = false;      // workers: a DataLoader range was replayed
   for (auto& s : steps) {
-    // Fixes that change the graph's shape: dropped items, fused runs.
-    std::vector<Item> items;
-    bool prev_fusable = false;
-    for (size_t i = 0; i < s.items.size(); ++i) {
-      auto it = s.items[i];
-      const auto& name = t.names[it.name];
-      if ((fx.sync && (name == "aten::item" || name == "aten::_local_scalar_dense")) ||
-          (fx.layout && name == "aten::contiguous")) {
-        prev_fusable = false;
-        continue;
-      }
-      auto single_elementwise = [&](const Item& x) {
-        size_t kernels = 0;
-        for (const auto& c : x.calls) {
-          if (c.blocking) return false;
-          for (size_t g : c.gpu)
-            if (t.events[g].kind != Kind::kernel || !is_elementwise(t.name(t.events[g])) || ++kernels > 1) return false;
-        }
-        return kernels == 1;
-      };
-      const bool fusable = fx.fuse && single_elementwise(it);
-      if (fusable && prev_fusable) {  // one dispatch (the slowest op's), one kernel (the slowest: it reads once)
-        items.back().dur = std::max(items.back().dur, it.dur);
-        const size_t kept = fused_kernel(items.back()), here = fused_kernel(it);
-        dur_override[kept] =
-            std::max(dur_override.count(kept) ? dur_override[kept] : t.events[kept].dur_ns, t.events[here].dur_ns);
-        continue;
-      }
-      prev_fusable = fusable;
-      items.push_back(std::move(it));
-    }
+    std::vector<Item> items = shape_items(t, fx, s.items, dur_override);
     const int64_t step_start = now;  // the CPU's; it may run ahead of the GPU when nothing syncs
     int64_t worker = 0, step_gpu_end = 0, step_gpu_op = -1;
     std::vector<Segment> segs;
@@ -280,37 +354,13 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
           const auto& op = t.events[g];
           // prefetch: an asynchronous input copy goes to a side stream, issued while the previous step ran
           const bool prefetched = fx.prefetch && !blocks && op.kind == Kind::memcpy && op.copy == CopyKind::htod;
-          auto& [free, prev] = gpu.stream_free[{op.device, prefetched ? -2 - op.stream : op.stream}];
-          GpuRec rec;
-          rec.ready = graph ? now : cs + std::min(dur, c.dur);
-          if (prefetched && prev_step_start >= 0) rec.ready = std::min(rec.ready, prev_step_start);
-          rec.start = std::max(rec.ready, free);
-          rec.pred = free > rec.ready ? prev : -1;
-          if (const auto w = graph_in.waits_for.find(g); w != graph_in.waits_for.end())
-            if (const auto d = gpu.ops.find(w->second); d != gpu.ops.end() && d->second.end > rec.start) {
-              rec.start = d->second.end;  // a cudaStreamWaitEvent on another stream's work
-              rec.pred = static_cast<int64_t>(w->second);
-            }
-          rec.end = rec.start + kernel_dur(g);
-          rec.copy = op.kind == Kind::memcpy;
-          free = rec.end;
-          prev = static_cast<int64_t>(g);
-          if (prefetched) {  // the compute stream waits for the copy (the event the prefetch records)
-            auto& [cfree, cprev] = gpu.stream_free[{op.device, op.stream}];
-            if (rec.end > cfree) {
-              cfree = rec.end;
-              cprev = static_cast<int64_t>(g);
-            }
-          }
-          if (rec.end >= gpu.last_end) {
-            gpu.last_end = rec.end;
-            gpu.last_op = static_cast<int64_t>(g);
-          }
+          int64_t ready = graph ? now : cs + std::min(dur, c.dur);
+          if (prefetched && prev_step_start >= 0) ready = std::min(ready, prev_step_start);
+          const auto& rec = place_gpu_op(t, graph_in, g, ready, kernel_dur(g), prefetched, gpu);
           if (rec.end >= step_gpu_end) {
             step_gpu_end = rec.end;
             step_gpu_op = static_cast<int64_t>(g);
           }
-          gpu.ops[g] = rec;
         }
         if (blocks) {
           int64_t awaited = gpu.last_end, awaited_op = gpu.last_op;
@@ -371,26 +421,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   r.step_p50_ns = median(r.step_ns);
   r.recorded_p50_ns = median(r.recorded_step_ns);
   for (int64_t d : r.step_ns) r.wall_ns += d;
-  r.assumptions.push_back(rates.source);
-  if (fx.fuse) r.assumptions.push_back("a fused run costs its slowest op's dispatch and its slowest kernel");
-  if (fx.layout)
-    r.assumptions.push_back(
-        "layout: top-level aten::contiguous calls dropped, NCHW<->NHWC transpose kernels and their launches free; "
-        "converting weights and inputs once at load is not counted");
-  if (fx.host) r.assumptions.push_back("one worker thread; each step waits for its input from the worker");
-  if (fx.workers > 0 && !loader_seen)
-    r.assumptions.push_back(
-        "workers: the trace has no enumerate(DataLoader) ranges (torch.profiler records them; `gpusqueeze trace` does "
-        "not see Python), so the fix changes nothing here");
-  if (fx.workers > 0)
-    r.assumptions.push_back(fmt::format(
-        "workers:{}: each batch's enumerate(DataLoader) time spent by one of {} workers in parallel, prefetching; the "
-        "main process's next() then costs nothing, and the workers' CPU cores are free",
-        fx.workers, fx.workers));
-  if (fx.prefetch)
-    r.assumptions.push_back(
-        "prefetch: each asynchronous host-to-device copy issued one step earlier on a side stream (the first step "
-        "has nothing prefetched); the copy engine and the kernels do not slow each other");
+  r.assumptions = replay_assumptions(fx, rates, loader_seen);
   return r;
 }
 
