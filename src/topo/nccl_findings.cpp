@@ -555,6 +555,16 @@ void init_findings(const NcclLog& log, std::vector<Finding>& out) {
                          transports.empty() ? "" : ", via " + transports),
              ev, ""));
   }
+  // The program's own word for a failure, where nothing above failed: a script's check, a test harness.
+  if (!log.failure_reports.empty() &&
+      std::none_of(out.begin(), out.end(), [](const Finding& f) { return f.severity == Severity::fail; }))
+    out.push_back(
+        make("nccl-failure-reported", Severity::fail,
+             fmt::format("The log reports a failure in its own words: \"{}\"", log.failure_reports.front()),
+             {{"line", log.failure_reports.front()}},
+             "Read what failed just above that line (a check's expected and actual values, the rank); for "
+             "wrong collective results, run nccl-tests with -c 1 on the same GPUs and test NCCL_P2P_DISABLE=1 "
+             "and NCCL_NVLS_ENABLE=0 one at a time"));
   if (log.unknown_warn_lines > 0 &&
       std::none_of(out.begin(), out.end(), [](const Finding& f) { return f.severity >= Severity::warn; }))
     out.push_back(make("nccl-warn", Severity::warn,

@@ -80,6 +80,19 @@ std::vector<std::string_view> words(std::string_view s) {
   return w;
 }
 
+// "FAILED", "FAILURE" or "FAIL" as a word of its own in capitals: a program's, a test harness's or nccl-tests' own
+// verdict. In the triage corpus (tests/data/triage, 368 logs) every log with such a word records a fatal failure.
+bool capital_failure(std::string_view s) {
+  auto letter = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  for (size_t at = s.find("FAIL"); at != std::string_view::npos; at = s.find("FAIL", at + 4)) {
+    size_t end = at + 4;
+    if (s.substr(at).starts_with("FAILED")) end = at + 6;
+    if (s.substr(at).starts_with("FAILURE")) end = at + 7;
+    if ((at == 0 || !letter(s[at - 1])) && (end == s.size() || !letter(s[end]))) return true;
+  }
+  return false;
+}
+
 bool is_number(const std::string& s) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -630,6 +643,8 @@ struct Reader {
     if (scan.has<"ProcessGroupNCCL">() || scan.has<"torch.distributed">() || scan.has<"c10d">()) hit = true;
     if (scan.has<"server socket has failed to">()) store_bind_facts(line, log.store_bind), hit = true;
     const bool known_error = error_line(fl);
+    if (!known_error && log.failure_reports.size() < 2 && capital_failure(line))
+      log.failure_reports.push_back(line.substr(0, 200));
     // NCCL going on without a feature that failed to start (CollNet/SHARP, a plugin): the failure before it was
     // survived.
     if (warn_line &&

@@ -63,6 +63,9 @@ struct NcclLog {
   std::vector<int> ib_completion_status;  // status= of "Got completion from peer … with status=N" (or "with error N")
   std::vector<std::string> warnings;      // NCCL WARN lines, the first few
   size_t warn_lines = 0, unknown_warn_lines = 0;  // all WARN lines; those the catalogue does not know
+  // Lines where the program reports a failure in capitals ("FAILED", "FAILURE: some tests failed on rank 1"), the
+  // catalogue knowing none of them: the first two.
+  std::vector<std::string> failure_reports;
   std::map<std::string, std::string> store_bind;  // the c10d store's bind warnings: port, bind_error
   bool net_plugin_init_failed = false;            // the external network plugin (aws-ofi-nccl) failed to initialise
   // NCCL going on without a feature ("Cannot initialize CollNet, using point-to-point network instead"): the first few

@@ -288,6 +288,25 @@ TEST(NcclLogs, AStoreThatCannotHandOverTheUniqueIdIsARendezvousFailure) {
   EXPECT_EQ(f["nccl-store-timeout"].severity, Severity::fail);
 }
 
+TEST(NcclLogs, AFailureTheProgramReportsInCapitalsIsFatal) {
+  // SYNTHETIC lines in the shape of a user's own check script under torchrun (a real one:
+  // tests/data/triage/torch-dist/nccl1906_*); the ProcessGroupNCCL line makes it a log the reader takes.
+  const std::string pg =
+      "[rank1]:[W1109 22:17:55.8 ProcessGroupNCCL.cpp:4715] [PG ID 0 PG GUID 0 Rank 1] using GPU 1\n";
+  auto f = ids(pg + "  From rank 1: [7.0, 7.0] (expected 1.0, got 7.0) - x\n  FAILURE: Some tests failed on rank 1\n");
+  ASSERT_TRUE(f.contains("nccl-failure-reported"));
+  EXPECT_EQ(f["nccl-failure-reported"].severity, Severity::fail);
+  EXPECT_TRUE(ids(pg + "[FAILED] allgather check\n").contains("nccl-failure-reported"));
+  // Not a word of its own, or not in capitals: nothing.
+  EXPECT_FALSE(ids(pg + "ChildFailedError: rank 1 failed\n").contains("nccl-failure-reported"));
+  EXPECT_FALSE(ids(pg + "FAILOVER_MODE=1 set\nNCCL_FAILED_SOMETHING=0\n").contains("nccl-failure-reported"));
+  // Where a known failure already fails the log, it is not said twice.
+  f =
+      ids("h:1:1 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer with error 12, opcode 0\n"
+          "TEST FAILED\n");
+  EXPECT_FALSE(f.contains("nccl-failure-reported"));
+}
+
 TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
   // SYNTHETIC lines in the shape of NCCL's init.cc and Ray's log deduplication.
   EXPECT_EQ(parse_nccl_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n", "t.log").network, "AWS Libfabric");
