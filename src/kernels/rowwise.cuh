@@ -1,11 +1,12 @@
-// Row operations over the last dimension: LayerNorm, RMSNorm, softmax, softmax + dropout.
+// Row operations over the last dimension: LayerNorm, RMSNorm, the residual add + RMSNorm, softmax, softmax + dropout.
 //
 // A row that fits in registers (up to 4096 accesses of 16 bytes: four a thread for up to 1024 threads, or for the norms
 // eight for up to 512) is read once: each thread keeps its VPT packs, the row's threads reduce through shuffles and
 // shared memory, and every value is written once, so the kernel moves the same bytes as a copy. plan_row picks the
-// threads per row (4 to 1024) and the block. Wider rows get a block of 1024 threads that reads the row twice
-// (statistics, then output; the second read mostly hits the L2). Widths that are not a multiple of 16 bytes, or
-// pointers not 16-byte aligned, take the same kernels with one element per access.
+// threads per row (4 to 1024) and the block. Wider rows get a block that reads the row twice (statistics, then output;
+// the second read mostly hits the L2). Rows whose width is not a multiple of 16 bytes take the span kernel (16-byte
+// packs of the buffer, the row's two edge packs by element), as do rows too few for the GPU and too wide for
+// registers, split over a cluster; pointers not 16-byte aligned take the same kernels with one element per access.
 #pragma once
 
 #include <cooperative_groups.h>
