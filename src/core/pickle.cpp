@@ -243,56 +243,65 @@ class Parser {
     for (size_t i = 0; i < kv.size(); i += 2) target.entries->emplace_back(std::move(kv[i]), std::move(kv[i + 1]));
   }
 
-  void step(uint8_t op, size_t at) {
-    using T = PyValue::Type;
+  // The protocol and framing opcodes, and the stack's own: MARK, POP, POP_MARK, DUP.
+  bool framing_op(uint8_t op) {
     switch (op) {
       case 0x80:
         u8();
-        return;  // PROTO
+        return true;  // PROTO
       case 0x95:
         (void)le<uint64_t>();
-        return;  // FRAME: a length hint only
-      case '(':  // MARK
+        return true;  // FRAME: a length hint only
+      case '(':       // MARK
         if (marks_.size() >= kMaxMarks) fail("more than 10,000 open MARKs");
         marks_.push_back(stack_.size());
-        return;
+        return true;
       case '0':
         (void)pop();
-        return;  // POP
+        return true;  // POP
       case '1':
         (void)pop_mark();
-        return;  // POP_MARK
+        return true;  // POP_MARK
       case '2':
         push(top());
-        return;  // DUP
+        return true;  // DUP
+      default:
+        return false;
+    }
+  }
+
+  // None, booleans, integers and floats (binary, and protocol 0's text forms).
+  bool scalar_op(uint8_t op, size_t at) {
+    using T = PyValue::Type;
+    switch (op) {
       case 'N':
         push(PyValue{});
-        return;     // NONE
-      case 0x88:    // NEWTRUE
-      case 0x89: {  // NEWFALSE
+        return true;  // NONE
+      case 0x88:      // NEWTRUE
+      case 0x89: {    // NEWFALSE
         PyValue v;
         v.type = T::boolean;
         v.boolean = op == 0x88;
         push(std::move(v));
-        return;
+        return true;
       }
       case 'J':
         push(make_int(le<int32_t>()));
-        return;  // BININT
+        return true;  // BININT
       case 'K':
         push(make_int(u8()));
-        return;  // BININT1
+        return true;  // BININT1
       case 'M':
         push(make_int(le<uint16_t>()));
-        return;  // BININT2
+        return true;  // BININT2
       case 0x8a:
         push(long_bytes(u8()));
-        return;     // LONG1
-      case 0x8b: {  // LONG4
+        return true;  // LONG1
+      case 0x8b: {    // LONG4
         const int32_t n = le<int32_t>();
         if (n < 0) fail("negative LONG4 length");
         push(long_bytes(static_cast<size_t>(n)));
-        return;
+        return true;
       }
       case 'I':    // INT (protocol 0 text; "01"/"00" are booleans)
       case 'L': {  // LONG (text, optional trailing L)
@@ -302,7 +311,7 @@ class Parser {
           v.type = T::boolean;
           v.boolean = s == "01";
           push(std::move(v));
-          return;
+          return true;
         }
         if (!s.empty() && s.back() == 'L') s.pop_back();
         char* end = nullptr;
@@ -310,7 +319,7 @@ class Parser {
         const long long v = std::strtoll(s.c_str(), &end, 10);
         if (s.empty() || *end != '\0' || errno == ERANGE) fail_at(at, "an integer that does not fit 64 bits");
         push(make_int(v));
-        return;
+        return true;
       }
       case 'G': {  // BINFLOAT: big-endian IEEE 754
         const auto* p = reinterpret_cast<const uint8_t*>(take(8));
@@ -320,7 +329,7 @@ class Parser {
         v.type = T::floating;
         std::memcpy(&v.floating, &bits, sizeof bits);
         push(std::move(v));
-        return;
+        return true;
       }
       case 'F': {  // FLOAT (text)
         const std::string s(line());
@@ -328,78 +337,96 @@ class Parser {
         v.type = T::floating;
         v.floating = std::strtod(s.c_str(), nullptr);
         push(std::move(v));
-        return;
+        return true;
       }
+      default:
+        return false;
+    }
+  }
+
+  // Strings and bytes, every length prefix.
+  bool text_op(uint8_t op) {
+    using T = PyValue::Type;
+    switch (op) {
       case 0x8c: {
         const size_t n = u8();
         push(make_text(T::string, {take(n), n}));
-        return;
+        return true;
       }  // SHORT_BINUNICODE
       case 'X': {
         const size_t n = le<uint32_t>();
         push(make_text(T::string, {take(n), n}));
-        return;
+        return true;
       }             // BINUNICODE
       case 0x8d: {  // BINUNICODE8
         const uint64_t n = le<uint64_t>();
         if (n > b_.size()) fail("string longer than the file");
         push(make_text(T::string, {take(n), n}));
-        return;
+        return true;
       }
       case 'V':
         push(make_text(T::string, line()));
-        return;  // UNICODE (raw-unicode-escape; kept as written)
+        return true;  // UNICODE (raw-unicode-escape; kept as written)
       case 'S':
         push(make_text(T::string, line()));
-        return;  // STRING (quoted repr; kept as written)
+        return true;  // STRING (quoted repr; kept as written)
       case 'C': {
         const size_t n = u8();
         push(make_text(T::bytes, {take(n), n}));
-        return;
+        return true;
       }  // SHORT_BINBYTES
       case 'B': {
         const size_t n = le<uint32_t>();
         push(make_text(T::bytes, {take(n), n}));
-        return;
+        return true;
       }             // BINBYTES
       case 0x8e: {  // BINBYTES8
         const uint64_t n = le<uint64_t>();
         if (n > b_.size()) fail("bytes longer than the file");
         push(make_text(T::bytes, {take(n), n}));
-        return;
+        return true;
       }
       case 'U': {
         const size_t n = u8();
         push(make_text(T::string, {take(n), n}));
-        return;
+        return true;
       }            // SHORT_BINSTRING
       case 'T': {  // BINSTRING
         const int32_t n = le<int32_t>();
         if (n < 0) fail("negative BINSTRING length");
         push(make_text(T::string, {take(static_cast<size_t>(n)), static_cast<size_t>(n)}));
-        return;
+        return true;
       }
+      default:
+        return false;
+    }
+  }
+
+  // Lists, tuples, dicts and sets (sets read as lists), and what fills them.
+  bool container_op(uint8_t op) {
+    using T = PyValue::Type;
+    switch (op) {
       case ']':
         push(make_seq(T::list, {}));
-        return;  // EMPTY_LIST
+        return true;  // EMPTY_LIST
       case ')':
         push(make_seq(T::tuple, {}));
-        return;  // EMPTY_TUPLE
+        return true;  // EMPTY_TUPLE
       case '}':
         push(make_dict());
-        return;  // EMPTY_DICT
+        return true;  // EMPTY_DICT
       case 0x8f:
         push(make_seq(T::list, {}));
-        return;  // EMPTY_SET: read as a list
+        return true;  // EMPTY_SET: read as a list
       case 'l':
         push(make_seq(T::list, pop_mark()));
-        return;  // LIST
+        return true;  // LIST
       case 't':
         push(make_seq(T::tuple, pop_mark()));
-        return;  // TUPLE
+        return true;  // TUPLE
       case 0x91:
         push(make_seq(T::list, pop_mark()));
-        return;  // FROZENSET: read as a list
+        return true;  // FROZENSET: read as a list
       case 0x85:
       case 0x86:
       case 0x87: {  // TUPLE1, TUPLE2, TUPLE3
@@ -407,28 +434,28 @@ class Parser {
         std::vector<PyValue> items(n);
         for (size_t i = n; i-- > 0;) items[i] = pop();
         push(make_seq(T::tuple, std::move(items)));
-        return;
+        return true;
       }
       case 'd': {  // DICT
         PyValue d = make_dict();
         set_items(d, pop_mark());
         push(std::move(d));
-        return;
+        return true;
       }
       case 'a': {  // APPEND
         PyValue v = pop();
         add_items(top(), {std::move(v)});
-        return;
+        return true;
       }
       case 'e': {  // APPENDS
         auto items = pop_mark();
         add_items(top(), std::move(items));
-        return;
+        return true;
       }
       case 0x90: {  // ADDITEMS (to a set, read as a list)
         auto items = pop_mark();
         add_items(top(), std::move(items));
-        return;
+        return true;
       }
       case 's': {  // SETITEM
         PyValue v = pop(), k = pop();
@@ -436,37 +463,51 @@ class Parser {
         kv.push_back(std::move(k));
         kv.push_back(std::move(v));
         set_items(top(), std::move(kv));
-        return;
+        return true;
       }
       case 'u': {  // SETITEMS
         auto kv = pop_mark();
         set_items(top(), std::move(kv));
-        return;
+        return true;
       }
+      default:
+        return false;
+    }
+  }
+
+  // The memo: PUT and GET in their three widths, MEMOIZE.
+  bool memo_op(uint8_t op) {
+    switch (op) {
       case 'p':
         memo_put(std::strtoull(std::string(line()).c_str(), nullptr, 10));
-        return;  // PUT
+        return true;  // PUT
       case 'q':
         memo_put(u8());
-        return;  // BINPUT
+        return true;  // BINPUT
       case 'r':
         memo_put(le<uint32_t>());
-        return;  // LONG_BINPUT
+        return true;  // LONG_BINPUT
       case 0x94:
         memo_put(memo_.size());
-        return;  // MEMOIZE
+        return true;  // MEMOIZE
       case 'g':
         memo_get(std::strtoull(std::string(line()).c_str(), nullptr, 10));
-        return;  // GET
+        return true;  // GET
       case 'h':
         memo_get(u8());
-        return;  // BINGET
+        return true;  // BINGET
       case 'j':
         memo_get(le<uint32_t>());
-        return;  // LONG_BINGET
+        return true;  // LONG_BINGET
       default:
-        fail_at(at, fmt::format("unknown opcode 0x{:02x}", op));
+        return false;
     }
+  }
+
+  // One opcode at `at`: each family in its own method; an opcode none knows is refused.
+  void step(uint8_t op, size_t at) {
+    if (framing_op(op) || scalar_op(op, at) || text_op(op) || container_op(op) || memo_op(op)) return;
+    fail_at(at, fmt::format("unknown opcode 0x{:02x}", op));
   }
 
   std::string_view b_;
