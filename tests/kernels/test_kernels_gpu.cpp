@@ -208,27 +208,31 @@ TEST(KernelsGpu, RowKernelsMatchTheReferenceOnEveryPath) {
 // The residual add + RMSNorm on every path (register rows, two reads, the span kernel ragged and split over clusters),
 // unaligned pointers (one element per access) and in place (y == x): the residual written back must be x + residual
 // rounded to the dtype exactly, y RMSNorm of it within the dtype's tolerance; what lies past the rows stays poisoned.
-void check_add_rms_norm(DType t, Shape s, int shift, bool in_place) {
+// residual_shift: the residual's own offset in elements (1 with the others aligned: no 16-byte access may touch it).
+void check_add_rms_norm(DType t, Shape s, int shift, bool in_place, int residual_shift = -1) {
+  if (residual_shift < 0) residual_shift = shift;
   const auto n = static_cast<size_t>(s.rows * s.cols);
   const HostTensor x = random_tensor(t, n), r = random_tensor(t, n, 0.5, 2.0),
                    w = random_tensor(t, static_cast<size_t>(s.cols), 1.0, 0.5);
-  cuda::DeviceBuffer dx = upload(x, t, shift), dr = upload(r, t, shift), dw = upload(w, t, shift);
+  cuda::DeviceBuffer dx = upload(x, t, shift), dr = upload(r, t, residual_shift), dw = upload(w, t, shift);
   const size_t es = static_cast<size_t>(dtype_size(t));
   cuda::DeviceBuffer dy = cuda::DeviceBuffer::create(x.raw.size() + 64);
   GSQ_CUDA_CHECK(cudaMemset(dy.get(), 0xFF, x.raw.size() + 64));  // NaN in all three dtypes
-  auto at = [&](cuda::DeviceBuffer& b) { return static_cast<char*>(b.get()) + es * static_cast<size_t>(shift); };
-  void* px = at(dx);
-  void* y = in_place ? px : at(dy);
-  ASSERT_EQ(gsq_add_rms_norm(y, at(dr), px, at(dw), s.rows, s.cols, 1e-5f, static_cast<gsq_dtype>(t), nullptr),
+  auto at = [&](cuda::DeviceBuffer& b, int k) { return static_cast<char*>(b.get()) + es * static_cast<size_t>(k); };
+  void* px = at(dx, shift);
+  void* pr = at(dr, residual_shift);
+  void* y = in_place ? px : at(dy, shift);
+  ASSERT_EQ(gsq_add_rms_norm(y, pr, px, at(dw, shift), s.rows, s.cols, 1e-5f, static_cast<gsq_dtype>(t), nullptr),
             GSQ_SUCCESS)
       << gsq_last_error();
   GSQ_CUDA_CHECK(cudaDeviceSynchronize());
   const auto want = ref::add_rms_norm(t, x.values, r.values, w.values, s.rows, s.cols, 1e-5);
   const std::string where =
       std::string("add_rms_norm ") + name(t) + " [" + std::to_string(s.rows) + ", " + std::to_string(s.cols) + "]" +
-      (shift ? " unaligned" : "") + (in_place ? " in place" : "") +
-      " plan: " + plan_row(RowOp::add_rms_norm, t, s.cols, shift == 0, s.rows, cluster_sms()).describe();
-  const auto got_r = download(at(dr), t, n);
+      (shift ? " unaligned" : "") + (residual_shift != shift ? " residual unaligned" : "") +
+      (in_place ? " in place" : "") + " plan: " +
+      plan_row(RowOp::add_rms_norm, t, s.cols, shift == 0 && residual_shift == 0, s.rows, cluster_sms()).describe();
+  const auto got_r = download(pr, t, n);
   const auto er = ref::compare(got_r, want.residual, 0);
   ASSERT_EQ(er.bad, 0) << where << ": the residual at " << er.worst << " is " << got_r[static_cast<size_t>(er.worst)]
                        << ", x + residual rounded is " << want.residual[static_cast<size_t>(er.worst)];
@@ -255,6 +259,8 @@ TEST(KernelsGpu, ResidualAddRmsNormMatchesTheReferenceOnEveryPath) {
       }
   for (const Shape& s : {Shape{7, 4096}, Shape{3, 50257}, Shape{1, 151936}, Shape{2, 65536}}) {
     check_add_rms_norm(DType::bf16, s, 0, true);
+    if (HasFatalFailure()) return;
+    check_add_rms_norm(DType::bf16, s, 0, false, 1);  // only the residual unaligned
     if (HasFatalFailure()) return;
   }
 }
