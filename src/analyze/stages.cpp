@@ -34,7 +34,10 @@ TraceIndex index_trace(const Trace& t, Analysis& a) {
       runtime_by_thread[(int64_t{e.pid} << 32) | uint32_t(e.tid)].push_back(i);
       if (is_launch_call(t.name(e))) launch_call_ns.push_back(e.dur_ns);
     }
-    if (e.on_gpu()) gpu_iv.push_back({e.start_ns, e.end_ns()});
+    if (e.on_gpu()) {
+      gpu_iv.push_back({e.start_ns, e.end_ns()});
+      gpu_ops.push_back(i);  // ev is sorted by start, so gpu_ops is too: what ran after each gap, who launched it
+    }
     if (e.kind == Kind::kernel) {
       ++a.kernels;
       kernel_iv.push_back({e.start_ns, e.end_ns()});
@@ -59,9 +62,6 @@ TraceIndex index_trace(const Trace& t, Analysis& a) {
 
   outer = outermost_ops(t);
 
-  // GPU ops by start, to find what ran after each gap and who launched it.
-  for (size_t i = 0; i < ev.size(); ++i)
-    if (ev[i].on_gpu()) gpu_ops.push_back(i);  // ev is sorted by start, so gpu_ops is too
   std::vector<Interval> one_off_iv;
   for (const size_t i : one_off_calls(t)) {
     one_off_iv.push_back({ev[i].start_ns, ev[i].end_ns()});
@@ -193,8 +193,7 @@ void refine_verdict(const Trace& t, const TraceIndex& ix, const KernelTally& k, 
         "GPU-bound: kernels keep the GPU busy {} of the time; GEMM-type kernels are {} of kernel "
         "time. Compute vs memory needs hardware counters, which this trace does not have (record it with "
         "`gpusqueeze trace --gpu-metrics 100`).",
-        pct(a.verdict.share),
-        pct(k.kernel_sum ? static_cast<double>(k.gemm_ns) / static_cast<double>(k.kernel_sum) : 0));
+        pct(a.verdict.share), pct(k.gemm_share()));
   } else {
     a.verdict.summary =
         b.idle_startup_ns > 0

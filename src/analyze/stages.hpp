@@ -36,6 +36,10 @@ struct KernelTally {
   int64_t short_kernel_ns = 0;  // kernels shorter than the median launch call
   int64_t gemm_ns = 0, layout_ns = 0;
   FixSignals fixes;  // what the fixes users make change (fix_findings.cpp)
+  // GEMM-type kernels' share of kernel time.
+  [[nodiscard]] double gemm_share() const {
+    return kernel_sum ? static_cast<double>(gemm_ns) / static_cast<double>(kernel_sum) : 0;
+  }
 };
 [[nodiscard]] KernelTally tally_kernels(const Trace& t, const TraceIndex& ix, Analysis& a);
 

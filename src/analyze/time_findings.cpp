@@ -16,8 +16,7 @@ void time_findings(const Trace& t, const TraceIndex& ix, const KernelTally& k, c
   const auto& ev = t.events;
   auto& fs = a.findings;
   const double w = s.wall;
-  const double gemm_share = k.kernel_sum ? static_cast<double>(k.gemm_ns) / static_cast<double>(k.kernel_sum) : 0;
-  hardware_findings(a, s.gpu, gemm_share, th, fs);
+  hardware_findings(a, s.gpu, k.gemm_share(), th, fs);
   if (b.idle_startup_ns > 0) {
     std::vector<Evidence> ev_startup{{"idle_startup_ns", std::to_string(b.idle_startup_ns)},
                                      {"wall_ns", std::to_string(b.wall_ns)}};

@@ -43,6 +43,12 @@ gsq_status check_pointer(const void* p, const char* name, gsq_dtype d, bool opti
   return GSQ_SUCCESS;
 }
 
+// Whether `bytes` from a and from b share a byte.
+bool overlaps(const void* a, const void* b, uintptr_t bytes) {
+  const auto ab = reinterpret_cast<uintptr_t>(a), bb = reinterpret_cast<uintptr_t>(b);
+  return bytes > 0 && ab < bb + bytes && bb < ab + bytes;
+}
+
 constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 gsq_status check_rows(void* y, const void* x, int64_t rows, int64_t cols, gsq_dtype d) {
@@ -81,9 +87,7 @@ gsq_status layout(bool to_nhwc, void* y, const void* x, int64_t n, int64_t c, in
     return fail(GSQ_ERROR_UNSUPPORTED, fmt::format("shape [{}, {}, {}, {}]: too many tiles per image", n, c, h, w));
   if (auto s = check_pointer(x, "x", d, false)) return s;
   if (auto s = check_pointer(y, "y", d, false)) return s;
-  const auto bytes = static_cast<uintptr_t>(n * c * h * w * dtype_size(static_cast<DType>(d)));
-  const auto xb = reinterpret_cast<uintptr_t>(x), yb = reinterpret_cast<uintptr_t>(y);
-  if (bytes > 0 && xb < yb + bytes && yb < xb + bytes)
+  if (overlaps(x, y, static_cast<uintptr_t>(n * c * h * w * dtype_size(static_cast<DType>(d)))))
     return fail(GSQ_ERROR_INVALID_VALUE, "y overlaps x: the conversion cannot run in place");
   if (n == 0) return GSQ_SUCCESS;
   const int64_t hw = h * w;
@@ -185,14 +189,11 @@ gsq_status gsq_add_rms_norm(void* y, void* residual, const void* x, const void* 
   if (auto s = check_eps(eps)) return s;
   // The residual is read and written row by row while x is read and y written: it may share no byte with them.
   const auto bytes = static_cast<uintptr_t>(rows * cols * dtype_size(static_cast<DType>(dtype)));
-  const auto rb = reinterpret_cast<uintptr_t>(residual);
-  for (const void* other : {static_cast<const void*>(x), static_cast<const void*>(y)}) {
-    const auto ob = reinterpret_cast<uintptr_t>(other);
-    if (bytes > 0 && rb < ob + bytes && ob < rb + bytes)
+  for (const void* other : {static_cast<const void*>(x), static_cast<const void*>(y)})
+    if (overlaps(residual, other, bytes))
       return fail(
           GSQ_ERROR_INVALID_VALUE,
           fmt::format("residual overlaps {}: it is read and written in place beside them", other == x ? "x" : "y"));
-  }
   RowArgs a{y, x, weight, nullptr, rows, cols, eps};
   a.residual = residual;
   return run_row(RowOp::add_rms_norm, dtype, a, stream);

@@ -11,6 +11,11 @@
 
 namespace gsq::topo {
 
+// Whether `w` occurs in `s`: the readers' one substring test.
+[[nodiscard]] inline bool has(std::string_view s, std::string_view w) {
+  return s.find(w) != std::string_view::npos;
+}
+
 struct FramedLine {
   std::string text;   // the line as its program printed it
   int rank = -1;      // the rank a launcher prefix or "[Rank N]" names; -1 when none does

@@ -3,6 +3,8 @@
 // (tests/data/triage/).
 #include "topo/nccl_errors.hpp"
 
+#include "topo/log_framing.hpp"
+
 #include <algorithm>
 #include <bitset>
 #include <cctype>
@@ -14,10 +16,6 @@
 namespace gsq::topo {
 
 namespace {
-
-bool has(std::string_view s, std::string_view w) {
-  return s.find(w) != std::string_view::npos;
-}
 
 bool has_ci(std::string_view s, std::string_view w) {
   return std::search(s.begin(), s.end(), w.begin(), w.end(), [](char a, char b) {

@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/nccl_env.hpp"
+#include "topo/log_framing.hpp"
 #include "topo/nccl_errors.hpp"
 
 #include <fmt/format.h>
@@ -16,8 +17,9 @@ namespace gsq::topo {
 
 namespace {
 
-bool has(std::string_view s, std::string_view w) {
-  return s.find(w) != std::string_view::npos;
+// The job spans more than one node, by NCCL's count or by the hosts its lines name.
+bool several_nodes(const NcclLog& log) {
+  return log.nnodes > 1 || log.hosts.size() > 1 || log.test_hosts.size() > 1;
 }
 
 Finding make(std::string id, Severity sev, std::string title, std::vector<Evidence> ev, std::string fix,
@@ -203,7 +205,7 @@ void rank_findings(const NcclLog& log, std::vector<Finding>& out) {
 void catalogue_findings(const NcclLog& log, std::vector<Finding>& out) {
   // The catalogue: every family seen, in the order the log shows them.
   const bool socket_channels = log.transports.contains("NET/Socket");
-  const bool multinode = log.nnodes > 1 || log.hosts.size() > 1 || log.test_hosts.size() > 1;
+  const bool multinode = several_nodes(log);
   for (const auto& e : log.errors) {
     const auto& k = error_kind(e.id);
     if (e.id == "watchdog-timeout" && !log.timeouts.empty()) continue;  // named above, with its numbers
@@ -336,7 +338,7 @@ void catalogue_findings(const NcclLog& log, std::vector<Finding>& out) {
 // The paths NCCL chose: TCP between nodes, host memory within one, InfiniBand without GPU Direct RDMA.
 void transport_findings(const NcclLog& log, std::vector<Finding>& out) {
   const bool socket_channels = log.transports.contains("NET/Socket");
-  const bool multinode = log.nnodes > 1 || log.hosts.size() > 1 || log.test_hosts.size() > 1;
+  const bool multinode = several_nodes(log);
   // Inter-node traffic over TCP: slow (a warning), unless hosts disagree on the network, which NCCL cannot run.
   std::set<std::string> networks;
   for (const auto& [h, n] : log.network_by_host) networks.insert(n);

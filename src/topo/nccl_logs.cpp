@@ -17,10 +17,6 @@ namespace gsq::topo {
 
 namespace {
 
-bool has(std::string_view s, std::string_view w) {
-  return s.find(w) != std::string_view::npos;
-}
-
 // A string literal as a template argument.
 template <size_t N>
 struct Literal {
