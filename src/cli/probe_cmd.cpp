@@ -16,10 +16,6 @@ namespace {
 
 using jobs::MultiGpuOptions;
 
-void say(const std::string& line) {
-  note(line);
-}
-
 std::string matrix_markdown(const std::vector<std::vector<double>>& m, const char* fmt_spec) {
   Table t{{"src \\ dst"}, {}};
   for (size_t j = 0; j < m.size(); ++j) t.header.push_back(fmt::format("GPU {}", j));
@@ -190,10 +186,10 @@ Action register_probe(CLI::App& app) {
   add_run_options(cmd, *o);
   return [o, host_samples, multi]() {
     const bool json = o->format == "json";
-    if (o->suite == "p2p") return print_p2p(jobs::run_p2p(*multi, say), json);
+    if (o->suite == "p2p") return print_p2p(jobs::run_p2p(*multi, note), json);
     if (o->suite == "nccl" && multi->sweep_env)
-      return print_sweep(jobs::run_nccl_sweep(*multi, say), multi->trials, json);
-    if (o->suite == "nccl") return print_nccl(jobs::run_nccl(*multi, say), multi->library_only, json);
+      return print_sweep(jobs::run_nccl_sweep(*multi, note), multi->trials, json);
+    if (o->suite == "nccl") return print_nccl(jobs::run_nccl(*multi, note), multi->library_only, json);
     if (o->suite == "launch" || o->suite == "alloc")
       return run_host_costs(o->suite, *o, *host_samples, o->format == "json");
     return run_bench(*o);

@@ -311,7 +311,7 @@ Action register_report(CLI::App& app) {
       std::filesystem::create_directories(o->out_dir);
       const auto& u = s.gpus.front().utilization_gpu_pct;  // read before the report loaded the GPU
       const auto live = measure_live(live_budget, s.gpus.size(), std::filesystem::path(o->out_dir) / "clocks.gsqt",
-                                     u.ok() && *u <= 10, [](const std::string& line) { note(line); });
+                                     u.ok() && *u <= 10, note);
       if (live.p2p) r.add(p2p_section_of(*live.p2p));
       for (const auto& run : live.runs) {
         auto sec = bench_section_of(run, "measured now");
