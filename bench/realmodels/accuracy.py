@@ -4,7 +4,9 @@ against what the fix really did untraced.
 
   class    the verdict class (or the top-ranked finding) names the class of the measured fix
   top      the top-ranked warn/fail finding names the measured fix
-  pred     the predicted untraced step after the fix vs the measured after (only where a what-if models the fix)
+  pred     the predicted untraced step after the fix vs the measured after: the what-if of the fix, or where none
+           models it (precision, optimizer, attention), the saving of the finding that names it, taken off the step
+           the analyzer gives as untraced
   recorded the analyzer's "as recorded" step (the recorder's cost taken out) vs the measured untraced before step
 
 Two modes, both in the table:
@@ -130,6 +132,13 @@ def main():
                 for r in wi.get("rows", []):
                     if p["fix"] and r.get("fixes") == fix:
                         pred = r["step_p50_ns"] / 1e6
+                # No what-if models the fix (precision, optimizer, attention): the saving of the finding that names
+                # it is the prediction, of the step the analyzer gives as untraced (the given one in untraced mode).
+                if pred is None and not p["fix"]:
+                    named = [f for f in top if f["id"] in names["findings"] and f.get("saving_ratio") is not None]
+                    base = before if mode == "untraced" else recorded
+                    if named and base:
+                        pred = base * (1 - named[0]["saving_ratio"])
                 tally[f"class-{mode}"][0] += cls_ok
                 tally[f"class-{mode}"][1] += 1
                 if mode == "plain" and separated:

@@ -16,7 +16,7 @@ struct Analysis;
 namespace detail {
 
 struct FixSignals {
-  int64_t convert_ns = 0, fp32_gemm_ns = 0, optim_ns = 0, softmax_ns = 0;
+  int64_t convert_ns = 0, nchw_bn_ns = 0, fp32_gemm_ns = 0, optim_ns = 0, softmax_ns = 0;
   size_t optim_kernels = 0;
   bool fused_attention = false, multi_tensor_optim = false;
   // One kernel: its name and the top-level CPU op that launched it ("" in a recording without ops).

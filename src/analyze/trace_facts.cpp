@@ -35,6 +35,17 @@ int64_t covered(const std::vector<Interval>& merged, int64_t lo, int64_t hi) {
   return s;
 }
 
+bool is_layout_transpose(std::string_view kernel) {
+  for (std::string_view k : {"nchwToNhwc", "nhwcToNchw", "NchwToNhwc", "NhwcToNchw", "nchw_to_nhwc", "nhwc_to_nchw"})
+    if (kernel.find(k) != std::string_view::npos) return true;
+  return false;
+}
+
+bool is_nchw_batch_norm(std::string_view kernel) {  // demangled or not: the names are plain in both
+  return kernel.find("batch_norm_") != std::string_view::npos && kernel.find("_kernel") != std::string_view::npos &&
+         kernel.find("channels_last") == std::string_view::npos;
+}
+
 bool is_launch_call(std::string_view n) {
   return n.starts_with("cudaLaunchKernel") || n.starts_with("cuLaunchKernel") || n == "cudaGraphLaunch" ||
          n == "cuGraphLaunch";

@@ -31,6 +31,16 @@ struct Interval {
 [[nodiscard]] inline bool is_dataloader_range(std::string_view n) {
   return n.starts_with("enumerate(DataLoader)");
 }
+// cuDNN's and cutlass's NCHW <-> NHWC conversions around convolutions of NCHW tensors.
+[[nodiscard]] bool is_layout_transpose(std::string_view kernel);
+// PyTorch's batch-norm kernels for NCHW tensors (at::native::batch_norm_*_kernel without "channels_last"):
+// channels_last swaps each for its channels_last counterpart.
+[[nodiscard]] bool is_nchw_batch_norm(std::string_view kernel);
+// What channels_last costs an NCHW batch-norm kernel's time: its channels_last counterparts' time over its own on the
+// real-model corpus's two ResNet-50 pairs (bench/results/2026-12-06-h100-realmodels: inference 1.33 → 0.71 ms per
+// step, 0.53; training, forward and backward, 3.56 → 1.98 ms, 0.56). The held-out ResNeXt-50 and RegNetY-1.6GF pairs
+// gave 0.44 and 0.62 (2026-12-06-h200-realmodels-heldout).
+inline constexpr double kNhwcBatchNormRatio = 0.54;
 [[nodiscard]] std::string size_bucket(uint64_t bytes);  // "a ≤4 KiB" ... "e >16 MiB" (the letter sorts them)
 [[nodiscard]] std::string copy_kind_name(CopyKind k);
 // For every runtime call: the outermost CPU op (aten::item, aten::to, ...) enclosing it on its thread, else -1.

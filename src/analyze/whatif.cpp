@@ -14,11 +14,7 @@ namespace gsq::analyze {
 
 namespace {
 
-bool is_layout_transpose(std::string_view kernel) {  // cuDNN's and cutlass's NCHW <-> NHWC kernels
-  for (std::string_view k : {"nchwToNhwc", "nhwcToNchw", "NchwToNhwc", "NhwcToNchw", "nchw_to_nhwc", "nhwc_to_nchw"})
-    if (kernel.find(k) != std::string_view::npos) return true;
-  return false;
-}
+using detail::is_layout_transpose;
 
 bool is_elementwise(std::string_view kernel) {
   return kernel.find("elementwise") != std::string_view::npos;
@@ -239,9 +235,12 @@ std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& 
   out.push_back(rates.source);
   if (fx.fuse) out.push_back("a fused run costs its slowest op's dispatch and its slowest kernel");
   if (fx.layout)
-    out.push_back(
-        "layout: top-level aten::contiguous calls dropped, NCHW<->NHWC transpose kernels and their launches free; "
-        "converting weights and inputs once at load is not counted");
+    out.push_back(fmt::format(
+        "layout: top-level aten::contiguous calls dropped, NCHW<->NHWC transpose kernels and their launches "
+        "free, PyTorch's NCHW batch-norm kernels at {:.2f}× their time (their channels_last kernels' "
+        "cost on the real-model corpus); converting weights and inputs once at load is not counted; the "
+        "convolutions' own kernels as recorded (cuDNN may pick other NHWC kernels, faster or slower)",
+        detail::kNhwcBatchNormRatio));
   if (fx.host) out.push_back("one worker thread; each step waits for its input from the worker");
   if (fx.workers > 0 && !loader_seen)
     out.push_back(
@@ -291,6 +290,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
     for (const auto& [k, x] : fx.faster)
       if (e.kind == Kind::kernel && t.name(e).find(k) != std::string::npos) d /= x;
     if (fx.layout && e.kind == Kind::kernel && is_layout_transpose(t.name(e))) d = 0;
+    if (fx.layout && e.kind == Kind::kernel && detail::is_nchw_batch_norm(t.name(e))) d *= detail::kNhwcBatchNormRatio;
     if (fx.pinned && e.kind == Kind::memcpy && e.copy == CopyKind::htod && e.src == MemKind::pageable)
       d = static_cast<double>(e.bytes) / rates.pinned_h2d_bytes_per_s * 1e9;
     return static_cast<int64_t>(d);
@@ -418,6 +418,8 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
     r.recorded_step_ns.push_back(rec_end - rec_prev_end);
     rec_prev_end = rec_end;
   }
+  if (rates.recorder_corrected && graph_in.time_scale != 1.0)  // the untraced run slower throughout (ReplayGraph)
+    for (auto& d : r.step_ns) d = static_cast<int64_t>(static_cast<double>(d) * graph_in.time_scale);
   r.step_p50_ns = median(r.step_ns);
   r.recorded_p50_ns = median(r.recorded_step_ns);
   for (int64_t d : r.step_ns) r.wall_ns += d;

@@ -254,9 +254,28 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
       return replay(t, g, {}, rates).step_p50_ns;
     };
     // The replayed step grows with the host's share, so bisect; past the recorded host (the untraced run slower than
-    // the recording) up to twice it.
+    // the recording) up to twice it. Except where the GPU sets the replayed step as recorded: the host's time does not
+    // show in it there, so an untraced step longer than it is a slower GPU (another process, clocks, the run's own
+    // spread), and every replayed time is stretched to it, the host taken as the recorder's cost per record leaves
+    // it (a recorder only adds host time).
+    const double cost = corr.record_ns >= 0 ? corr.record_ns : gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
+    const double by_cost = std::max(0.0, 1.0 - cost * static_cast<double>(g.records) / static_cast<double>(g.host_ns));
+    const int64_t floor = p50(0), as_recorded = p50(1);
+    if (corr.untraced_step_ns > floor && corr.untraced_step_ns >= as_recorded &&
+        static_cast<double>(as_recorded) <= 1.02 * static_cast<double>(floor)) {
+      const int64_t costed = p50(by_cost);
+      g.host_scale = by_cost;
+      g.time_scale = costed > 0 ? static_cast<double>(corr.untraced_step_ns) / static_cast<double>(costed) : 1.0;
+      g.correction = fmt::format(
+          "host time × {:.3f} ({}'s cost per record on the real-model corpus), then every replayed time × {:.3f}: the "
+          "GPU sets the replayed step ({:.3f} ms) and the untraced step given ({:.3f} ms) is longer, so the GPU ran "
+          "slower in the untraced run",
+          by_cost, recorder, g.time_scale, static_cast<double>(as_recorded) / 1e6,
+          static_cast<double>(corr.untraced_step_ns) / 1e6);
+      return;
+    }
     double lo = 0, hi = 2;
-    const int64_t floor = p50(0), top = p50(2);
+    const int64_t top = p50(2);
     // Outside what the replay can give: at or under its GPU floor the host's time is all taken out; past twice the
     // recorded host time the factor stops there.
     if (corr.untraced_step_ns <= floor || corr.untraced_step_ns >= top) {
@@ -279,8 +298,6 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     // Where the GPU sets the step, the untraced step bounds the host's time from above only: a smaller factor (the
     // recorder's cost per record: --recorder-cost, else the corpus's) that still gives the step within 2% is as
     // consistent with it, and is taken.
-    const double cost = corr.record_ns >= 0 ? corr.record_ns : gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
-    const double by_cost = std::max(0.0, 1.0 - cost * static_cast<double>(g.records) / static_cast<double>(g.host_ns));
     if (by_cost < found && static_cast<double>(p50(by_cost)) >= 0.98 * static_cast<double>(corr.untraced_step_ns)) {
       g.host_scale = by_cost;
       g.correction = fmt::format(
