@@ -229,8 +229,21 @@ const GpuRec& place_gpu_op(const Trace& t, const ReplayGraph& graph, size_t g, i
   return gpu.ops[g] = rec;
 }
 
+// Where a step's batch reaches the GPU when no DataLoader range says where it was made: the first item that copies
+// host to device, if the step has no DataLoader range (items.size() otherwise: nothing is inferred).
+size_t first_input_copy(const Trace& t, const std::vector<Item>& items) {
+  for (const auto& it : items)
+    if (detail::is_dataloader_range(t.names[it.name])) return items.size();
+  for (size_t i = 0; i < items.size(); ++i)
+    for (const auto& c : items[i].calls)
+      for (size_t g : c.gpu)
+        if (t.events[g].kind == Kind::memcpy && t.events[g].copy == CopyKind::htod) return i;
+  return items.size();
+}
+
 // What a replay with these fixes assumes, said beside its predictions.
-std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& rates, bool loader_seen) {
+std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& rates, bool loader_seen,
+                                            bool input_inferred) {
   std::vector<std::string> out;
   out.push_back(rates.source);
   if (fx.fuse) out.push_back("a fused run costs its slowest op's dispatch and its slowest kernel");
@@ -243,9 +256,13 @@ std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& 
         detail::kNhwcBatchNormRatio));
   if (fx.host) out.push_back("one worker thread; each step waits for its input from the worker");
   if (fx.workers > 0 && !loader_seen)
-    out.push_back(
-        "workers: the trace has no enumerate(DataLoader) ranges (torch.profiler records them; `gpusqueeze trace` does "
-        "not see Python), so the fix changes nothing here");
+    out.push_back(input_inferred
+                      ? "workers: the trace has no enumerate(DataLoader) ranges (torch.profiler records them; "
+                        "`gpusqueeze trace` does not see Python): the host's own time before each step's first "
+                        "host-to-device copy is taken as the batch's making"
+                      : "workers: the trace has no enumerate(DataLoader) ranges (torch.profiler records them; "
+                        "`gpusqueeze trace` does not see Python) and no host time before a step's first input copy, "
+                        "so the fix changes nothing here");
   if (fx.workers > 0)
     out.push_back(fmt::format(
         "workers:{}: each batch's enumerate(DataLoader) time spent by one of {} workers in parallel, prefetching; the "
@@ -305,18 +322,25 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   int64_t rec_prev_end = now;    // the same, as recorded
   int64_t prev_step_start = -1;  // the previous step's CPU start: when a prefetched copy was issued
   bool loader_seen = false;      // workers: a DataLoader range was replayed
+  bool input_inferred = false;   // workers: without one, the host's time before a step's first input copy was moved
   for (auto& s : steps) {
     std::vector<Item> items = shape_items(t, fx, s.items, dur_override);
     const int64_t step_start = now;  // the CPU's; it may run ahead of the GPU when nothing syncs
     int64_t worker = 0, step_gpu_end = 0, step_gpu_op = -1;
     std::vector<Segment> segs;
     const std::vector<bool> captured = fx.graphs ? graph_captured(t, items) : std::vector<bool>(items.size(), false);
+    // workers without the DataLoader's ranges (`gpusqueeze trace` does not see Python): the batch is made before it is
+    // copied to the GPU, so the host's time before the step's first host-to-device copy is taken as its making.
+    const size_t first_input = fx.workers > 0 ? first_input_copy(t, items) : items.size();
     for (size_t i = 0; i < items.size(); ++i) {
       auto& it = items[i];
       const bool graph = captured[i];
       // Inside a captured span no Python runs on replay: its gaps and launch-free ops go with the launches.
       int64_t gap = graph && i > 0 && captured[i - 1] ? 0 : host(it.gap_before);
-      if (fx.host && gap > kDispatchGapNs) {  // input work moves to the worker; the per-op dispatch cannot
+      if (first_input < items.size() && i <= first_input && gap > kDispatchGapNs) {
+        input_inferred = true;
+        worker += gap / fx.workers;                  // made by one of N workers, N at a time
+      } else if (fx.host && gap > kDispatchGapNs) {  // input work moves to the worker; the per-op dispatch cannot
         worker += gap;
       } else {
         if (gap > 0) segs.push_back({Segment::gap, now, now + gap, 0, -1});
@@ -423,7 +447,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   r.step_p50_ns = median(r.step_ns);
   r.recorded_p50_ns = median(r.recorded_step_ns);
   for (int64_t d : r.step_ns) r.wall_ns += d;
-  r.assumptions = replay_assumptions(fx, rates, loader_seen);
+  r.assumptions = replay_assumptions(fx, rates, loader_seen, input_inferred);
   return r;
 }
 
