@@ -124,9 +124,8 @@ struct ReplayGraph;
 
 // Judges an analysis by the critical path: the verdict becomes the path's largest class, and the findings whose fix
 // the replay models (sync-point, sync-copy → sync; pageable-copy → pinned; host-idle → host; launch-bound → graphs;
-// unoverlapped-copy → pinned,prefetch)
-// get the saving a replay with that fix predicts (evidence saving_kind=predicted); the others keep their upper bound
-// (saving_kind=upper bound).
+// unoverlapped-copy → pinned,prefetch; layout-conversions → layout) get the saving a replay with that fix predicts
+// (evidence saving_kind=predicted); the others keep their upper bound (saving_kind=upper bound).
 void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrection& c = {});
 
 // `analyze --what-if`: the replay as recorded, each requested fix alone, and all of them together (replayed as one

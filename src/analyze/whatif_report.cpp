@@ -253,8 +253,9 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
     if (cls != "gpu-bound") a.verdict.subclass.clear();
   }
   static const std::map<std::string, const char*> fix_of{
-      {"sync-point", "sync"}, {"sync-copy", "sync"},      {"pageable-copy", "pinned"},
-      {"host-idle", "host"},  {"launch-bound", "graphs"}, {"unoverlapped-copy", "pinned,prefetch"}};
+      {"sync-point", "sync"},          {"sync-copy", "sync"},      {"pageable-copy", "pinned"},
+      {"host-idle", "host"},           {"launch-bound", "graphs"}, {"unoverlapped-copy", "pinned,prefetch"},
+      {"layout-conversions", "layout"}};
   std::map<std::string, int64_t> saved_by_fix;
   for (auto& f : a.findings) {
     const auto it = fix_of.find(f.id);

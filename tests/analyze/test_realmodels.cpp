@@ -158,6 +158,14 @@ TEST(RealModels, TheLayoutFixSavesTheConversionsAndTheNchwBatchNorms) {
   EXPECT_TRUE(std::any_of(w.assumptions.begin(), w.assumptions.end(), [](const std::string& s) {
     return s.find("batch-norm kernels at 0.54") != std::string::npos;
   }));
+  // Where the critical path is judged (ResNet-18 AMP training), the finding's saving is the replay's of the fix, as
+  // for every finding whose fix the replay models: the GPU time it saves counts only where the GPU sets the step.
+  const auto train = analyze(load("item_resnet18_train"));
+  bool predicted = false;
+  for (const auto& f : train.findings)
+    if (f.id == "layout-conversions")
+      for (const auto& e : f.evidence) predicted |= e.name == "what_if" && e.value == "layout";
+  EXPECT_TRUE(predicted);
 }
 
 // Kineto's public ResNet-50 sample with num_workers=0 (V100, PyTorch 1.9, tb_plugin samples): its step markers are
