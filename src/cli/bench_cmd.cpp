@@ -6,8 +6,8 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "core/table.hpp"
-#include "kernels/suite_support.hpp"
 #include "probes/host_probes.hpp"
+#include "probes/kernel_suites.hpp"
 #include "probes/suites.hpp"
 
 #include "cuda/check.hpp"
@@ -52,8 +52,8 @@ bench::Suite suite_named(const std::string& name) {
   if (name == "pcie") return probes::pcie_suite();
   if (name == "l2") return probes::l2_suite();
   if (name == "overlap") return probes::overlap_suite();
-  if (name == "kernels") return kernels::kernels_suite();
-  if (name == "quant") return kernels::quant_suite();
+  if (name == "kernels") return probes::kernels_suite();
+  if (name == "quant") return probes::quant_suite();
   throw_bad_input(fmt::format("unknown suite '{}' (available: core, mem, pcie, l2, overlap, kernels, quant)", name));
 }
 
@@ -99,11 +99,11 @@ int run_bench(BenchOptions& o) {
   }
   if (o.suite == "kernels")
     say << "\nEach kernel against cudaMemcpy D2D and the naive version, same run (cold mode: L2 flushed):\n"
-        << kernels::copy_ratio_table(run).markdown();
+        << probes::copy_ratio_table(run).markdown();
   if (o.suite == "quant")
     say << "\nWeight-only GEMM against cuBLAS fp16, same run (cold: L2 flushed, weights rotated; × copy = bytes moved "
            "per second / cudaMemcpy D2D):\n"
-        << kernels::quant_table(run).markdown();
+        << probes::quant_table(run).markdown();
   for (const auto& [memory, speedup] : probes::overlap_speedups(run))
     say << fmt::format(
         "overlap, {} host memory: serial / three streams = {:.2f}×{}\n", memory, speedup,

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/table.hpp"
-#include "kernels/occupancy.hpp"
+#include "probes/occupancy.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -50,7 +50,7 @@ int parse_arch(const std::string& s) {
 }
 
 int run_occupancy(const OccupancyOptions& o) {
-  auto kernels = kernels::read_resource_usage(o.file);
+  auto kernels = probes::read_resource_usage(o.file);
   const int forced_arch = o.arch.empty() ? 0 : parse_arch(o.arch);
   if (!o.kernel.empty()) {
     std::regex re;
@@ -70,7 +70,7 @@ int run_occupancy(const OccupancyOptions& o) {
           {}};
   for (const auto& k : kernels) {
     const int sm = forced_arch ? forced_arch : k.arch;
-    const auto limits = kernels::arch_limits(sm);
+    const auto limits = probes::arch_limits(sm);
     nlohmann::json j{{"kernel", k.name},
                      {"mangled", k.mangled},
                      {"arch", fmt::format("sm_{}", sm)},
@@ -87,14 +87,14 @@ int run_occupancy(const OccupancyOptions& o) {
                                  std::to_string(k.stack)};
     if (!limits) {
       j["occupancy"] = nullptr;
-      j["note"] = fmt::format("no limits known for sm_{} (known: {}); pass --arch", sm, kernels::known_archs());
+      j["note"] = fmt::format("no limits known for sm_{} (known: {}); pass --arch", sm, probes::known_archs());
       row.insert(row.end(), {"", "", "unknown arch", ""});
     } else {
       const int64_t smem = k.shared + o.dynamic_smem;
-      const auto occ = kernels::theoretical_occupancy(*limits, o.block_threads, k.regs, smem);
+      const auto occ = probes::theoretical_occupancy(*limits, o.block_threads, k.regs, smem);
       std::string sweep;
       for (int b : {128, 256, 512, 1024}) {
-        const auto s = kernels::theoretical_occupancy(*limits, b, k.regs, smem);
+        const auto s = probes::theoretical_occupancy(*limits, b, k.regs, smem);
         sweep += fmt::format("{}{:.0f}%", sweep.empty() ? "" : " / ", 100 * s.ratio);
       }
       j["occupancy"] = {{"block_threads", o.block_threads},

@@ -9,7 +9,7 @@
 #include "bench/runner.hpp"
 #include "core/error.hpp"
 #include "gpu/counters.hpp"
-#include "kernels/suite_support.hpp"
+#include "probes/kernel_suites.hpp"
 #include "probes/suites.hpp"
 #include "triage/jitter.hpp"
 
@@ -46,7 +46,7 @@ std::vector<Part> parts() {
       {"core", "gpusqueeze bench core", bench::core_suite, "^(launch\\.empty|gemm\\.cublas)$", {{"mnk", {"4096"}}}},
       {"kernels",
        "gpusqueeze kernels",
-       kernels::kernels_suite,
+       probes::kernels_suite,
        "^kernels\\.(rms_norm|memcpy_d2d)$",
        {{"cols", {"4096"}}, {"impl", {"ours"}}}},
   };

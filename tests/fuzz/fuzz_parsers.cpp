@@ -1,9 +1,9 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
 // PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output, PyTorch's
-// Flight Recorder dumps (pickle or JSON), topology matrices, tune profiles, coldstart's phase files and bundles, and
-// the fleet's report.json files and PromQL answers. Any input must end in a result or gsq::Error (exit 2 in the CLI),
-// never a crash, hang or sanitizer report. Build: cmake -DGSQ_FUZZ=ON with clang (see CONTRIBUTING.md); the CPU test
-// suite replays the corpus without libFuzzer.
+// Flight Recorder dumps (pickle or JSON), cuobjdump's resource usage (`occupancy`), topology matrices, tune profiles,
+// coldstart's phase files and bundles, and the fleet's report.json files and PromQL answers. Any input must end in a
+// result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report. Build: cmake -DGSQ_FUZZ=ON with
+// clang (see CONTRIBUTING.md); the CPU test suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
@@ -12,6 +12,7 @@
 #include "core/json_io.hpp"
 #include "fleet/fleet.hpp"
 #include "gpu/snapshot.hpp"
+#include "probes/occupancy.hpp"
 #include "report/report.hpp"
 #include "topo/flight_recorder.hpp"
 #include "topo/nccl_capture.hpp"
@@ -77,6 +78,11 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
     other.rank = 1;
     for (auto& e : other.entries) e.seq += 1;
     (void)gsq::topo::flight_recorder_findings({d, other});
+  });
+  guarded([&] {  // `occupancy FILE`: cuobjdump --dump-resource-usage output, each kernel's occupancy on its arch
+    for (const auto& k : gsq::probes::parse_resource_usage(text))
+      if (const auto arch = gsq::probes::arch_limits(k.arch > 0 ? k.arch : 90))
+        for (int threads : {32, 256, 1024}) (void)gsq::probes::theoretical_occupancy(*arch, threads, k.regs, k.shared);
   });
   guarded([&] {
     const auto m = gsq::topo::parse_topo_matrix(text, "fuzz.txt");

@@ -4,10 +4,10 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "gpusqueeze/kernels.h"
-#include "kernels/occupancy.hpp"
 #include "kernels/philox.hpp"
 #include "kernels/reference.hpp"
-#include "kernels/suite_support.hpp"
+#include "probes/kernel_suites.hpp"
+#include "probes/occupancy.hpp"
 #include "support/fixtures.hpp"
 
 #include <gtest/gtest.h>
@@ -20,6 +20,8 @@
 
 namespace gsq::kernels {
 namespace {
+
+using namespace probes;  // the suites and the occupancy calculator that measure the kernels
 
 // Known-answer vectors of Philox4x32-10 from the Random123 distribution (kat_vectors).
 TEST(Philox, MatchesTheRandom123KnownAnswers) {
@@ -371,6 +373,8 @@ TEST(Occupancy, OurKernelsDoNotSpill) {
 
 namespace gsq::kernels {
 namespace {
+
+using namespace probes;  // the suites and the occupancy calculator that measure the kernels
 
 TEST(KernelsSuite, ShapeAxesParseExactlyTheirDimensions) {
   EXPECT_EQ(parse_dims("8192x28672", 2), (std::vector<int64_t>{8192, 28672}));

@@ -4,9 +4,9 @@
 // occupancy arithmetic against the CUDA runtime's.
 #include "cuda/raii.hpp"
 #include "gpusqueeze/kernels.h"
-#include "kernels/occupancy.hpp"
 #include "kernels/philox.hpp"
 #include "kernels/reference.hpp"
+#include "probes/occupancy.hpp"
 #include "support/gpu.hpp"
 
 #include <gtest/gtest.h>
@@ -21,6 +21,7 @@ namespace {
 using cuda::DeviceBuffer;
 
 using test::have_gpu;
+using namespace probes;  // the occupancy calculator checked against the runtime
 
 std::mt19937_64& rng() {
   static std::mt19937_64 r(std::random_device{}());

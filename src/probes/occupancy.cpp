@@ -1,4 +1,4 @@
-#include "kernels/occupancy.hpp"
+#include "probes/occupancy.hpp"
 
 #include "core/error.hpp"
 #include "core/process.hpp"
@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <memory>
 
-namespace gsq::kernels {
+namespace gsq::probes {
 
 namespace {
 
@@ -203,4 +203,4 @@ std::vector<KernelResources> read_resource_usage(const std::string& file) {
   return parse_resource_usage(r.out);
 }
 
-}  // namespace gsq::kernels
+}  // namespace gsq::probes

@@ -4,15 +4,17 @@
 #include "core/error.hpp"
 #include "cuda/raii.hpp"
 #include "gpusqueeze/kernels.h"
-#include "kernels/naive.hpp"
-#include "kernels/suite_support.hpp"
+#include "probes/kernel_suites.hpp"
+#include "probes/naive_kernels.hpp"
 
 #include <fmt/format.h>
 
 #include <array>
 #include <map>
 
-namespace gsq::kernels {
+namespace gsq::probes {
+
+using namespace kernels;  // the kernels measured here, their launchers and types
 
 std::optional<DType> parse_dtype(const std::string& s) {
   if (s == "f32" || s == "fp32" || s == "float32" || s == "float") return DType::f32;
@@ -202,4 +204,4 @@ Table copy_ratio_table(const bench::Run& run) {
   return t;
 }
 
-}  // namespace gsq::kernels
+}  // namespace gsq::probes

@@ -1,12 +1,14 @@
 // The straightforward kernels `gpusqueeze kernels` measures ours against (built into its suites, not into
 // libgsqkernels): row kernels with one block of 256 threads per row, scalar loads, one pass over global memory per
 // statistic, a shared-memory tree reduction; a transpose with one thread per element and no tiling.
-#include "kernels/naive.hpp"
+#include "probes/naive_kernels.hpp"
 
 #include "kernels/device_common.cuh"
 #include "kernels/philox.hpp"
 
-namespace gsq::kernels {
+namespace gsq::probes {
+
+using namespace kernels;  // the kernels measured here, their launchers and types
 
 namespace {
 
@@ -130,4 +132,4 @@ cudaError_t launch_transpose_naive(DType dtype, void* y, const void* x, int64_t 
   return transpose_naive_typed<uint16_t>(y, x, batches, rows, cols, st);
 }
 
-}  // namespace gsq::kernels
+}  // namespace gsq::probes

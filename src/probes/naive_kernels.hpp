@@ -5,10 +5,14 @@
 
 #include "kernels/launch.hpp"
 
-namespace gsq::kernels {
+namespace gsq::probes {
+
+using kernels::DType;
+using kernels::RowArgs;
+using kernels::RowOp;
 
 cudaError_t launch_row_naive(RowOp op, DType dtype, const RowArgs& a, cudaStream_t stream);
 cudaError_t launch_transpose_naive(DType dtype, void* y, const void* x, int64_t batches, int64_t rows, int64_t cols,
                                    cudaStream_t stream);
 
-}  // namespace gsq::kernels
+}  // namespace gsq::probes

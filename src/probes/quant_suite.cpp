@@ -7,14 +7,16 @@
 #include "cuda/cublas.hpp"
 #include "cuda/raii.hpp"
 #include "gpusqueeze/kernels.h"
-#include "kernels/suite_support.hpp"
+#include "probes/kernel_suites.hpp"
 
 #include <fmt/format.h>
 
 #include <map>
 #include <memory>
 
-namespace gsq::kernels {
+namespace gsq::probes {
+
+using namespace kernels;  // the kernels measured here, their launchers and types
 
 namespace {
 
@@ -141,4 +143,4 @@ Table quant_table(const bench::Run& run) {
   return t;
 }
 
-}  // namespace gsq::kernels
+}  // namespace gsq::probes

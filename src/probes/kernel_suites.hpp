@@ -11,7 +11,9 @@
 #include <utility>
 #include <vector>
 
-namespace gsq::kernels {
+namespace gsq::probes {
+
+using kernels::DType;
 
 // The `kernels` suite: ours and naive versions of each kernel, and cudaMemcpy D2D of the same bytes.
 [[nodiscard]] bench::Suite kernels_suite();
@@ -32,4 +34,4 @@ void check_status(gsq_status s);
 // Each kernel's bandwidth next to cudaMemcpy D2D measured in the same run: the "≥ 0.90 × copy" table.
 [[nodiscard]] Table copy_ratio_table(const bench::Run& run);
 
-}  // namespace gsq::kernels
+}  // namespace gsq::probes

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gsq::kernels {
+namespace gsq::probes {
 
 struct ArchLimits {
   int sm = 0;  // 90 for sm_90
@@ -45,4 +45,4 @@ struct Occupancy {
 // Runs cuobjdump on FILE and parses it; throws bad_input (not a CUDA binary) or no_gpu-class errors with a fix.
 [[nodiscard]] std::vector<KernelResources> read_resource_usage(const std::string& file);
 
-}  // namespace gsq::kernels
+}  // namespace gsq::probes
