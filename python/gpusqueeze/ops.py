@@ -8,6 +8,8 @@ Operators (all forward only, CUDA tensors of float32/float16/bfloat16 unless sai
 
     gpusqueeze::layer_norm(Tensor x, Tensor? weight, Tensor? bias, float eps) -> Tensor
     gpusqueeze::rms_norm(Tensor x, Tensor? weight, float eps) -> Tensor
+    gpusqueeze::add_rms_norm(Tensor x, Tensor(a!) residual, Tensor? weight, float eps) -> Tensor
+                                                   # residual += x in place, then RMSNorm of it
     gpusqueeze::softmax(Tensor x) -> Tensor                                   # over the last dimension
     gpusqueeze::softmax_dropout(Tensor x, float p, int seed, int offset) -> Tensor
     gpusqueeze::nchw_to_nhwc(Tensor x) -> Tensor                              # 4-D; output channels_last
@@ -50,8 +52,8 @@ if _torch_version() < _MIN_TORCH:
 
 from gpusqueeze import kernels as _k  # noqa: E402  (after the version check: it loads nothing until first use)
 
-__all__ = ["layer_norm", "rms_norm", "softmax", "softmax_dropout", "nchw_to_nhwc", "nhwc_to_nchw", "w4a16_linear",
-           "w8a16_linear", "OPS"]
+__all__ = ["layer_norm", "rms_norm", "add_rms_norm", "softmax", "softmax_dropout", "nchw_to_nhwc", "nhwc_to_nchw",
+           "w4a16_linear", "w8a16_linear", "OPS"]
 
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 _HALF = (torch.float16, torch.bfloat16)
@@ -86,6 +88,21 @@ def _fake_layer_norm(x, weight, bias, eps):
 def _fake_rms_norm(x, weight, eps):
     _check_x("rms_norm", x)
     _check_param("rms_norm", "weight", weight, x, x.shape[-1])
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _check_residual(x, residual):
+    torch._check(tuple(residual.shape) == tuple(x.shape) and residual.dtype == x.dtype and residual.device == x.device
+                 and residual.is_contiguous(),
+                 lambda: f"gpusqueeze::add_rms_norm: residual must be a contiguous tensor of shape {tuple(x.shape)}, "
+                 f"dtype {x.dtype} on {x.device}; got {tuple(residual.shape)}, {residual.dtype} on {residual.device}"
+                 + ("" if residual.is_contiguous() else ", not contiguous"))
+
+
+def _fake_add_rms_norm(x, residual, weight, eps):
+    _check_x("add_rms_norm", x)
+    _check_residual(x, residual)
+    _check_param("add_rms_norm", "weight", weight, x, x.shape[-1])
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
@@ -143,6 +160,13 @@ def _py_rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float) ->
     return _k.rms_norm(x, weight, eps)
 
 
+def _py_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor],
+                     eps: float) -> torch.Tensor:
+    _check_x("add_rms_norm", x)
+    _check_residual(x, residual)
+    return _k.add_rms_norm(x, residual, weight, eps)
+
+
 def _py_softmax(x: torch.Tensor) -> torch.Tensor:
     _check_x("softmax", x)
     return _k.softmax(x)
@@ -175,8 +199,9 @@ def _py_w8a16_linear(x: torch.Tensor, q: torch.Tensor, scales: torch.Tensor, bia
     return _k.w8a16_linear(x, _k.QuantizedWeight("gsq.w8/1", n, k, q, scales, 0, (0.0, 0.0)), bias)
 
 
-_NAMES = ("layer_norm", "rms_norm", "softmax", "softmax_dropout", "nchw_to_nhwc", "nhwc_to_nchw", "w4a16_linear",
-          "w8a16_linear")
+_NAMES = ("layer_norm", "rms_norm", "add_rms_norm", "softmax", "softmax_dropout", "nchw_to_nhwc", "nhwc_to_nchw",
+          "w4a16_linear", "w8a16_linear")
+_MUTATES = {"add_rms_norm": ("residual",)}  # the arguments an operator writes (Tensor(a!) in its schema)
 
 
 def _register() -> tuple[str, str]:
@@ -200,7 +225,8 @@ def _register() -> tuple[str, str]:
                 torch.library.register_fake(f"gpusqueeze::{name}", globals()[f"_fake_{name}"])
             return "cpp", ""
     for name in _NAMES:
-        op = torch.library.custom_op(f"gpusqueeze::{name}", globals()[f"_py_{name}"], mutates_args=())
+        op = torch.library.custom_op(f"gpusqueeze::{name}", globals()[f"_py_{name}"],
+                                     mutates_args=_MUTATES.get(name, ()))
         op.register_fake(globals()[f"_fake_{name}"])
     return "python", why
 
@@ -215,6 +241,12 @@ def layer_norm(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[t
 
 def rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> torch.Tensor:
     return torch.ops.gpusqueeze.rms_norm(x, weight, eps)
+
+
+def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> torch.Tensor:
+    """A decoder layer's residual add and RMSNorm in one pass: residual += x in place (residual contiguous, of x's
+    shape, dtype and device), returns F.rms_norm(residual, residual.shape[-1:], weight, eps)."""
+    return torch.ops.gpusqueeze.add_rms_norm(x, residual, weight, eps)
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
@@ -249,6 +281,7 @@ def w8a16_linear(x: torch.Tensor, qw, bias: Optional[torch.Tensor] = None) -> to
 OPS = {
     "layer_norm": "torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, eps)",
     "rms_norm": "torch.nn.functional.rms_norm(x, x.shape[-1:], weight, eps)",
+    "add_rms_norm": "residual += x; torch.nn.functional.rms_norm(residual, residual.shape[-1:], weight, eps)",
     "softmax": "torch.softmax(x, -1)",
     "softmax_dropout": "torch.nn.functional.dropout(torch.softmax(x, -1), p)",
     "nchw_to_nhwc": "x.contiguous(memory_format=torch.channels_last)",

@@ -30,6 +30,10 @@ class Registration(unittest.TestCase):
             op = getattr(torch.ops.gpusqueeze, name)
             self.assertIn(f"gpusqueeze::{name}", str(op.default._schema))
 
+    def test_the_residual_add_says_it_writes_its_residual(self):  # so torch.compile keeps the write (functionalizes it)
+        schema = torch.ops.gpusqueeze.add_rms_norm.default._schema
+        self.assertEqual([a.name for a in schema.arguments if a.alias_info and a.alias_info.is_write], ["residual"])
+
 
 class Backend(unittest.TestCase):
     def test_the_registration_asked_for_is_live(self):
@@ -81,6 +85,9 @@ class FakeOutputs(unittest.TestCase):
                       torch.ops.gpusqueeze.softmax_dropout(x, 0.1, 1234, 0)):
                 self.assertEqual((y.shape, y.dtype, y.device.type), (x.shape, dtype, "cuda"))
                 self.assertTrue(y.is_contiguous())
+            r = cuda(3, 5, 4096, dtype=dtype)
+            for y in (torch.ops.gpusqueeze.add_rms_norm(x, r, w, 1e-6), gops.add_rms_norm(x, r, None, 1e-6)):
+                self.assertEqual((y.shape, y.dtype, y.device.type), (x.shape, dtype, "cuda"))
 
     def test_layout_ops_give_the_memory_format(self):
         x = cuda(2, 3, 5, 7)
@@ -108,6 +115,11 @@ class FakeOutputs(unittest.TestCase):
             (lambda: torch.ops.gpusqueeze.rms_norm(cuda(4, 8), cuda(7), 1e-6), "weight must have shape (8,)"),
             (lambda: torch.ops.gpusqueeze.rms_norm(cuda(4, 8), cuda(8, dtype=torch.float32), 1e-6), "dtype"),
             (lambda: torch.ops.gpusqueeze.nchw_to_nhwc(cuda(4, 8, 2)), "expected a 4-D tensor"),
+            (lambda: torch.ops.gpusqueeze.add_rms_norm(cuda(4, 8), cuda(4, 9), None, 1e-6),
+             "residual must be a contiguous tensor of shape (4, 8)"),
+            (lambda: torch.ops.gpusqueeze.add_rms_norm(cuda(4, 8), cuda(8, 4).t(), None, 1e-6), "not contiguous"),
+            (lambda: torch.ops.gpusqueeze.add_rms_norm(cuda(4, 8), cuda(4, 8, dtype=torch.bfloat16), None, 1e-6),
+             "dtype torch.float16"),
             (lambda: torch.ops.gpusqueeze.softmax_dropout(cuda(4, 8), 1.5, 1, 0), "p must be in [0, 1)"),
             (lambda: torch.ops.gpusqueeze.w4a16_linear(cuda(1, 64, dtype=torch.float32), cuda(8, 8, dtype=torch.int32),
                                                         cuda(8, 1, 2), None, 8, 64, 64), "dtype torch.float32"),
@@ -130,7 +142,9 @@ class Model(torch.nn.Module):
     def forward(self, x):
         h = gops.rms_norm(x, self.w, 1e-6)
         h = torch.ops.gpusqueeze.softmax(h * 2)
-        return torch.ops.gpusqueeze.layer_norm(h, self.w, None, 1e-5) + 1
+        residual = x + 1
+        h = gops.add_rms_norm(h, residual, self.w, 1e-6)  # writes residual: the graph must keep that write
+        return torch.ops.gpusqueeze.layer_norm(h, self.w, None, 1e-5) + residual
 
 
 class Compile(unittest.TestCase):
@@ -147,7 +161,7 @@ class Compile(unittest.TestCase):
         self.assertEqual(out.shape, (4, 64))
         self.assertEqual(len(graphs), 1)
         code = graphs[0].code
-        for op in ("gpusqueeze.rms_norm", "gpusqueeze.softmax", "gpusqueeze.layer_norm"):
+        for op in ("gpusqueeze.rms_norm", "gpusqueeze.softmax", "gpusqueeze.add_rms_norm", "gpusqueeze.layer_norm"):
             self.assertIn(op, code)
 
     def test_a_ctypes_call_breaks_the_graph(self):  # why the ops exist: the negative control

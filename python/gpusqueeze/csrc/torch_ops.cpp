@@ -94,6 +94,26 @@ at::Tensor rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& weight
   return y;
 }
 
+// residual += x (in place, rounded as PyTorch rounds it), then RMSNorm of it: residual must already be contiguous and
+// of x's shape, dtype and device, since it is written where it lies.
+at::Tensor add_rms_norm(const at::Tensor& x, at::Tensor& residual, const std::optional<at::Tensor>& weight, double eps) {
+  const auto dt = dtype_of("add_rms_norm", x);
+  TORCH_CHECK(residual.sizes() == x.sizes() && residual.scalar_type() == x.scalar_type() &&
+                  residual.device() == x.device() && residual.is_contiguous(),
+              "gpusqueeze::add_rms_norm: residual must be a contiguous tensor of shape ", x.sizes(), ", dtype ",
+              x.scalar_type(), " on ", x.device(), "; got ", residual.sizes(), ", ", residual.scalar_type(), " on ",
+              residual.device(), residual.is_contiguous() ? "" : ", not contiguous");
+  c10::DeviceGuard guard(x.device());
+  const auto r = rows_of(x);
+  at::Tensor kw;
+  const void* w = param("add_rms_norm", "weight", weight, x, r.cols, kw);
+  auto y = at::empty_like(r.x);
+  check(gsq_add_rms_norm(y.data_ptr(), residual.data_ptr(), r.x.const_data_ptr(), w, r.rows, r.cols,
+                         static_cast<float>(eps), dt, current_stream(x)),
+        "add_rms_norm");
+  return y;
+}
+
 at::Tensor softmax(const at::Tensor& x) {
   const auto dt = dtype_of("softmax", x);
   c10::DeviceGuard guard(x.device());
@@ -176,6 +196,7 @@ at::Tensor w8a16_linear(const at::Tensor& x, const at::Tensor& q, const at::Tens
 TORCH_LIBRARY(gpusqueeze, m) {
   m.def("layer_norm(Tensor x, Tensor? weight, Tensor? bias, float eps) -> Tensor");
   m.def("rms_norm(Tensor x, Tensor? weight, float eps) -> Tensor");
+  m.def("add_rms_norm(Tensor x, Tensor(a!) residual, Tensor? weight, float eps) -> Tensor");
   m.def("softmax(Tensor x) -> Tensor");
   m.def("softmax_dropout(Tensor x, float p, int seed, int offset) -> Tensor");
   m.def("nchw_to_nhwc(Tensor x) -> Tensor");
@@ -190,6 +211,7 @@ TORCH_LIBRARY(gpusqueeze, m) {
   TORCH_LIBRARY_IMPL(gpusqueeze, KEY, m) {       \
     m.impl("layer_norm", &layer_norm);           \
     m.impl("rms_norm", &rms_norm);               \
+    m.impl("add_rms_norm", &add_rms_norm);       \
     m.impl("softmax", &softmax);                 \
     m.impl("softmax_dropout", &softmax_dropout); \
     m.impl("nchw_to_nhwc", &nchw_to_nhwc);       \
