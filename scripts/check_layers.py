@@ -34,7 +34,7 @@ ALLOWED = {
     "fleet": {"core"},
     # What a command does beneath its flags (the report's sections and live measurements, the tune view): every
     # library the report reads, none that reads it.
-    "jobs": {"core", "host", "cuda", "gpu", "env", "bench", "probes", "kernels", "trace", "analyze", "triage", "topo",
+    "jobs": {"core", "host", "cuda", "gpu", "env", "bench", "probes", "trace", "analyze", "triage", "topo",
              "tune", "report", "program"},
     "cli": None,  # the top: may include any library
 }

@@ -4,9 +4,9 @@ against what the fix really did untraced.
 
   class    the verdict class (or the top-ranked finding) names the class of the measured fix
   top      the top-ranked warn/fail finding names the measured fix
-  pred     the predicted untraced step after the fix vs the measured after: the what-if of the fix, or where none
-           models it (precision, optimizer, attention), the saving of the finding that names it, taken off the step
-           the analyzer gives as untraced
+  pred     the predicted untraced step after the fix vs the measured after, from the what-if of the fix
+  pred (finding)  where no what-if models the fix (precision, optimizer, attention): the saving of the finding that
+           names it (a share of the judged window) taken off the step the analyzer gives as untraced; tallied apart
   recorded the analyzer's "as recorded" step (the recorder's cost taken out) vs the measured untraced before step
 
 Two modes, both in the table:
@@ -14,7 +14,7 @@ Two modes, both in the table:
             leaving the pair out (the median of the other pairs' implied costs), so no pair judges itself
   untraced  `analyze --untraced-step MS` with the measured untraced before step (what `report -- CMD` measures)
 --calibrate prints each recording's implied cost per record and the medians the analyzer's defaults come from
-(whatif.hpp kKinetoLaunchCostNs, kGsqtLaunchCostNs).
+(whatif.hpp kKinetoRecordCostNs, kGsqtRecordCostNs).
 
 Usage: python3 bench/realmodels/accuracy.py RESULTS_DIR TRACES_DIR [--bin build/gpusqueeze] [--out table.md]
                                             [--calibrate]
@@ -97,7 +97,7 @@ def main():
             print(f"{rec}: {len(mine)} recordings, median {statistics.median(c for c, _ in mine) / 1e3:.1f} µs/record; "
                   + ", ".join(f"{w} {c / 1e3:.1f}" for c, w in mine))
         return
-    rows, tally = [], {f"{k}-{m}": [0, 0] for k in ("class", "verdict", "top", "pred10", "pred5")
+    rows, tally = [], {f"{k}-{m}": [0, 0] for k in ("class", "verdict", "top", "pred10", "pred5", "fpred10", "fpred5")
              for m in ("plain", "untraced")}
     tally["recorded5-plain"] = [0, 0]
     tally["class-separated"] = [0, 0]  # plain, on pairs whose fix stands out of run-to-run spread
@@ -128,17 +128,17 @@ def main():
                 top_ok = top_id in names["findings"]
                 wi = doc.get("what_if") or {}
                 recorded = (wi.get("replayed_step_p50_ns") or 0) / 1e6
-                pred = None
+                pred, by_finding = None, False
                 for r in wi.get("rows", []):
                     if p["fix"] and r.get("fixes") == fix:
                         pred = r["step_p50_ns"] / 1e6
                 # No what-if models the fix (precision, optimizer, attention): the saving of the finding that names
-                # it is the prediction, of the step the analyzer gives as untraced (the given one in untraced mode).
-                if pred is None and not p["fix"]:
+                # it, of the step the analyzer gives as untraced (the given one in untraced mode), tallied apart.
+                if not p["fix"]:
                     named = [f for f in top if f["id"] in names["findings"] and f.get("saving_ratio") is not None]
                     base = before if mode == "untraced" else recorded
                     if named and base:
-                        pred = base * (1 - named[0]["saving_ratio"])
+                        pred, by_finding = base * (1 - named[0]["saving_ratio"]), True
                 tally[f"class-{mode}"][0] += cls_ok
                 tally[f"class-{mode}"][1] += 1
                 if mode == "plain" and separated:
@@ -153,16 +153,19 @@ def main():
                     tally["recorded5-plain"][1] += 1
                 if pred is not None:
                     for k, lim in (("pred10", 0.10), ("pred5", 0.05)):
-                        tally[f"{k}-{mode}"][0] += abs(pred / after - 1) <= lim
-                        tally[f"{k}-{mode}"][1] += 1
-                cells[mode] = (verdict, cls_ok, top_id, top_ok, recorded, pred)
+                        key = f"{'f' if by_finding else ''}{k}-{mode}"
+                        tally[key][0] += abs(pred / after - 1) <= lim
+                        tally[key][1] += 1
+                cells[mode] = (verdict, cls_ok, top_id, top_ok, recorded, pred, by_finding)
             pl, un = cells.get("plain"), cells.get("untraced")
             if pl is None:
                 rows.append(f"| {name} | {rec} | {p['cls']} | error | | | | | |")
                 continue
 
             def pred_cell(c):
-                return f"{c[5]:.2f} ({c[5] / after - 1:+.0%})" if c and c[5] is not None else "-"
+                if not c or c[5] is None:
+                    return "-"
+                return f"{c[5]:.2f} ({c[5] / after - 1:+.0%}){' (finding)' if c[6] else ''}"
             rows.append(
                 f"| {name} | {rec} | {p['cls']} ({p['fix'] or '-'}) | {pl[0]}{'' if pl[1] else ' ✗'} | "
                 f"{pl[2]}{'' if pl[3] else ' ✗'} | {before:.2f} → {after:.2f} | "
@@ -177,15 +180,17 @@ def main():
              "without the pair):",
              f"verdict class or top finding names the measured fix: {share('class-plain')}; the verdict class alone: "
              f"{share('verdict-plain')}; top finding names it: {share('top-plain')};"
-             f" predicted after-fix step within 10% of measured: {share('pred10-plain')} (within 5%: "
-             f"{share('pred5-plain')}); \"as recorded\" (untraced) step within 5% of the measured untraced step: "
-             f"{share('recorded5-plain')}.",
+             f" predicted after-fix step within 10% of measured, by the fix's what-if: {share('pred10-plain')} "
+             f"(within 5%: {share('pred5-plain')}), by the saving of the finding that names it where no what-if "
+             f"models the fix: {share('fpred10-plain')} (within 5%: {share('fpred5-plain')}); \"as recorded\" "
+             f"(untraced) step within 5% of the measured untraced step: {share('recorded5-plain')}.",
              f"On the pairs whose before and after rounds do not overlap (the fix stands out of run-to-run spread): "
              f"verdict class or top finding names it: {share('class-separated')}.", "",
              "With the measured untraced before step (`analyze --untraced-step`, what `report -- CMD` measures):",
              f"verdict class or top finding: {share('class-untraced')}; the verdict class alone: "
              f"{share('verdict-untraced')}; top finding: {share('top-untraced')}; predicted after-fix "
-             f"step within 10%: {share('pred10-untraced')} (within 5%: {share('pred5-untraced')}).", "",
+             f"step within 10%, by the what-if: {share('pred10-untraced')} (within 5%: {share('pred5-untraced')}), by "
+             f"the finding's saving: {share('fpred10-untraced')} (within 5%: {share('fpred5-untraced')}).", "",
              "| pair | recorder | class (fix) | verdict | top finding | measured untraced ms (before → after) | "
              "as recorded, cost out ms (vs untraced before) [cost/record] | predicted after ms (vs measured) | "
              "verdict, --untraced-step | predicted after, --untraced-step |",

@@ -41,9 +41,22 @@ bool is_layout_transpose(std::string_view kernel) {
   return false;
 }
 
-bool is_nchw_batch_norm(std::string_view kernel) {  // demangled or not: the names are plain in both
-  return kernel.find("batch_norm_") != std::string_view::npos && kernel.find("_kernel") != std::string_view::npos &&
-         kernel.find("channels_last") == std::string_view::npos;
+bool is_nchw_batch_norm(std::string_view kernel) {
+  // The kernel's own function name (not a functor named in its template arguments, as the per-channel elementwise
+  // kernels' batch_norm_update_stats is), demangled or mangled.
+  if (kernel.starts_with("void ")) kernel.remove_prefix(5);
+  std::string_view fn = kernel.substr(0, kernel.find_first_of("<("));
+  if (fn.starts_with("_ZN2at6native")) {  // _ZN2at6native<length><name>...
+    fn.remove_prefix(13);
+    size_t digits = 0, len = 0;
+    for (; digits < fn.size() && fn[digits] >= '0' && fn[digits] <= '9'; ++digits) len = len * 10 + (fn[digits] - '0');
+    fn = digits > 0 && digits + len <= fn.size() ? fn.substr(digits, len) : std::string_view{};
+  } else if (fn.starts_with("at::native::")) {
+    fn.remove_prefix(12);
+  } else {
+    return false;
+  }
+  return fn.starts_with("batch_norm_") && fn.ends_with("_kernel") && fn.find("channels_last") == std::string_view::npos;
 }
 
 bool is_launch_call(std::string_view n) {

@@ -36,10 +36,10 @@ struct Interval {
 // PyTorch's batch-norm kernels for NCHW tensors (at::native::batch_norm_*_kernel without "channels_last"):
 // channels_last swaps each for its channels_last counterpart.
 [[nodiscard]] bool is_nchw_batch_norm(std::string_view kernel);
-// What channels_last costs an NCHW batch-norm kernel's time: its channels_last counterparts' time over its own on the
-// real-model corpus's two ResNet-50 pairs (bench/results/2026-12-06-h100-realmodels: inference 1.33 → 0.71 ms per
-// step, 0.53; training, forward and backward, 3.56 → 1.98 ms, 0.56). The held-out ResNeXt-50 and RegNetY-1.6GF pairs
-// gave 0.44 and 0.62 (2026-12-06-h200-realmodels-heldout).
+// What channels_last costs an NCHW batch-norm kernel's time: its channels_last counterparts' time over its own in the
+// before and after traces of the real-model corpus's two ResNet-50 pairs (inference 0.53, training forward and backward
+// 0.56); the held-out ResNeXt-50 and RegNetY-1.6GF pairs gave 0.44 and 0.62. Sums and command:
+// bench/results/2026-12-07-cpu-realmodels-accuracy (bench/realmodels/batch_norm_ratio.py).
 inline constexpr double kNhwcBatchNormRatio = 0.54;
 [[nodiscard]] std::string size_bucket(uint64_t bytes);  // "a ≤4 KiB" ... "e >16 MiB" (the letter sorts them)
 [[nodiscard]] std::string copy_kind_name(CopyKind k);

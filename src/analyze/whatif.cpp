@@ -229,15 +229,18 @@ const GpuRec& place_gpu_op(const Trace& t, const ReplayGraph& graph, size_t g, i
   return gpu.ops[g] = rec;
 }
 
-// Where a step's batch reaches the GPU when no DataLoader range says where it was made: the first item that copies
-// host to device, if the step has no DataLoader range (items.size() otherwise: nothing is inferred).
+// Where a step's batch reaches the GPU when no DataLoader range says where it was made: the item of the step's first
+// host-to-device copy, where that copy comes before the step's first kernel (the input, not a scalar copied in the
+// middle of the step); items.size() where the step has a DataLoader range or no such copy: nothing is inferred.
 size_t first_input_copy(const Trace& t, const std::vector<Item>& items) {
   for (const auto& it : items)
     if (detail::is_dataloader_range(t.names[it.name])) return items.size();
   for (size_t i = 0; i < items.size(); ++i)
     for (const auto& c : items[i].calls)
-      for (size_t g : c.gpu)
+      for (size_t g : c.gpu) {
+        if (t.events[g].kind == Kind::kernel) return items.size();
         if (t.events[g].kind == Kind::memcpy && t.events[g].copy == CopyKind::htod) return i;
+      }
   return items.size();
 }
 
@@ -255,19 +258,22 @@ std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& 
         "convolutions' own kernels as recorded (cuDNN may pick other NHWC kernels, faster or slower)",
         detail::kNhwcBatchNormRatio));
   if (fx.host) out.push_back("one worker thread; each step waits for its input from the worker");
-  if (fx.workers > 0 && !loader_seen)
-    out.push_back(input_inferred
-                      ? "workers: the trace has no enumerate(DataLoader) ranges (torch.profiler records them; "
-                        "`gpusqueeze trace` does not see Python): the host's own time before each step's first "
-                        "host-to-device copy is taken as the batch's making"
-                      : "workers: the trace has no enumerate(DataLoader) ranges (torch.profiler records them; "
-                        "`gpusqueeze trace` does not see Python) and no host time before a step's first input copy, "
-                        "so the fix changes nothing here");
-  if (fx.workers > 0)
+  if (fx.workers > 0 && loader_seen)
     out.push_back(fmt::format(
         "workers:{}: each batch's enumerate(DataLoader) time spent by one of {} workers in parallel, prefetching; the "
         "main process's next() then costs nothing, and the workers' CPU cores are free",
         fx.workers, fx.workers));
+  else if (fx.workers > 0 && input_inferred)
+    out.push_back(fmt::format(
+        "workers:{}: the trace has no enumerate(DataLoader) ranges (torch.profiler and `gpusqueeze trace`'s Python "
+        "shim record them; not a loader of another kind, nor `--no-python-shim`): the host's own time before each "
+        "step's first host-to-device copy, where it comes before the step's first kernel, is taken as the batch's "
+        "making, spent by one of {} workers in parallel",
+        fx.workers, fx.workers));
+  else if (fx.workers > 0)
+    out.push_back(
+        "workers: the trace has no enumerate(DataLoader) ranges, and no step copies its input to the GPU before its "
+        "first kernel with host time before the copy, so the fix changes nothing here");
   if (fx.prefetch)
     out.push_back(
         "prefetch: each asynchronous host-to-device copy issued one step earlier on a side stream (the first step "
@@ -310,6 +316,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
     if (fx.layout && e.kind == Kind::kernel && detail::is_nchw_batch_norm(t.name(e))) d *= detail::kNhwcBatchNormRatio;
     if (fx.pinned && e.kind == Kind::memcpy && e.copy == CopyKind::htod && e.src == MemKind::pageable)
       d = static_cast<double>(e.bytes) / rates.pinned_h2d_bytes_per_s * 1e9;
+    if (rates.recorder_corrected) d *= graph_in.gpu_scale;  // the GPU slower untraced than recorded (ReplayGraph)
     return static_cast<int64_t>(d);
   };
   const double scale = rates.recorder_corrected ? graph_in.host_scale : 1.0;  // the recorder's cost taken out
@@ -442,8 +449,6 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
     r.recorded_step_ns.push_back(rec_end - rec_prev_end);
     rec_prev_end = rec_end;
   }
-  if (rates.recorder_corrected && graph_in.time_scale != 1.0)  // the untraced run slower throughout (ReplayGraph)
-    for (auto& d : r.step_ns) d = static_cast<int64_t>(static_cast<double>(d) * graph_in.time_scale);
   r.step_p50_ns = median(r.step_ns);
   r.recorded_p50_ns = median(r.recorded_step_ns);
   for (int64_t d : r.step_ns) r.wall_ns += d;

@@ -32,12 +32,14 @@ struct Fixes {
   bool graphs = false;    // launch-only ops replayed from a CUDA graph: a per-kernel cost instead of the dispatch
   bool host = false;      // host gaps moved to a worker thread that prepares the next step meanwhile
   bool layout = false;    // layout conversions gone (tensors kept in the layout their kernels want, e.g. channels_last
-                          // at load): aten::contiguous items dropped, cuDNN's NCHW<->NHWC transposes cost nothing
+                          // at load): aten::contiguous items dropped, cuDNN's NCHW<->NHWC transposes cost nothing,
+                          // PyTorch's NCHW batch norms at detail::kNhwcBatchNormRatio of their time
   bool prefetch = false;  // host-to-device copies from pinned memory issued one step ahead on a side stream (the next
                           // batch's copy overlaps this step's compute); the first kernel after each copy waits for it
   std::vector<std::pair<std::string, double>> faster;  // kernels whose name contains the text run N× faster
-  int workers = 0;  // DataLoader(num_workers=N): each batch's next() (its enumerate(DataLoader) range) done by one of N
-                    // workers that prefetch; the loop waits only when they fall behind (0: off)
+  int workers = 0;  // DataLoader(num_workers=N): each batch's next() (its enumerate(DataLoader) range; without one, the
+                    // host's time before the step's first input copy) done by one of N workers that prefetch; the
+                    // loop waits only when they fall behind (0: off)
   // Not a fix: the host's own time (CPU ops, gaps, launches) taken as zero, leaving the GPU work, its order and the
   // waits — the step's floor. A profiler slows the host more than the GPU, so a step the replay finds launch- or
   // host-bound lies between the replay and this floor.
@@ -68,7 +70,8 @@ struct ReplayRates {
 // A profiler slows the host: every recorded CPU op and CUDA call costs the recorder time the untraced program does
 // not spend. The replay takes it out of the host's own time (gaps, CPU ops, calls; never the GPU's) by one factor:
 //  - from an untraced step time measured for the same program (`analyze --untraced-step MS`, or `report -- CMD`'s
-//    marker-only run): the factor whose as-recorded replay gives that step;
+//    marker-only run): the factor whose as-recorded replay gives that step — except where the GPU sets the replayed
+//    step and the untraced one is longer: the GPU's ops are then slowed instead (ReplayGraph::gpu_scale);
 //  - else from a cost per record (each CPU op, CUDA call and range the recorder wrote on the launching threads):
 //    factor = 1 − cost × records / host time. The default cost per recorder comes from the real-model corpus
 //    (bench/results/2026-12-06-h100-realmodels, both variants of every pair, untraced vs recorded on one H100);

@@ -20,6 +20,11 @@ namespace gsq::analyze {
 
 namespace {
 
+// How much slower the GPU of an untraced run may be than its recording's before the correction says the recording may
+// be of another program or setting: above the largest slow-down the real-model corpus's ten GPU-bound recordings
+// needed (× 1.007–1.070; ResNet-50 NCHW on the H100 the most; bench/results/2026-12-07-cpu-realmodels-accuracy).
+constexpr double kGpuScaleSpread = 1.1;
+
 // The launching threads (each with at least 5% of the launch calls: the main thread, autograd's backward thread),
 // their top-level items merged in time order as one sequence, grouped into steps. An item of one thread that launches
 // nothing while another launching thread's items run inside it is that thread waiting (`loss.backward()` while
@@ -255,23 +260,32 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     };
     // The replayed step grows with the host's share, so bisect; past the recorded host (the untraced run slower than
     // the recording) up to twice it. Except where the GPU sets the replayed step as recorded: the host's time does not
-    // show in it there, so an untraced step longer than it is a slower GPU (another process, clocks, the run's own
-    // spread), and every replayed time is stretched to it, the host taken as the recorder's cost per record leaves
-    // it (a recorder only adds host time).
+    // show in it there, so a longer untraced step is a slower GPU (another process, clocks, its own spread; a recorder
+    // only adds host time): the host is corrected by the recorder's cost per record and the GPU's ops are slowed
+    // until the replay gives the untraced step.
     const double cost = corr.record_ns >= 0 ? corr.record_ns : gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
+    const std::string cost_from = corr.record_ns >= 0
+                                      ? "--recorder-cost"
+                                      : fmt::format("{}'s cost per record on the real-model corpus", recorder);
     const double by_cost = std::max(0.0, 1.0 - cost * static_cast<double>(g.records) / static_cast<double>(g.host_ns));
     const int64_t floor = p50(0), as_recorded = p50(1);
     if (corr.untraced_step_ns > floor && corr.untraced_step_ns >= as_recorded &&
         static_cast<double>(as_recorded) <= 1.02 * static_cast<double>(floor)) {
-      const int64_t costed = p50(by_cost);
       g.host_scale = by_cost;
-      g.time_scale = costed > 0 ? static_cast<double>(corr.untraced_step_ns) / static_cast<double>(costed) : 1.0;
+      double glo = 1, ghi = 2;  // the GPU at most twice as slow as recorded
+      for (int i = 0; i < 30; ++i) {
+        g.gpu_scale = (glo + ghi) / 2;
+        (replay(t, g, {}, rates).step_p50_ns < corr.untraced_step_ns ? glo : ghi) = g.gpu_scale;
+      }
+      g.gpu_scale = (glo + ghi) / 2;
       g.correction = fmt::format(
-          "host time × {:.3f} ({}'s cost per record on the real-model corpus), then every replayed time × {:.3f}: the "
-          "GPU sets the replayed step ({:.3f} ms) and the untraced step given ({:.3f} ms) is longer, so the GPU ran "
-          "slower in the untraced run",
-          by_cost, recorder, g.time_scale, static_cast<double>(as_recorded) / 1e6,
-          static_cast<double>(corr.untraced_step_ns) / 1e6);
+          "host time × {:.3f} ({}), GPU ops × {:.3f}: the GPU sets the replayed step ({:.3f} ms) and the untraced step "
+          "given ({:.3f} ms) is longer, so the GPU ran slower untraced{}",
+          by_cost, cost_from, g.gpu_scale, static_cast<double>(as_recorded) / 1e6,
+          static_cast<double>(corr.untraced_step_ns) / 1e6,
+          g.gpu_scale > kGpuScaleSpread ? "; more than runs of one program differ: the recording may not be of the "
+                                          "same program or settings"
+                                        : "");
       return;
     }
     double lo = 0, hi = 2;
@@ -301,9 +315,10 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     if (by_cost < found && static_cast<double>(p50(by_cost)) >= 0.98 * static_cast<double>(corr.untraced_step_ns)) {
       g.host_scale = by_cost;
       g.correction = fmt::format(
-          "host time × {:.3f} ({}'s cost per record on the real-model corpus): the untraced step given ({:.3f} ms) is "
-          "the GPU's, so it bounds the host's time from above only (× {:.3f} at most)",
-          by_cost, recorder, static_cast<double>(corr.untraced_step_ns) / 1e6, found);
+          "host time × {:.3f} ({}): the untraced step given ({:.3f} ms) is the GPU's, so it bounds the host's time "
+          "from "
+          "above only (× {:.3f} at most)",
+          by_cost, cost_from, static_cast<double>(corr.untraced_step_ns) / 1e6, found);
       return;
     }
     g.host_scale = found;

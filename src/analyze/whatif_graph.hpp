@@ -43,11 +43,10 @@ struct ReplayGraph {
   std::unordered_map<size_t, size_t> waits_for;  // GPU op → the op on another stream it waits for (event waits)
   // The recorder's cost taken out: the host's own time is replayed × host_scale (see RecorderCorrection).
   double host_scale = 1.0;
-  // An untraced step longer than the replay with the recorder's cost taken out: a profiler only adds host time, so the
-  // rest is a slower run throughout (another process, clocks, the GPU's own spread), and every replayed time is
-  // stretched by this factor (1 otherwise).
-  double time_scale = 1.0;
-  std::string correction;  // how host_scale was found, printed with every prediction
+  // Where the GPU sets the replayed step and the untraced step is longer, the GPU ran slower untraced (another
+  // process, clocks, its own spread; a recorder only adds host time): every GPU op is replayed × gpu_scale (1 else).
+  double gpu_scale = 1.0;
+  std::string correction;  // how host_scale and gpu_scale were found, printed with every prediction
   int64_t host_ns = 0;     // the host's own time over the steps as recorded (gaps and CPU op time not waiting)
   size_t records = 0;      // CPU ops, CUDA calls and ranges recorded on the launching threads inside the steps
 };

@@ -87,15 +87,18 @@ Action register_analyze(CLI::App& app) {
   cmd->add_option("--what-if", o->what_if,
                   "Replay the trace with fixes and predict the step time: sync (drop per-step syncs), pinned (pinned "
                   "async copies), fuse (one kernel per elementwise chain), graphs (CUDA graphs for launch-only ops), "
-                  "host (input work on a worker thread), layout (no NCHW<->NHWC conversions: channels_last at load), "
-                  "prefetch (input copies one step ahead on a side stream), workers:N (the DataLoader's next() on N "
-                  "prefetching workers, from its enumerate(DataLoader) ranges), kernel:NAME=N (kernels named NAME N× "
+                  "host (input work on a worker thread), layout (channels_last at load: no NCHW<->NHWC conversions, "
+                  "PyTorch's NCHW batch norms at their channels_last kernels' cost), prefetch (input copies one step "
+                  "ahead on a side stream), workers:N (the DataLoader's next() on N prefetching workers, from its "
+                  "enumerate(DataLoader) ranges, else the host's time before each step's input copy), kernel:NAME=N "
+                  "(kernels named NAME N× "
                   "faster); comma-separated: each alone, then all together, each with its GPU floor (the host's own "
                   "time at zero)");
   cmd->add_option("--untraced-step", o->untraced_step_ms,
                   "The program's step time in ms measured without a profiler (NVTX/ProfilerStep markers only, or "
                   "wall time / steps): the recorder's cost is taken out of the host time so that the replay gives "
-                  "it, and the verdict and every prediction are of the untraced program")
+                  "it (where the GPU sets the step and the untraced one is longer, the GPU's ops are slowed instead), "
+                  "and the verdict and every prediction are of the untraced program")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--recorder-cost", o->recorder_cost_ns,
                   "Host ns the recorder costs per record (CPU op, CUDA call), taken out before the verdict and "

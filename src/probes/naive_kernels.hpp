@@ -1,6 +1,6 @@
-// The simple versions `gpusqueeze kernels` compares ours against (naive.cu; in the suites' library, not shipped in
-// libgsqkernels): a block per row reading the row once per pass with scalar loads and a shared-memory tree reduction;
-// a transpose with one thread per element and no tiling.
+// The simple versions `gpusqueeze kernels` compares ours against (naive_kernels.cu; in the suites' library, not
+// shipped in libgsqkernels): a block per row reading the row once per pass with scalar loads and a shared-memory tree
+// reduction; a transpose with one thread per element and no tiling.
 #pragma once
 
 #include "kernels/launch.hpp"

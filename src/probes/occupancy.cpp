@@ -35,6 +35,8 @@ const std::vector<ArchLimits>& arch_table() {
 }
 
 std::string demangle(const std::string& s) {
+  // Kernel names run to a few hundred characters; the demangler recurses on nesting, so a longer one stays mangled.
+  if (s.size() > 4096) return s;
   int status = 0;
   std::unique_ptr<char, decltype(&std::free)> d(abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status), &std::free);
   return status == 0 && d ? std::string(d.get()) : s;

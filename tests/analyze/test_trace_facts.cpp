@@ -30,5 +30,25 @@ TEST(Calls, LaunchesAndWaitsAreToldApart) {
   EXPECT_EQ(size_bucket(uint64_t{1} << 30), "e >16 MiB");
 }
 
+// The kernels channels_last changes: cuDNN's conversions, and PyTorch's NCHW batch norms by their own function name
+// (names as torch.profiler and `gpusqueeze trace` record them), not the per-channel elementwise kernels whose functor
+// is named after batch norm, nor the channels_last kernels themselves.
+TEST(Kernels, TheLayoutFixsKernelsAreToldByName) {
+  EXPECT_TRUE(is_layout_transpose("void cudnn::engines_precompiled::nchwToNhwcKernel<__nv_bfloat16>(int, int)"));
+  EXPECT_FALSE(is_layout_transpose("void at::native::vectorized_elementwise_kernel<4>"));
+  EXPECT_TRUE(is_nchw_batch_norm(
+      "void at::native::batch_norm_transform_input_kernel<c10::BFloat16, float, float, true, int>(torch::x)"));
+  EXPECT_TRUE(is_nchw_batch_norm("void at::native::batch_norm_backward_kernel<c10::BFloat16, float, float, int>(a)"));
+  EXPECT_TRUE(is_nchw_batch_norm("_ZN2at6native36batch_norm_collect_statistics_kernelINS0_3VarEN3c108BFloat16E"));
+  EXPECT_FALSE(
+      is_nchw_batch_norm("void at::native::batch_norm_transform_input_channels_last_kernel<c10::BFloat16>(a)"));
+  EXPECT_FALSE(is_nchw_batch_norm(
+      "void at::native::(anonymous namespace)::unrolled_elementwise_kernel_for_multi_outputs<3, at::native::(anonymous "
+      "namespace)::batch_norm_update_stats_and_invert<c10::BFloat16>"));
+  EXPECT_FALSE(is_nchw_batch_norm("void at::native::vectorized_elementwise_kernel<4, at::native::batch_norm_kernel>"));
+  EXPECT_FALSE(is_nchw_batch_norm("_ZN2at6native"));                // cut short
+  EXPECT_FALSE(is_nchw_batch_norm("_ZN2at6native99batch_norm_x"));  // a length past the end
+}
+
 }  // namespace
 }  // namespace gsq::analyze::detail

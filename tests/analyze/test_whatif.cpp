@@ -5,6 +5,7 @@
 
 #include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
+#include "analyze/trace_facts.hpp"
 #include "core/error.hpp"
 #include "support/fixtures.hpp"
 
@@ -151,10 +152,8 @@ TEST(WhatIf, TheLayoutFixSavesAtMostTheTransposesItRemoves) {
   int64_t transposes = 0, batch_norms = 0;
   for (const auto& e : t.events) {
     if (e.kind != Kind::kernel) continue;
-    if (t.name(e).find("nchwToNhwc") != std::string::npos || t.name(e).find("nhwcToNchw") != std::string::npos)
-      transposes += e.dur_ns;
-    if (t.name(e).find("batch_norm") != std::string::npos && t.name(e).find("channels_last") == std::string::npos)
-      batch_norms += e.dur_ns;
+    if (detail::is_layout_transpose(t.name(e))) transposes += e.dur_ns;
+    if (detail::is_nchw_batch_norm(t.name(e))) batch_norms += e.dur_ns;
   }
   ASSERT_GT(transposes, 0);
   const auto base = replay(t), fixed = replay(t, parse_fixes("layout"));
@@ -300,10 +299,11 @@ TEST(WhatIf, AHostThatCouldSaveUnderTenPercentIsNotTheVerdict) {
   EXPECT_EQ(slow.verdict.cls, "launch-bound") << slow.verdict.summary;
 }
 
-// `gpusqueeze trace` does not see Python, so a recording of it has no DataLoader ranges: workers:N then takes the
-// host's own time before each step's first host-to-device copy as the batch's making (the real-model corpus's two
-// DataLoader pairs recorded so: 69.4 and 59.9 ms predicted unchanged before, 17.2 and 10.7 ms now, 12.9 and 9.8 ms
-// measured). More workers never predict a slower step, and the assumption says what was inferred.
+// A recording without DataLoader ranges (`gpusqueeze trace --no-python-shim`, a loader of another kind, recordings
+// older than the shim): workers:N takes the host's own time before each step's first host-to-device copy, where it
+// comes before the step's first kernel, as the batch's making (the real-model corpus's two DataLoader pairs recorded
+// so: 69.4 and 59.9 ms predicted unchanged before, 17.2 and 10.7 ms now, 12.9 and 9.8 ms measured). More workers never
+// predict a slower step, and the assumption says what was inferred.
 TEST(WhatIf, WithoutDataLoaderRangesTheWorkersTakeTheHostTimeBeforeTheInputCopy) {
   const auto t = load_trace(test::fixture("h200-torch-host.gsqt"));
   const auto graph = build_graph(t, RecorderCorrection{0, 0});
@@ -316,10 +316,6 @@ TEST(WhatIf, WithoutDataLoaderRangesTheWorkersTakeTheHostTimeBeforeTheInputCopy)
   EXPECT_TRUE(std::any_of(eight.assumptions.begin(), eight.assumptions.end(), [](const std::string& a) {
     return a.find("before each step's first host-to-device copy") != std::string::npos;
   }));
-  // The host-bound loop's time goes only as far as its GPU floor.
-  Fixes floor = parse_fixes("workers:8");
-  floor.host_free = true;
-  EXPECT_GE(eight.step_p50_ns, replay(t, *graph, floor, rates_for(t)).step_p50_ns);
 }
 
 TEST(WhatIf, UnknownFixesAreRefusedWithTheList) {
