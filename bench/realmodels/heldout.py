@@ -90,6 +90,27 @@ def register(p):
     def _():
         return p.channels_last_infer_pair("regnet_y_1_6gf", 128)
 
+    # Held out from the layout model of 2026-12-07 (NCHW batch norms at 0.54×): CNNs it was not built on.
+    @pair("cl_resnet101_infer", "layout", "layout", "infer",
+          "ResNet-101 bf16 inference, b64, NCHW → model and input channels_last")
+    def _():
+        return p.channels_last_infer_pair("resnet101", 64)
+
+    @pair("cl_wide_resnet50_infer", "layout", "layout", "infer",
+          "Wide ResNet-50-2 bf16 inference, b64, NCHW → model and input channels_last")
+    def _():
+        return p.channels_last_infer_pair("wide_resnet50_2", 64)
+
+    @pair("cl_densenet121_infer", "layout", "layout", "infer",
+          "DenseNet-121 bf16 inference, b64, NCHW → model and input channels_last")
+    def _():
+        return p.channels_last_infer_pair("densenet121", 64)
+
+    @pair("cl_vgg16_bn_infer", "layout", "layout", "infer",
+          "VGG-16 with batch norm, bf16 inference, b32, NCHW → model and input channels_last")
+    def _():
+        return p.channels_last_infer_pair("vgg16_bn", 32)
+
     @pair("bf16_gpt2_infer", "precision", "", "infer",
           "GPT-2 (124M) fp32 forward, b16 × 512 tokens (TF32 off, PyTorch's default) → bf16 autocast")
     def _():
