@@ -336,8 +336,8 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
     int64_t worker = 0, step_gpu_end = 0, step_gpu_op = -1;
     std::vector<Segment> segs;
     const std::vector<bool> captured = fx.graphs ? graph_captured(t, items) : std::vector<bool>(items.size(), false);
-    // workers without the DataLoader's ranges (`gpusqueeze trace` does not see Python): the batch is made before it is
-    // copied to the GPU, so the host's time before the step's first host-to-device copy is taken as its making.
+    // workers without the DataLoader's ranges (a recording without the Python shim, a loader of another kind): the
+    // batch is made before it is copied to the GPU, so the host's time before that copy is taken as its making.
     const size_t first_input = fx.workers > 0 ? first_input_copy(t, items) : items.size();
     for (size_t i = 0; i < items.size(); ++i) {
       auto& it = items[i];

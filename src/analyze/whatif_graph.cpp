@@ -315,9 +315,8 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     if (by_cost < found && static_cast<double>(p50(by_cost)) >= 0.98 * static_cast<double>(corr.untraced_step_ns)) {
       g.host_scale = by_cost;
       g.correction = fmt::format(
-          "host time × {:.3f} ({}): the untraced step given ({:.3f} ms) is the GPU's, so it bounds the host's time "
-          "from "
-          "above only (× {:.3f} at most)",
+          "host time × {:.3f} ({}): the untraced step given ({:.3f} ms) is the GPU's, so it bounds the host's "
+          "time from above only (× {:.3f} at most)",
           by_cost, cost_from, static_cast<double>(corr.untraced_step_ns) / 1e6, found);
       return;
     }
