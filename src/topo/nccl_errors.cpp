@@ -184,7 +184,12 @@ const std::vector<ErrorKind>& error_catalogue() {
        "for IPC/P2P failures test with NCCL_P2P_DISABLE=1 and check ACS/IOMMU (gpusqueeze topo)"},
       {"version-mismatch",
        {"driver version is insufficient", "undefined symbol: nccl", "NCCL version mismatch", "version mismatch",
-        "libnccl.so.2: cannot open", "CUDA driver version is insufficient"},
+        "libnccl.so.2: cannot open", "CUDA driver version is insufficient",
+        // The CUDA runtime's own words for a driver older than it (cudaErrorCallRequiresNewerDriver,
+        // cudaErrorSystemDriverMismatch, cudaErrorCompatNotSupportedOnDevice).
+        "API call is not supported in the installed CUDA driver",
+        "system has unsupported display driver / cuda driver combination",
+        "forward compatibility was attempted on non supported HW"},
        true,
        "libraries that do not go together: the NCCL a framework loads, the CUDA runtime and the driver",
        "Print what each rank loads (torch.cuda.nccl.version(), nvidia-smi, ldd on libnccl) and align them: one NCCL "

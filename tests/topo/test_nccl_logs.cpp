@@ -46,6 +46,20 @@ TEST(NcclLogs, WatchdogTimeoutNamesTheCollectiveOnceWithItsProgress) {
   EXPECT_TRUE(has(findings, "nccl-watchdog-timeout"));
 }
 
+// A driver older than the CUDA runtime NCCL was built with, told in the CUDA runtime's own words (NCCL prints the
+// runtime's error string in its "Cuda failure" WARN): a version mismatch, and a CUDA error.
+TEST(NcclLogs, TheRuntimesWordsForAnOlderDriverAreAVersionMismatch) {
+  for (const char* words : {"API call is not supported in the installed CUDA driver",
+                            "system has unsupported display driver / cuda driver combination",
+                            "forward compatibility was attempted on non supported HW"}) {
+    const auto f = ids(std::string("node:174:239 [0] enqueue.cc:802 NCCL WARN Cuda failure '") + words + "'\n");
+    EXPECT_TRUE(f.count("nccl-version-mismatch")) << words;
+    EXPECT_TRUE(f.count("nccl-cuda-error")) << words;
+  }
+  EXPECT_FALSE(ids("node:174:239 [0] enqueue.cc:802 NCCL WARN Cuda failure 'invalid device ordinal'\n")
+                   .count("nccl-version-mismatch"));
+}
+
 TEST(NcclLogs, MissingIbverbsIsASocketFallback) {
   NEED("nccl_info_a100_hgx_no_libibverbs_socket_fallback_nccltests100.log");
   EXPECT_TRUE(log.ibverbs_missing);
