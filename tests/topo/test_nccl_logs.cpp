@@ -60,6 +60,22 @@ TEST(NcclLogs, TheRuntimesWordsForAnOlderDriverAreAVersionMismatch) {
                    .count("nccl-version-mismatch"));
 }
 
+// Between GPU servers the floor (one 100 Gb/s NIC, ≈12 GB/s) is passed by 32 MB messages on any working fabric, so a
+// sweep that stops at 128 MB is judged: a site's documentation shows the same two-node GH200 all_reduce at 122 GB/s
+// and, with its network plugin off, at 6 GB/s (tests/data/triage/nccl-tests/cscsdocs_*, eth-cscs/cscs-docs).
+TEST(NcclLogs, AShortMultiNodeSweepBelowOneNicsBandwidthIsLow) {
+  const fs::path dir = fs::path(GSQ_SOURCE_DIR) / "tests/data/triage/nccl-tests";
+  const auto read = [&](const char* name) {
+    const auto file = dir / name;
+    return nccl_findings(parse_nccl_log(read_text_file(file), file.string()));
+  };
+  EXPECT_TRUE(
+      has(read("cscsdocs_alps_gh200_2node_8rank_allreduce_128m_5gbps_cxi_hook_disabled_indented_mkdocs_tab.log"),
+          "nccl-tests-low-bandwidth"));
+  EXPECT_FALSE(has(read("cscsdocs_alps_gh200_2node_8rank_allreduce_128m_122gbps_cxi_hook_indented_mkdocs_tab.log"),
+                   "nccl-tests-low-bandwidth"));
+}
+
 TEST(NcclLogs, MissingIbverbsIsASocketFallback) {
   NEED("nccl_info_a100_hgx_no_libibverbs_socket_fallback_nccltests100.log");
   EXPECT_TRUE(log.ibverbs_missing);
