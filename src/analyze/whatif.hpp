@@ -73,18 +73,20 @@ struct ReplayRates {
 //    marker-only run): the factor whose as-recorded replay gives that step — except where the GPU sets the replayed
 //    step and the untraced one is longer: the GPU's ops are then slowed instead (ReplayGraph::gpu_scale);
 //  - else from a cost per record (each CPU op, CUDA call and range the recorder wrote on the launching threads):
-//    factor = 1 − cost × records / host time. The default cost per recorder comes from the real-model corpus
-//    (bench/results/2026-12-06-h100-realmodels, both variants of every pair, untraced vs recorded on one H100);
-//    `--recorder-cost NS` sets it (0 = as recorded).
+//    factor = 1 − cost × records / host time. The default cost per recorder comes from the real-model corpora
+//    (both variants of every pair, untraced vs recorded, on two H100s and an H200); `--recorder-cost NS` sets it
+//    (0 = as recorded).
 struct RecorderCorrection {
   int64_t untraced_step_ns = 0;
   double record_ns = -1;  // < 0: the recorder's default
 };
-// The corpus defaults, ns of host time per record: torch.profiler (Kineto) and `gpusqueeze trace`. Each is the
-// median, over the recordings whose untraced step the host limits (20 Kineto, 21 gpusqueeze: the factor that gives
-// the untraced step lies in (0, 1)), of the cost that factor implies (bench/realmodels/accuracy.py --calibrate). The
-// spread is wide (0.4-6.5 µs Kineto, 1.2-30 µs gpusqueeze): a rough correction; --untraced-step makes it exact.
-inline constexpr double kKinetoRecordCostNs = 1'800, kGsqtRecordCostNs = 7'000;
+// The corpora's defaults, ns of host time per record: torch.profiler (Kineto) and `gpusqueeze trace`. Each is the
+// median, over the recordings whose untraced step the host limits (the factor that gives the untraced step lies in
+// (0, 1)), of the cost that factor implies (bench/realmodels/accuracy.py --calibrate), pooled over the three
+// real-model sets (2026-12-06-h100-realmodels, -h200-realmodels-heldout, 2026-12-07-h100-realmodels-layout-heldout):
+// 38 Kineto recordings, 0.4-6.5 µs, and 31 gpusqueeze ones, 0.7-30 µs (the first set alone gave 1.8 and 7.0). A rough
+// correction; --untraced-step makes it exact.
+inline constexpr double kKinetoRecordCostNs = 1'500, kGsqtRecordCostNs = 6'000;
 // The rates for the trace's GPU: an H100/H200 (PCIe Gen5) gets the pinned rate measured on this project's H200.
 [[nodiscard]] ReplayRates rates_for(const Trace& t);
 
