@@ -450,6 +450,18 @@ std::optional<report::Section> program_analysis_section_of(const program::Progra
         });
         f.title += fmt::format(" — untraced step {} → {} {}", ms(untraced), ms(untraced * (1 - *f.saving_ratio)),
                                predicted ? "predicted" : "at best");
+        // A fix the replay leaves host- or launch-bound: a recording cannot tell how much of the host's time the
+        // recorder added, so the step after it lies down to the GPU's floor; say so where the two differ by 10%.
+        const auto fix =
+            std::find_if(f.evidence.begin(), f.evidence.end(), [](const Evidence& e) { return e.name == "what_if"; });
+        if (!predicted || fix == f.evidence.end() || !r.what_if || r.what_if->baseline.step_p50_ns <= 0) continue;
+        const auto& rows = r.what_if->rows;
+        const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& w) { return w.fixes == fix->value; });
+        if (row != rows.end() && row->critical != "gpu-bound" && row->floor_p50_ns > 0 &&
+            static_cast<double>(row->floor_p50_ns) < 0.9 * static_cast<double>(row->step_p50_ns))
+          f.title += fmt::format(" ({} where the GPU sets the step after it)",
+                                 ms(untraced * static_cast<double>(row->floor_p50_ns) /
+                                    static_cast<double>(r.what_if->baseline.step_p50_ns)));
       }
   auto sec = analysis_section_of(a);
   sec.id = "program-analysis";
