@@ -246,12 +246,26 @@ std::unordered_map<size_t, size_t> event_waits(const Trace& t) {
   return out;
 }
 
+// The factor in [lo, hi] at which `step_at` (a replayed step that grows with the factor) gives `target`, halving the
+// interval 30 times.
+template <class StepAt>
+double factor_for(double lo, double hi, int64_t target, StepAt&& step_at) {
+  for (int i = 0; i < 30; ++i) {
+    const double mid = (lo + hi) / 2;
+    (step_at(mid) < target ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 // The recorder's cost out of the host time (RecorderCorrection): by the untraced step when there is one, else by the
 // recorder's cost per record.
 void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& corr) {
   const bool gsqt = t.source == "gpusqueeze";
   const char* recorder = gsqt ? "gpusqueeze trace" : "the profiler";
   if (g.steps.empty() || g.host_ns <= 0) return;
+  // The host's share left after the recorder's cost per record (--recorder-cost, else the corpus's) is taken out.
+  const double cost = corr.record_ns >= 0 ? corr.record_ns : gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
+  const double by_cost = std::max(0.0, 1.0 - cost * static_cast<double>(g.records) / static_cast<double>(g.host_ns));
   if (corr.untraced_step_ns > 0) {
     ReplayRates rates = rates_for(t);
     auto p50 = [&](double s) {
@@ -263,21 +277,17 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     // show in it there, so a longer untraced step is a slower GPU (another process, clocks, its own spread; a recorder
     // only adds host time): the host is corrected by the recorder's cost per record and the GPU's ops are slowed
     // until the replay gives the untraced step.
-    const double cost = corr.record_ns >= 0 ? corr.record_ns : gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
     const std::string cost_from = corr.record_ns >= 0
                                       ? "--recorder-cost"
                                       : fmt::format("{}'s cost per record on the real-model corpus", recorder);
-    const double by_cost = std::max(0.0, 1.0 - cost * static_cast<double>(g.records) / static_cast<double>(g.host_ns));
     const int64_t floor = p50(0), as_recorded = p50(1);
     if (corr.untraced_step_ns > floor && corr.untraced_step_ns >= as_recorded &&
         static_cast<double>(as_recorded) <= 1.02 * static_cast<double>(floor)) {
       g.host_scale = by_cost;
-      double glo = 1, ghi = 2;  // the GPU at most twice as slow as recorded
-      for (int i = 0; i < 30; ++i) {
-        g.gpu_scale = (glo + ghi) / 2;
-        (replay(t, g, {}, rates).step_p50_ns < corr.untraced_step_ns ? glo : ghi) = g.gpu_scale;
-      }
-      g.gpu_scale = (glo + ghi) / 2;
+      g.gpu_scale = factor_for(1, 2, corr.untraced_step_ns, [&](double s) {  // at most twice as slow as recorded
+        g.gpu_scale = s;
+        return replay(t, g, {}, rates).step_p50_ns;
+      });
       g.correction = fmt::format(
           "host time × {:.3f} ({}), GPU ops × {:.3f}: the GPU sets the replayed step ({:.3f} ms) and the untraced step "
           "given ({:.3f} ms) is longer, so the GPU ran slower untraced{}",
@@ -288,7 +298,6 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
                                         : "");
       return;
     }
-    double lo = 0, hi = 2;
     const int64_t top = p50(2);
     // Outside what the replay can give: at or under its GPU floor the host's time is all taken out; past twice the
     // recorded host time the factor stops there.
@@ -304,11 +313,7 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
           under ? "" : "; the recording may not be of the same program or settings");
       return;
     }
-    for (int i = 0; i < 30; ++i) {
-      const double mid = (lo + hi) / 2;
-      (p50(mid) < corr.untraced_step_ns ? lo : hi) = mid;
-    }
-    const double found = (lo + hi) / 2;
+    const double found = factor_for(0, 2, corr.untraced_step_ns, p50);
     // Where the GPU sets the step, the untraced step bounds the host's time from above only: a smaller factor (the
     // recorder's cost per record: --recorder-cost, else the corpus's) that still gives the step within 2% is as
     // consistent with it, and is taken.
@@ -326,13 +331,11 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
         g.host_scale, static_cast<double>(corr.untraced_step_ns) / 1e6);
     return;
   }
-  const double cost = corr.record_ns >= 0 ? corr.record_ns : gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
   if (cost <= 0 || g.records == 0) {
     g.correction = "none: the host replayed as recorded";
     return;
   }
-  const double taken = cost * static_cast<double>(g.records);
-  g.host_scale = std::max(0.0, 1.0 - taken / static_cast<double>(g.host_ns));
+  g.host_scale = by_cost;
   g.correction = fmt::format(
       "host time × {:.3f}: {:.2f} µs per record ({}) taken out of {:.3f} ms of host time over {} CPU ops and CUDA "
       "calls recorded{}",
