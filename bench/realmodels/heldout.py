@@ -146,3 +146,115 @@ def register(p):
         ids = torch.randint(0, 50257, (4, 256), device=dev)
         kw = dict(input_ids=ids, labels=ids, use_cache=False)
         return p.hf_train_step(m1, o1, **kw), p.hf_train_step(m2, o2, **kw)
+
+    # Held out from the findings' constants (fp32-gemm 55% of the GEMMs, unfused-optimizer's launches, unfused-attention
+    # 4× softmax) and from the sync and pinned what-ifs: models and sizes none of them was built on. Defined before any
+    # run (2026-12-07); first measured with the analyzer as it stood at this commit.
+    @pair("bf16_vit_infer", "precision", "", "infer",
+          "ViT-B/16 fp32 inference, b64 (TF32 off, PyTorch's default) → bf16 autocast")
+    def _():
+        model = p.tv_model("vit_b_16").eval()
+        x = p.images(64).to(dev)
+
+        def make(bf16):
+            def step():
+                torch.backends.cuda.matmul.allow_tf32 = False
+                with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                    return model(x)
+
+            return step
+
+        return make(False), make(True)
+
+    @pair("tf32_bert_train", "precision", "", "train",
+          "BERT-base fp32 training, b16 × 128 tokens, full-precision fp32 matmuls → TF32 "
+          "(torch.backends.cuda.matmul.allow_tf32)")
+    def _():
+        m1, m2 = p.hf_model("bert"), p.hf_model("bert")
+        o1, o2 = (torch.optim.AdamW(m.parameters(), lr=1e-5, fused=True) for m in (m1, m2))
+        ids = torch.randint(0, 30522, (16, 128), device=dev)
+        y = torch.randint(0, 2, (16,), device=dev)
+
+        def make(m, opt, tf32):
+            def step():
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                loss = m(input_ids=ids, labels=y).loss
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                return loss
+
+            return step
+
+        return make(m1, o1, False), make(m2, o2, True)
+
+    @pair("tf32_convnext_infer", "precision", "", "infer",
+          "ConvNeXt-T fp32 inference, b64, TF32 off for matmuls and convolutions → TF32 on for both")
+    def _():
+        model = p.tv_model("convnext_tiny").eval()
+        x = p.images(64).to(dev)
+
+        def make(tf32):
+            def step():
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                torch.backends.cudnn.allow_tf32 = tf32
+                with torch.no_grad():
+                    return model(x)
+
+            return step
+
+        return make(False), make(True)
+
+    @pair("fused_adam_resnet50_train", "optimizer", "", "train",
+          "ResNet-50 AMP training, b32, Adam(foreach=False) (a kernel per parameter per op) → Adam(fused=True)")
+    def _():
+        m1, m2 = p.tv_model("resnet50"), p.tv_model("resnet50")
+        o1 = torch.optim.Adam(m1.parameters(), lr=1e-4, foreach=False)
+        o2 = torch.optim.Adam(m2.parameters(), lr=1e-4, fused=True)
+        x, y = p.images(32).to(dev), p.labels(32)
+        return (lambda: p.vision_train_step(m1, o1, x, y)), (lambda: p.vision_train_step(m2, o2, x, y))
+
+    @pair("fused_adamw_vit_train", "optimizer", "", "train",
+          "ViT-B/16 AMP training, b32, AdamW(foreach=False) → AdamW(fused=True)")
+    def _():
+        m1, m2 = p.tv_model("vit_b_16"), p.tv_model("vit_b_16")
+        o1 = torch.optim.AdamW(m1.parameters(), lr=1e-4, foreach=False)
+        o2 = torch.optim.AdamW(m2.parameters(), lr=1e-4, fused=True)
+        x, y = p.images(32).to(dev), p.labels(32)
+        return (lambda: p.vision_train_step(m1, o1, x, y)), (lambda: p.vision_train_step(m2, o2, x, y))
+
+    @pair("sdpa_bert_large_infer", "attention", "", "infer",
+          "BERT-large bf16 inference, b8 × 512 tokens, eager attention → scaled_dot_product_attention")
+    def _():
+        large = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+        m1 = p.hf_model("bert", attn="eager", **large).eval().to(torch.bfloat16)
+        m2 = p.hf_model("bert", attn="sdpa", **large).eval().to(torch.bfloat16)
+        ids = torch.randint(0, 30522, (8, 512), device=dev)
+
+        def run(m):
+            with torch.no_grad():
+                return m(input_ids=ids).logits
+
+        return (lambda: run(m1)), (lambda: run(m2))
+
+    @pair("item_vit_train", "sync", "sync", "train",
+          "ViT-B/16 AMP training, b32 on device-resident data, loss.item() logged every step → no per-step sync")
+    def _():
+        m1, m2 = p.tv_model("vit_b_16"), p.tv_model("vit_b_16")
+        o1, o2 = (torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True) for m in (m1, m2))
+        x, y = p.images(32).to(dev), p.labels(32)
+        return ((lambda: p.vision_train_step(m1, o1, x, y, sync_loss=True)),
+                (lambda: p.vision_train_step(m2, o2, x, y)))
+
+    @pair("h2d_convnext_tiny_infer", "copy", "pinned", "infer",
+          "ConvNeXt-T bf16 inference, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
+    def _():
+        m1 = p.tv_model("convnext_tiny").eval().to(torch.bfloat16)
+        m2 = p.tv_model("convnext_tiny").eval().to(torch.bfloat16)
+        pageable, pinned = p.images(128), p.images(128, pinned=True)
+
+        def run(m, x):
+            with torch.no_grad():
+                return m(x.to(torch.bfloat16))
+
+        return (lambda: run(m1, pageable.to(dev))), (lambda: run(m2, pinned.to(dev, non_blocking=True)))
