@@ -208,7 +208,11 @@ const std::vector<ErrorKind>& error_catalogue() {
        "never a hung one"},
       {"collective-mismatch",
        {"Detected mismatch between collectives", "mismatch between collectives", "CollectiveFingerPrint",
-        "collective mismatch", "Mismatched collective"},
+        "collective mismatch", "Mismatched collective",
+        // The network transport receiving more than the receive posted (net_socket.cc, net_ib.cc): the two ranks
+        // disagree on a collective's or a send/recv's size; NCCL's own words add "there may be a mismatch in collective
+        // sizes". (bootstrap.cc's "Message truncated : received …" is bootstrap-mismatch.)
+        "message truncated : receiving", "mismatch in collective sizes"},
        true,
        "ranks called different collectives (or the same one with different sizes or dtypes) at the same point: a bug "
        "in the program, not in the network",
@@ -256,7 +260,9 @@ const std::vector<ErrorKind>& error_catalogue() {
       {"comm-aborted",
        {"NCCL communicator was aborted", "ncclCommAbort", "Some NCCL operations have failed or timed out",
         "Process group watchdog thread terminated with exception", "NCCL communicator encountered error",
-        "DistBackendError"},
+        "DistBackendError",
+        // init.cc: a call on a communicator whose previous operation failed (its error is sticky)
+        "Attempt to use communicator before the previous operation returned ncclSuccess"},
        true,
        "the NCCL communicator was aborted after an error or timeout; the reason is in an earlier line of this or "
        "another rank's log",
@@ -267,7 +273,9 @@ const std::vector<ErrorKind>& error_catalogue() {
         // Open MPI's signal handler opens its crash report with this banner (the signal's name follows on a line of
         // its own, often cut from a paste); gdb's and UCX's say which signal.
         "*** Process received signal ***", "received signal SIGSEGV", "received signal SIGBUS",
-        "received signal SIGABRT", "received signal SIGILL", "received signal SIGFPE", "Caught signal "},
+        "received signal SIGABRT", "received signal SIGILL", "received signal SIGFPE", "Caught signal ",
+        // A Python exception's traceback: every one of the triage corpus's 26 logs that print one is a failed job.
+        "Traceback (most recent call last)"},
        true,
        "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
        "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},

@@ -440,6 +440,13 @@ struct Reader {
       hit = true;
     }
     if (starts_with_digit(line) && (read_row(line, log) || (&joined != &line && read_row(joined, log)))) hit = true;
+    // A row cut by the error that ended the test: "      8   8  f8e4m3  sum  -1  Test CUDA failure common.cu:516 …".
+    if (starts_with_digit(line) && log.failed_at_bytes == 0 &&
+        (scan.has<"Test CUDA failure">() || scan.has<"Test NCCL failure">())) {
+      const auto w = words(line);
+      if (w.size() >= 3 && is_integer(w[0]) && is_integer(w[1]) && !is_number(std::string(w[2])))
+        log.failed_at_bytes = std::max<uint64_t>(1, std::strtoull(std::string(w[0]).c_str(), nullptr, 10)), hit = true;
+    }
     if (scan.has<"validation: 0">()) log.validation_off = true, hit = true;  // nccl-tests' parameter line
     // NCCL INFO
     if (log.nccl_version.empty() && scan.has<"NCCL version">()) {

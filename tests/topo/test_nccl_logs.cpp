@@ -60,6 +60,40 @@ TEST(NcclLogs, TheRuntimesWordsForAnOlderDriverAreAVersionMismatch) {
                    .count("nccl-version-mismatch"));
 }
 
+// Three ways a failure shows that the catalogue learned from a held-out batch (bench/results/2026-12-07-cpu-triage-
+// heldout-17): NCCL's network transport receiving more than the receive posted (the ranks disagree on a size; NCCL
+// says so itself), a call on a communicator whose previous operation failed, and a Python traceback (in all 26 logs of
+// the corpus that print one, the job failed). Each is a failure (severity fail: the tool exits 1).
+TEST(NcclLogs, ASizeMismatchOnTheWireAStickyErrorAndATracebackAreFailures) {
+  const auto truncated = ids(
+      "h:1:2 [1] transport/net_socket.cc:488 NCCL WARN NET/Socket : peer 10.0.5.194<41988> message truncated : "
+      "receiving 4 bytes instead of 2. If you believe your socket network is in healthy state, there may be a mismatch "
+      "in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks\n");
+  ASSERT_TRUE(truncated.count("nccl-collective-mismatch"));
+  EXPECT_EQ(truncated.at("nccl-collective-mismatch").severity, Severity::fail);
+  EXPECT_FALSE(truncated.count("nccl-bootstrap-mismatch"));
+  const auto sticky =
+      ids("h:1:1 [1] init.cc:290 NCCL WARN Attempt to use communicator before the previous operation returned "
+          "ncclSuccess\n");
+  ASSERT_TRUE(sticky.count("nccl-comm-aborted"));
+  EXPECT_EQ(sticky.at("nccl-comm-aborted").severity, Severity::fail);
+  const auto raised = ids("[rank9]: Traceback (most recent call last):\n[rank9]:   File \"train.py\", line 3\n");
+  ASSERT_TRUE(raised.count("nccl-process-failed"));
+  EXPECT_EQ(raised.at("nccl-process-failed").severity, Severity::fail);
+}
+
+// A row cut by the error that ended nccl-tests is where the sweep stopped (NVIDIA/nccl #2445's first and only row).
+TEST(NcclLogs, ARowEndingInATestFailureIsWhereTheSweepStopped) {
+  const auto f = ids(
+      "           8             8    f8e4m3     sum      -1  Test CUDA failure common.cu:516 'an illegal memory "
+      "access was encountered'\n");
+  ASSERT_TRUE(f.count("nccl-tests-stopped"));
+  EXPECT_EQ(f.at("nccl-tests-stopped").severity, Severity::fail);
+  EXPECT_TRUE(f.count("nccl-cuda-error"));
+  EXPECT_FALSE(ids("Test CUDA failure common.cu:516 'an illegal memory access was encountered'\n")
+                   .count("nccl-tests-stopped"));  // no row: nothing says at which size
+}
+
 // Between GPU servers the floor (one 100 Gb/s NIC, ≈12 GB/s) is passed by 32 MB messages on any working fabric, so a
 // sweep that stops at 128 MB is judged: a site's documentation shows the same two-node GH200 all_reduce at 122 GB/s
 // and, with its network plugin off, at 6 GB/s (tests/data/triage/nccl-tests/cscsdocs_*, eth-cscs/cscs-docs).
