@@ -43,6 +43,16 @@ FIX_NAMES = {
 
 # The --what-if that models each pair's fix, where its name in realmodels.json is not one.
 WHATIF_OF = {"host": "workers:8"}
+# Fixes recorded before a what-if modelled them (the pair's `fix` empty), by the words that name the fix in its
+# description (the part after "→"): the precision what-ifs came after the first corpora were measured.
+WHATIF_BY_WORDS = (("bf16 autocast", "bf16"), ("TF32", "tf32"))
+
+
+def whatif_of(p):
+    if p["fix"]:
+        return WHATIF_OF.get(p["fix"], p["fix"])
+    fix_words = p.get("what", "").split("→")[-1]
+    return next((w for words, w in WHATIF_BY_WORDS if words in fix_words), "")
 
 
 def analyze(binary, trace, fix, *extra):
@@ -112,7 +122,8 @@ def main():
                 continue
             # The what-if of the pair's fix: the DataLoader pairs' fix is 8 workers + pin_memory (pairs.py); without a
             # modelled fix, any what-if, for its "as recorded" row.
-            fix = WHATIF_OF.get(p["fix"], p["fix"]) or "sync"
+            modelled = whatif_of(p)
+            fix = modelled or "sync"
             loo = statistics.median(c for (n, _, r), c in costs.items() if r == rec and n != name)
             cells = {}
             for mode, extra in (("plain", ["--recorder-cost", round(loo)]), ("untraced", ["--untraced-step", before])):
@@ -130,11 +141,11 @@ def main():
                 recorded = (wi.get("replayed_step_p50_ns") or 0) / 1e6
                 pred, by_finding = None, False
                 for r in wi.get("rows", []):
-                    if p["fix"] and r.get("fixes") == fix:
+                    if modelled and r.get("fixes") == fix:
                         pred = r["step_p50_ns"] / 1e6
                 # No what-if models the fix (precision, optimizer, attention): the saving of the finding that names
                 # it, of the step the analyzer gives as untraced (the given one in untraced mode), tallied apart.
-                if not p["fix"]:
+                if not modelled:
                     named = [f for f in top if f["id"] in names["findings"] and f.get("saving_ratio") is not None]
                     base = before if mode == "untraced" else recorded
                     if named and base:
@@ -167,7 +178,7 @@ def main():
                     return "-"
                 return f"{c[5]:.2f} ({c[5] / after - 1:+.0%}){' (finding)' if c[6] else ''}"
             rows.append(
-                f"| {name} | {rec} | {p['cls']} ({p['fix'] or '-'}) | {pl[0]}{'' if pl[1] else ' ✗'} | "
+                f"| {name} | {rec} | {p['cls']} ({modelled or '-'}) | {pl[0]}{'' if pl[1] else ' ✗'} | "
                 f"{pl[2]}{'' if pl[3] else ' ✗'} | {before:.2f} → {after:.2f} | "
                 f"{pl[4]:.2f} ({pl[4] / before - 1:+.0%}) [{loo / 1e3:.1f} µs] | {pred_cell(pl)} | "
                 f"{un[0] if un else '-'}{'' if un and un[1] else ' ✗'} | {pred_cell(un)} |")

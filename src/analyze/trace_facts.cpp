@@ -41,6 +41,16 @@ bool is_layout_transpose(std::string_view kernel) {
   return false;
 }
 
+bool is_fp32_gemm(std::string_view kernel) {
+  auto has = [&](std::string_view w) { return kernel.find(w) != std::string_view::npos; };
+  if (has("tf32") || has("implicit_gemm") || has("fprop") || has("dgrad") || has("wgrad")) return false;
+  return has("sgemm") || has("gemm_f32f32_f32f32");
+}
+
+bool is_fp32_attention(std::string_view kernel) {
+  return kernel.find("fmha_") != std::string_view::npos && kernel.find("_f32") != std::string_view::npos;
+}
+
 bool is_nchw_batch_norm(std::string_view kernel) {
   // The kernel's own function name (not a functor named in its template arguments, as the per-channel elementwise
   // kernels' batch_norm_update_stats is), demangled or mangled.

@@ -41,6 +41,24 @@ struct Interval {
 // 0.56); the held-out ResNeXt-50 and RegNetY-1.6GF pairs gave 0.44 and 0.62. Sums and command:
 // bench/results/2026-12-07-cpu-realmodels-accuracy (bench/realmodels/batch_norm_ratio.py).
 inline constexpr double kNhwcBatchNormRatio = 0.54;
+// A single-precision GEMM on the CUDA cores (no TF32, no reduced precision): cuBLAS's and cutlass's sgemm kernels and
+// xmma "gemm_f32f32_f32f32" (fp32 operands, fp32 math; a TF32 one reads "gemm_f32f32_tf32f32", cutlass's "s1688gemm").
+// Convolutions' implicit GEMMs are not counted: cuDNN's TF32 switch is on by default.
+[[nodiscard]] bool is_fp32_gemm(std::string_view kernel);
+// PyTorch's memory-efficient attention on fp32 tensors (fmha_cutlassF_f32…, fmha_cutlassB_f32…): no tensor cores.
+[[nodiscard]] bool is_fp32_attention(std::string_view kernel);
+// What the precision fixes cost an fp32 GEMM's time: the fixed GEMMs' time over the fp32 ones' in the before and
+// after traces of the real-model pairs (bench/realmodels/precision_ratio.py; bench/results/2026-12-07-cpu-precision):
+// TF32 (torch.backends.cuda.matmul.allow_tf32) 0.159, 0.176, 0.188 (ViT-B/16 training, BERT-base training,
+// ConvNeXt-T inference; H100); bf16 autocast 0.047, 0.059 (BERT-base, ViT-B/16 inference; H100) and 0.20 (GPT-2 on an
+// H200, whose vocabulary of 50257 leaves its output GEMM unaligned). The datasheet's peak ratios (H100 SXM: fp32 67,
+// TF32 495, bf16 989 dense TFLOPS) give 0.135 and 0.068.
+inline constexpr double kTf32GemmRatio = 0.176, kBf16GemmRatio = 0.059;
+// Under bf16 autocast, fp32 memory-efficient attention runs in bf16 at 0.097–0.101 of its time (the three bf16 pairs);
+// every fp32 GEMM's operands are cast first: 2.7–3.5 cast kernels per GEMM, whose time was 0.026–0.054 of the fp32
+// GEMMs' (medians taken), each cast a small op on the host.
+inline constexpr double kBf16AttentionRatio = 0.10, kBf16CastShare = 0.039;
+inline constexpr int kAutocastCastsPerGemm = 3;
 [[nodiscard]] std::string size_bucket(uint64_t bytes);  // "a ≤4 KiB" ... "e >16 MiB" (the letter sorts them)
 [[nodiscard]] std::string copy_kind_name(CopyKind k);
 // For every runtime call: the outermost CPU op (aten::item, aten::to, ...) enclosing it on its thread, else -1.

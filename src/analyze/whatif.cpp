@@ -257,6 +257,18 @@ std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& 
         "cost on the real-model corpus); converting weights and inputs once at load is not counted; the "
         "convolutions' own kernels as recorded (cuDNN may pick other NHWC kernels, faster or slower)",
         detail::kNhwcBatchNormRatio));
+  if (fx.tf32)
+    out.push_back(
+        fmt::format("tf32: fp32 GEMM kernels (sgemm, gemm_f32f32_f32f32) at {:.3f}× their time (TF32 "
+                    "GEMMs' cost on the real-model corpus); other kernels as recorded",
+                    detail::kTf32GemmRatio));
+  if (fx.bf16)
+    out.push_back(fmt::format(
+        "bf16: fp32 GEMM kernels at {:.3f}× their time (bf16 GEMMs {:.3f}, their operands' casts {:.3f}), fp32 "
+        "memory-efficient attention at {:.2f}×, {} cast ops on the host before each GEMM's launch, priced as the "
+        "recording's one-kernel ops (ratios from the real-model corpus); elementwise kernels as recorded",
+        detail::kBf16GemmRatio + detail::kBf16CastShare, detail::kBf16GemmRatio, detail::kBf16CastShare,
+        detail::kBf16AttentionRatio, detail::kAutocastCastsPerGemm));
   if (fx.host) out.push_back("one worker thread; each step waits for its input from the worker");
   if (fx.workers > 0 && loader_seen)
     out.push_back(fmt::format(
@@ -306,6 +318,25 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       for (const auto& c : it.calls)
         if (c.type == CallType::launch) launch_durs.push_back(c.dur);
   const int64_t launch_floor = median(launch_durs);
+  // bf16 autocast casts each fp32 GEMM's operands first: a small op each on the host, priced as the recording's own
+  // ops that launch one kernel and nothing else (an elementwise op's dispatch and launch).
+  int64_t cast_op_ns = 0;
+  if (fx.bf16) {
+    std::vector<int64_t> small;
+    for (const auto& s : steps)
+      for (const auto& it : s.items)
+        if (it.calls.size() == 1 && it.calls.front().type == CallType::launch && it.calls.front().gpu.size() == 1)
+          small.push_back(it.dur);
+    cast_op_ns = small.empty() ? launch_floor : median(small);
+  }
+  auto fp32_gemms = [&](const Call& c) {
+    return fx.bf16
+               ? std::count_if(c.gpu.begin(), c.gpu.end(),
+                               [&](size_t g) {
+                                 return t.events[g].kind == Kind::kernel && detail::is_fp32_gemm(t.name(t.events[g]));
+                               })
+               : 0;
+  };
   std::unordered_map<size_t, int64_t> dur_override;  // fused kernels
   auto kernel_dur = [&](size_t index) {
     const auto& e = t.events[index];
@@ -314,6 +345,9 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       if (e.kind == Kind::kernel && t.name(e).find(k) != std::string::npos) d /= x;
     if (fx.layout && e.kind == Kind::kernel && is_layout_transpose(t.name(e))) d = 0;
     if (fx.layout && e.kind == Kind::kernel && detail::is_nchw_batch_norm(t.name(e))) d *= detail::kNhwcBatchNormRatio;
+    if ((fx.tf32 || fx.bf16) && e.kind == Kind::kernel && detail::is_fp32_gemm(t.name(e)))
+      d *= fx.bf16 ? detail::kBf16GemmRatio + detail::kBf16CastShare : detail::kTf32GemmRatio;
+    if (fx.bf16 && e.kind == Kind::kernel && detail::is_fp32_attention(t.name(e))) d *= detail::kBf16AttentionRatio;
     if (fx.pinned && e.kind == Kind::memcpy && e.copy == CopyKind::htod && e.src == MemKind::pageable)
       d = static_cast<double>(e.bytes) / rates.pinned_h2d_bytes_per_s * 1e9;
     if (rates.recorder_corrected) d *= graph_in.gpu_scale;  // the GPU slower untraced than recorded (ReplayGraph)
@@ -363,6 +397,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
           fx.pinned && std::any_of(it.calls.begin(), it.calls.end(), [](const Call& c) { return c.pageable_input; });
       int64_t graph_dur = 0;
       for (const auto& c : it.calls) {
+        shift += host(cast_op_ns) * detail::kAutocastCastsPerGemm * fp32_gemms(c);  // autocast's casts come first
         const int64_t cs = now + host(c.off) + shift;
         int64_t dur = host(c.dur);
         bool blocks = c.blocking;

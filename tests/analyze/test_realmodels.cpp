@@ -146,10 +146,11 @@ TEST(RealModels, TheProfilersCostComesOutOfTheHostTime) {
   EXPECT_NE(analyze(t, none).critical_path.correction.find("as recorded"), std::string::npos);
 }
 
-// The layout fix's saving: where the critical path is not judged (ResNet-50 NCHW inference: other threads launched
-// 11% of the GPU time), the finding's saving is cuDNN's conversions and the share of PyTorch's NCHW batch-norm
-// kernels their channels_last kernels save (kNhwcBatchNormRatio, from the corpus's two ResNet-50 pairs); the what-if
-// models the same and its prediction meets the measured step (−31%).
+// The layout fix's saving: cuDNN's conversions and the share of PyTorch's NCHW batch-norm kernels their channels_last
+// kernels save (kNhwcBatchNormRatio, from the corpus's two ResNet-50 pairs) is the GPU-side bound; where the critical
+// path is judged, the finding's saving is the replay's of the fix, which ResNet-50 NCHW inference (GPU-bound) nearly
+// reaches; the what-if's prediction meets the measured step (−31%). (This recording's first 11% of GPU time is work
+// the host queued before the window: not another thread's, so the path is judged.)
 TEST(RealModels, TheLayoutFixSavesTheConversionsAndTheNchwBatchNorms) {
   const auto t = load("cl_resnet50_infer");
   const auto a = analyze(t);
@@ -165,7 +166,11 @@ TEST(RealModels, TheLayoutFixSavesTheConversionsAndTheNchwBatchNorms) {
   };
   const double conversions = evidence("conversion_ns"), batch_norms = evidence("nchw_batch_norm_ns");
   EXPECT_GT(batch_norms, conversions);  // ResNet-50 in NCHW: the batch norms cost more than the conversions
-  EXPECT_NEAR(evidence("saving_ns"), conversions + 0.46 * batch_norms, 1e3);
+  const double bound = conversions + 0.46 * batch_norms;
+  EXPECT_LE(evidence("saving_ns"), bound);
+  EXPECT_GT(evidence("saving_ns"), 0.8 * bound);
+  EXPECT_TRUE(std::any_of(layout->evidence.begin(), layout->evidence.end(),
+                          [](const Evidence& e) { return e.name == "what_if" && e.value == "layout"; }));
   const auto w = what_if(t, parse_fixes("layout"), a.replay_graph);
   ASSERT_EQ(w.rows.size(), 2U);
   EXPECT_NEAR(static_cast<double>(w.rows[1].step_p50_ns) / 1e6 / 5.505, 1.0, 0.10);  // measured untraced
@@ -180,6 +185,46 @@ TEST(RealModels, TheLayoutFixSavesTheConversionsAndTheNchwBatchNorms) {
     if (f.id == "layout-conversions")
       for (const auto& e : f.evidence) predicted |= e.name == "what_if" && e.value == "layout";
   EXPECT_TRUE(predicted);
+}
+
+// The precision fixes as they change the kernels: TF32 runs the fp32 GEMMs at kTf32GemmRatio of their time, bf16
+// autocast at kBf16GemmRatio plus their operands' casts (each a small op on the host too). ConvNeXt-T fp32 inference
+// (held-out pair, bench/results/2026-12-07-h100-realmodels-heldout-2; 23.15 → 11.27 ms untraced with TF32) stays
+// GPU-bound: the what-if meets the measured step, the fp32-gemm finding's saving is that replay's, and the fixed
+// program's own recording (its GEMMs TF32) asks for nothing. BERT-base fp32 inference → bf16 autocast (19.18 → 9.35
+// ms) becomes launch-bound: the casts' host time keeps the step near the measured one, where the GPU alone would take
+// under 3 ms.
+TEST(RealModels, ThePrecisionWhatIfsReplayTheGemmsAtTheirFixedCost) {
+  const auto t = load("tf32_convnext_infer");
+  Thresholds th;
+  th.untraced_step_ns = 23'148'000;
+  const auto a = analyze(t, th);
+  const Finding* fp32 = nullptr;
+  for (const auto& f : a.findings)
+    if (f.id == "fp32-gemm") fp32 = &f;
+  ASSERT_NE(fp32, nullptr);
+  bool replayed = false;
+  for (const auto& e : fp32->evidence) replayed |= e.name == "what_if" && e.value == "tf32";
+  EXPECT_TRUE(replayed);
+  const auto w = what_if(t, parse_fixes("tf32"), a.replay_graph);
+  ASSERT_EQ(w.rows.size(), 2U);
+  EXPECT_NEAR(static_cast<double>(w.rows[1].step_p50_ns) / 1e6 / 11.272, 1.0, 0.10);
+  EXPECT_EQ(w.rows[1].critical, "gpu-bound");
+  const auto fixed = analyze(load_trace(test::fixture("realmodels/tf32_convnext_infer-after.pt.json.gz")));
+  EXPECT_FALSE(
+      std::any_of(fixed.findings.begin(), fixed.findings.end(), [](const Finding& f) { return f.id == "fp32-gemm"; }));
+
+  const auto bert = load("bf16_bert_infer");
+  th.untraced_step_ns = 19'180'000;
+  const auto wb = what_if(bert, parse_fixes("bf16,tf32"), analyze(bert, th).replay_graph);
+  ASSERT_EQ(wb.rows.size(), 4U);  // as recorded, bf16, tf32, both
+  EXPECT_EQ(wb.rows[1].fixes, "tf32");
+  EXPECT_EQ(wb.rows[2].fixes, "bf16");
+  EXPECT_NEAR(static_cast<double>(wb.rows[2].step_p50_ns) / 1e6 / 9.35, 1.0, 0.10);
+  EXPECT_LT(wb.rows[2].floor_p50_ns, 3'000'000);
+  // The GPU's work is less again under bf16 than TF32, but the casts' host time makes the step longer here.
+  EXPECT_LT(wb.rows[2].floor_p50_ns, wb.rows[1].floor_p50_ns);
+  EXPECT_GT(wb.rows[2].step_p50_ns, wb.rows[1].step_p50_ns);
 }
 
 // Kineto's public ResNet-50 sample with num_workers=0 (V100, PyTorch 1.9, tb_plugin samples): its step markers are

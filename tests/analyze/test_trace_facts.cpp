@@ -50,5 +50,22 @@ TEST(Kernels, TheLayoutFixsKernelsAreToldByName) {
   EXPECT_FALSE(is_nchw_batch_norm("_ZN2at6native99batch_norm_x"));  // a length past the end
 }
 
+// The precision fixes' kernels: single-precision GEMMs on the CUDA cores (names from the real-model corpus's fp32
+// recordings), not the TF32 GEMMs that replace them (a trace of the fixed program must not ask for the fix again), nor
+// cuDNN's convolutions (their implicit GEMMs, TF32 by default), nor reduced-precision GEMMs.
+TEST(Kernels, ThePrecisionFixsKernelsAreToldByName) {
+  EXPECT_TRUE(is_fp32_gemm("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4"));
+  EXPECT_TRUE(is_fp32_gemm("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(cutlass_80_simt_sgem"));
+  EXPECT_TRUE(is_fp32_gemm("void sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>(float*, float const*)"));
+  EXPECT_FALSE(is_fp32_gemm("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute"));
+  EXPECT_FALSE(is_fp32_gemm("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_16x4_nt_align4>(cutlass)"));
+  EXPECT_FALSE(is_fp32_gemm("sm80_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nchwkcrs_nchw_tilesize128x32x8_stage3"));
+  EXPECT_FALSE(is_fp32_gemm("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_bias_TNT"));
+  EXPECT_TRUE(
+      is_fp32_attention("fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float"));
+  EXPECT_FALSE(is_fp32_attention("fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel"));
+  EXPECT_FALSE(is_fp32_attention("void at::native::vectorized_elementwise_kernel<4, at::native::f32_kernel>"));
+}
+
 }  // namespace
 }  // namespace gsq::analyze::detail

@@ -324,9 +324,9 @@ TEST(WhatIf, UnknownFixesAreRefusedWithTheList) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_input);
-    EXPECT_NE(
-        std::string(e.what()).find("sync, pinned, fuse, graphs, host, layout, prefetch, workers:N, kernel:NAME=N"),
-        std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(
+                  "sync, pinned, fuse, graphs, host, layout, prefetch, tf32, bf16, workers:N, kernel:NAME=N"),
+              std::string::npos);
   }
   EXPECT_THROW((void)parse_fixes("kernel:gemm=0"), Error);
   EXPECT_EQ(fixes_name(parse_fixes("fuse,sync")), "sync,fuse");
