@@ -84,16 +84,19 @@ Action register_analyze(CLI::App& app) {
   cmd->add_flag("--roofline", o->roofline,
                 "Place each top kernel against the DRAM and compute roofs from the trace's GPM counters (record "
                 "with `trace --gpu-metrics 100`); JSON gets a \"roofline\" object");
-  cmd->add_option("--what-if", o->what_if,
-                  "Replay the trace with fixes and predict the step time: sync (drop per-step syncs), pinned (pinned "
-                  "async copies), fuse (one kernel per elementwise chain), graphs (CUDA graphs for launch-only ops), "
-                  "host (input work on a worker thread), layout (channels_last at load: no NCHW<->NHWC conversions, "
-                  "PyTorch's NCHW batch norms at their channels_last kernels' cost), prefetch (input copies one step "
-                  "ahead on a side stream), workers:N (the DataLoader's next() on N prefetching workers, from its "
-                  "enumerate(DataLoader) ranges, else the host's time before each step's input copy), kernel:NAME=N "
-                  "(kernels named NAME N× "
-                  "faster); comma-separated: each alone, then all together, each with its GPU floor (the host's own "
-                  "time at zero)");
+  cmd->add_option(
+      "--what-if", o->what_if,
+      "Replay the trace with fixes and predict the step time: sync (drop per-step syncs), pinned (pinned "
+      "async copies), fuse (one kernel per elementwise chain), graphs (CUDA graphs for launch-only ops), "
+      "host (input work on a worker thread), layout (channels_last at load: no NCHW<->NHWC conversions, "
+      "PyTorch's NCHW batch norms at their channels_last kernels' cost), prefetch (input copies one step "
+      "ahead on a side stream), tf32 (fp32 GEMMs on TF32 tensor cores), bf16 (autocast to bf16: GEMMs and fp32 "
+      "attention in bf16, their casts on the GPU and the host), workers:N (the DataLoader's next() on N "
+      "prefetching workers, from its "
+      "enumerate(DataLoader) ranges, else the host's time before each step's input copy), kernel:NAME=N "
+      "(kernels named NAME N× "
+      "faster); comma-separated: each alone, then all together, each with its GPU floor (the host's own "
+      "time at zero)");
   cmd->add_option("--untraced-step", o->untraced_step_ms,
                   "The program's step time in ms measured without a profiler (NVTX/ProfilerStep markers only, or "
                   "wall time / steps): the recorder's cost is taken out of the host time so that the replay gives "
