@@ -281,8 +281,12 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
                                       ? "--recorder-cost"
                                       : fmt::format("{}'s cost per record on the real-model corpus", recorder);
     const int64_t floor = p50(0), as_recorded = p50(1);
-    if (corr.untraced_step_ns > floor && corr.untraced_step_ns >= as_recorded &&
-        static_cast<double>(as_recorded) <= 1.02 * static_cast<double>(floor)) {
+    // Whether the GPU sets the step once the recorder's cost per record is out of the host (not only as recorded: a
+    // recording whose host was slowed to near the GPU's pace, GPT-2 training under torch.profiler, is GPU-bound
+    // untraced all the same).
+    const bool gpu_sets =
+        corr.untraced_step_ns >= as_recorded && static_cast<double>(p50(by_cost)) <= 1.02 * static_cast<double>(floor);
+    if (corr.untraced_step_ns > floor && corr.untraced_step_ns >= as_recorded && gpu_sets) {
       g.host_scale = by_cost;
       g.gpu_scale = factor_for(1, 2, corr.untraced_step_ns, [&](double s) {  // at most twice as slow as recorded
         g.gpu_scale = s;

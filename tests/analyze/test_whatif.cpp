@@ -299,6 +299,23 @@ TEST(WhatIf, AHostThatCouldSaveUnderTenPercentIsNotTheVerdict) {
   EXPECT_EQ(slow.verdict.cls, "launch-bound") << slow.verdict.summary;
 }
 
+// The same SYNTHETIC loop at 55 µs an op: as recorded the host sets the step (1.10 ms against the GPU's 1.00), but the
+// recorder's cost per record (3 µs here, over 40 records a step) puts the host under the GPU: untraced, the GPU sets
+// it. A longer untraced step (1.15 ms) is then a slower GPU, not a slower host: a recorder only adds host time.
+// (Scaling the host up to meet it, as before, left a GPU fix with nothing to save: the step stayed the host's.)
+TEST(WhatIf, AnUntracedStepLongerThanTheRecordingIsTheGpusWhereTheRecordersCostLeavesTheHostUnderIt) {
+  const auto t = parse_kineto(host_vs_gpu_loop(55), "host-slowed-by-the-recorder");
+  Thresholds th;
+  th.recorder_record_ns = 3'000;
+  th.untraced_step_ns = 1'150'000;
+  const auto a = analyze(t, th);
+  const auto w = what_if(t, parse_fixes("kernel:conv=2"), a.replay_graph);
+  ASSERT_EQ(w.rows.size(), 2U);
+  EXPECT_NE(w.correction.find("GPU ops ×"), std::string::npos) << w.correction;
+  EXPECT_NEAR(static_cast<double>(w.rows[0].step_p50_ns), 1.15e6, 0.02 * 1.15e6);
+  EXPECT_LT(static_cast<double>(w.rows[1].step_p50_ns), 0.9 * 1.15e6);  // the faster kernels save
+}
+
 // A recording without DataLoader ranges (`gpusqueeze trace --no-python-shim`, a loader of another kind, recordings
 // older than the shim): workers:N takes the host's own time before each step's first host-to-device copy, where it
 // comes before the step's first kernel, as the batch's making (the real-model corpus's two DataLoader pairs recorded
