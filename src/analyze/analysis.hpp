@@ -35,6 +35,7 @@ struct PathJudgement {
   double host_scale = 1, fidelity = 0, launched_gpu_share = 0;
   int64_t host_ns = 0;
   size_t records = 0;
+  size_t queue_depth = 0, queued_launches = 0;           // the launch queue the replay holds launches to (0: none seen)
   std::vector<std::pair<std::string, int64_t>> top_ops;  // CPU ops holding most of the path, largest first
 };
 [[nodiscard]] nlohmann::json to_json(const PathJudgement& p);

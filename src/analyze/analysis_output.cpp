@@ -150,6 +150,7 @@ nlohmann::json to_json(const PathJudgement& p) {
             {"host_scale", p.host_scale},
             {"host_ns", p.host_ns},
             {"records", p.records},
+            {"launch_queue", {{"depth", p.queue_depth}, {"blocked_launches", p.queued_launches}}},
             {"top_ops", std::move(ops)},
             {"fidelity", p.fidelity},
             {"launched_gpu_share", p.launched_gpu_share}});

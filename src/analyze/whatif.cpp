@@ -307,11 +307,16 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
                               ? fmt::format("{} launching threads merged (main thread {})", graph_in.threads, thread)
                               : fmt::format("thread {}", thread);
   r.model =
-      fmt::format("replay of {} ({} step{}{}{})", who, steps.size(), steps.size() == 1 ? "" : "s",
+      fmt::format("replay of {} ({} step{}{}{}{})", who, steps.size(), steps.size() == 1 ? "" : "s",
                   steps.size() > 1 || t.events.empty() ? ", ProfilerStep#" : ": no step markers, the whole run",
                   graph_in.waits_for.empty() ? ""
                                              : fmt::format("; {} cross-stream event wait{}", graph_in.waits_for.size(),
-                                                           graph_in.waits_for.size() == 1 ? "" : "s"));
+                                                           graph_in.waits_for.size() == 1 ? "" : "s"),
+                  graph_in.queue_depth == 0
+                      ? ""
+                      : fmt::format("; the launch queue full: {} launches waited behind {} unstarted ops, replayed "
+                                    "as waiting on the GPU",
+                                    graph_in.queued_launches, graph_in.queue_depth - 1));
   std::vector<int64_t> launch_durs;
   for (const auto& s : steps)
     for (const auto& it : s.items)
@@ -358,6 +363,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
     return fx.host_free ? int64_t{0} : static_cast<int64_t>(static_cast<double>(ns) * scale);
   };
   GpuState gpu;
+  std::multimap<int64_t, size_t> pending;  // the launch queue: GPU start → op, of ops launched and not yet started
   int64_t now = steps.front().start;
   int64_t prev_end = now;        // where the previous step ended (its CPU and GPU work done)
   int64_t rec_prev_end = now;    // the same, as recorded
@@ -399,7 +405,24 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       for (const auto& c : it.calls) {
         shift += host(cast_op_ns) * detail::kAutocastCastsPerGemm * fp32_gemms(c);  // autocast's casts come first
         const int64_t cs = now + host(c.off) + shift;
-        int64_t dur = host(c.dur);
+        int64_t dur = host(c.queued ? c.own : c.dur);
+        int64_t queue_wait = 0;
+        // The launch queue: a launch returns once fewer than queue_depth ops it queued behind are still unstarted.
+        if (graph_in.queue_depth > 0 && !graph && !c.gpu.empty()) {
+          const int64_t back = cs + dur;
+          while (!pending.empty() && pending.begin()->first <= back) pending.erase(pending.begin());
+          if (pending.size() >= graph_in.queue_depth) {
+            auto release = pending.begin();
+            std::advance(release, static_cast<std::ptrdiff_t>(pending.size() - graph_in.queue_depth));
+            queue_wait = release->first - back;
+            const auto& rel = gpu.ops.at(release->second);
+            const int64_t awaited = rel.pred >= 0 ? rel.pred : static_cast<int64_t>(release->second);
+            segs.push_back({Segment::op, seg_cursor, back, it.name, -1});
+            segs.push_back({Segment::wait, back, back + queue_wait, it.name, awaited});
+            seg_cursor = back + queue_wait;
+            dur += queue_wait;
+          }
+        }
         bool blocks = c.blocking;
         const bool transpose_only =
             fx.layout && !c.gpu.empty() && std::all_of(c.gpu.begin(), c.gpu.end(), [&](size_t g) {
@@ -420,9 +443,10 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
           const auto& op = t.events[g];
           // prefetch: an asynchronous input copy goes to a side stream, issued while the previous step ran
           const bool prefetched = fx.prefetch && !blocks && op.kind == Kind::memcpy && op.copy == CopyKind::htod;
-          int64_t ready = graph ? now : cs + std::min(dur, c.dur);
+          int64_t ready = graph ? now : queue_wait > 0 ? cs + dur : cs + std::min(dur, c.dur);
           if (prefetched && prev_step_start >= 0) ready = std::min(ready, prev_step_start);
           const auto& rec = place_gpu_op(t, graph_in, g, ready, kernel_dur(g), prefetched, gpu);
+          if (graph_in.queue_depth > 0 && !graph) pending.emplace(rec.start, g);
           if (rec.end >= step_gpu_end) {
             step_gpu_end = rec.end;
             step_gpu_op = static_cast<int64_t>(g);

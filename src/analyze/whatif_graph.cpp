@@ -158,6 +158,69 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
   return steps;
 }
 
+// The launch queue (ReplayGraph::queue_depth): a call that enqueues GPU work (a launch, an asynchronous copy or memset)
+// over kQueueBlockedFactor × a launch's own cost (the launches' tenth percentile) and over 50 µs is taken as blocked on
+// a full queue, where the GPU then had many ops queued; its own time is that cost, and the depth is the median, over
+// those calls (up to 64 of them, spread over the run), of the ops launched before it that the GPU had not started when
+// it returned, plus one. From `report -- CMD`'s recordings of GPU-bound programs
+// (bench/results/2026-12-07-cpu-launch-queue): ConvNeXt-T fp32 inference filled the queue after its seventh step, each
+// later step's launches then taking the GPU's 23 ms where the first seven took 4.4 ms.
+constexpr int64_t kQueueBlockedFactor = 10, kQueueBlockedMinNs = 50'000;
+constexpr size_t kQueueMinDepth = 256;
+
+void find_launch_queue(const Trace& t, ReplayGraph& g) {
+  std::vector<int64_t> launch_durs;
+  for (const auto& s : g.steps)
+    for (const auto& it : s.items)
+      for (const auto& c : it.calls)
+        if (c.type == CallType::launch) launch_durs.push_back(c.dur);
+  if (launch_durs.size() < 16) return;
+  // A launch's own cost: the tenth percentile (once the queue is full, most launches wait, and the median with them;
+  // the steps before it filled, or the launches that found a slot, give the cost).
+  std::nth_element(launch_durs.begin(), launch_durs.begin() + static_cast<std::ptrdiff_t>(launch_durs.size() / 10),
+                   launch_durs.end());
+  const int64_t typical = launch_durs[launch_durs.size() / 10];
+  const int64_t blocked_over = std::max(kQueueBlockedFactor * typical, kQueueBlockedMinNs);
+  // Every GPU op the replayed calls launched: (launch call's start, GPU start), by launch.
+  std::vector<std::pair<int64_t, int64_t>> launched;
+  std::vector<Call*> blocked;
+  std::vector<int64_t> blocked_start;
+  for (auto& s : g.steps)
+    for (auto& it : s.items)
+      for (auto& c : it.calls) {
+        for (size_t op : c.gpu) launched.emplace_back(it.start + c.off, t.events[op].start_ns);
+        // Blocked: long, and returning when a GPU op it did not launch starts (the queue moved), the GPU busy.
+        if (!c.gpu.empty() && c.type != CallType::sync && !c.blocking && c.dur > blocked_over) {
+          blocked.push_back(&c);
+          blocked_start.push_back(it.start + c.off);
+        }
+      }
+  if (blocked.size() < 3) return;
+  std::sort(launched.begin(), launched.end());
+  std::vector<size_t> depths;
+  const size_t stride = std::max<size_t>(1, blocked.size() / 64);
+  for (size_t i = 0; i < blocked.size(); i += stride) {
+    const int64_t start = blocked_start[i], returned = start + blocked[i]->dur;
+    size_t pending = 0;
+    for (const auto& [at, gpu_start] : launched) {
+      if (at >= start) break;
+      pending += gpu_start > returned;
+    }
+    depths.push_back(pending + 1);
+  }
+  std::nth_element(depths.begin(), depths.begin() + static_cast<std::ptrdiff_t>(depths.size() / 2), depths.end());
+  const size_t depth = depths[depths.size() / 2];
+  // A queue holds hundreds of launches (1020–1021 on every recording of the real-model sets where one filled; the one
+  // false find, a training step that syncs each step, gave 26): fewer is slow calls of another cause.
+  if (depth < kQueueMinDepth) return;
+  g.queue_depth = depth;
+  for (auto* c : blocked) {
+    c->queued = true;
+    c->own = std::min(c->dur, typical);
+  }
+  g.queued_launches = blocked.size();
+}
+
 }  // namespace
 
 Fixes parse_fixes(const std::string& list) {
@@ -378,6 +441,7 @@ std::shared_ptr<const ReplayGraph> build_graph(const Trace& t, const RecorderCor
       if (l != launched_at.end() && l->second >= g->steps.front().start) all += e.dur_ns;
     }
   g->launched_gpu_share = all > 0 ? static_cast<double>(mine) / static_cast<double>(all) : 1.0;
+  find_launch_queue(t, *g);
   for (const auto& s : g->steps) {
     g->host_ns += s.trailing_gap;
     for (const auto& it : s.items) {

@@ -19,7 +19,8 @@ struct Call {
   bool blocking = false;        // waits for GPU work: a sync, or a copy the driver stages
   bool pageable = false;        // a copy from or to pageable memory (the driver stages it: blocking)
   bool pageable_input = false;  // a host-to-device copy from pageable memory: what `pinned` turns asynchronous
-  std::vector<size_t> gpu;      // GPU ops it launched (indices into Trace::events)
+  bool queued = false;  // a launch the recording shows blocked on a full launch queue (own: a typical launch's time)
+  std::vector<size_t> gpu;  // GPU ops it launched (indices into Trace::events)
 };
 
 struct Item {
@@ -49,6 +50,12 @@ struct ReplayGraph {
   std::string correction;  // how host_scale and gpu_scale were found, printed with every prediction
   int64_t host_ns = 0;     // the host's own time over the steps as recorded (gaps and CPU op time not waiting)
   size_t records = 0;      // CPU ops, CUDA calls and ranges recorded on the launching threads inside the steps
+  // A host that runs ahead of a GPU-bound step fills the driver's launch queue and then blocks in each launch until the
+  // GPU starts an earlier op: launches that long are waiting, not the host's own time. queue_depth is the number of
+  // launched ops not yet started that such a launch waited behind (the median over the recording's blocked launches);
+  // the replay holds every launch to it. 0: the recording shows no blocked launch, no queue is modelled.
+  size_t queue_depth = 0;
+  size_t queued_launches = 0;
 };
 
 }  // namespace gsq::analyze

@@ -171,6 +171,8 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
   j.host_scale = graph->host_scale;
   j.host_ns = graph->host_ns;
   j.records = graph->records;
+  j.queue_depth = graph->queue_depth;
+  j.queued_launches = graph->queued_launches;
   j.top_ops = top_op_list(p);
   // A replay that cannot reproduce the recording is missing dependencies the trace does not show (cross-stream
   // events, other ranks, a GPU shared with other processes): it judges nothing, and says so.

@@ -316,6 +316,57 @@ TEST(WhatIf, AnUntracedStepLongerThanTheRecordingIsTheGpusWhereTheRecordersCostL
   EXPECT_LT(static_cast<double>(w.rows[1].step_p50_ns), 0.9 * 1.15e6);  // the faster kernels save
 }
 
+// A SYNTHETIC GPU-bound loop (made here) that fills the launch queue: 40 steps of 20 ops, each op's CPU side 10 µs
+// launching one 200 µs kernel, no sync; the driver holds 512 unstarted launches, so once the host is 512 ahead each
+// launch returns only when the GPU starts an earlier kernel (as a long ConvNeXt-T recording did after its seventh
+// step). Those launches are waiting, not host work: the replay finds the queue, reproduces the recording, and predicts
+// a faster kernel from the GPU's side (taking them as host time left the step the host's, at the GPU's old pace).
+std::string queue_filling_loop() {
+  constexpr int kDepth = 512, kSteps = 40, kOps = 20;
+  std::vector<int64_t> gpu_start;
+  std::string ev;
+  int64_t host = 0, gpu_free = 0;
+  int corr = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    const int64_t step_start = host;
+    for (int op = 0; op < kOps; ++op) {
+      const int64_t call = host + 4;
+      int64_t back = call + 5;  // the launch call's own 5 µs
+      const auto n = static_cast<int64_t>(gpu_start.size());
+      if (n >= kDepth) back = std::max(back, gpu_start[static_cast<size_t>(n - kDepth)]);  // a slot frees
+      const int64_t start = std::max(back, gpu_free);
+      gpu_start.push_back(start);
+      gpu_free = start + 200;
+      ++corr;
+      ev += fmt::format(
+          R"({}{{"ph":"X","cat":"cpu_op","name":"aten::conv","pid":1,"tid":1,"ts":{},"dur":{}}})"
+          R"(,{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":{},"args":{{"correlation":{}}}}})"
+          R"(,{{"ph":"X","cat":"kernel","name":"conv","pid":0,"tid":7,"ts":{},"dur":200,"args":{{"stream":7,"device":0,"correlation":{}}}}})",
+          ev.empty() ? "" : ",", host, back + 1 - host, call, back - call, corr, start, corr);
+      host = back + 1;
+    }
+    ev += fmt::format(
+        R"(,{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},"dur":{}}})", step,
+        step_start, host - step_start);
+  }
+  return "{\"traceEvents\": [" + ev + "]}";
+}
+
+TEST(WhatIf, LaunchesBlockedOnAFullQueueAreTheGpusPaceNotTheHosts) {
+  const auto t = parse_kineto(queue_filling_loop(), "queue-full");
+  Thresholds as_recorded;
+  as_recorded.recorder_record_ns = 0;
+  const auto a = analyze(t, as_recorded);
+  ASSERT_TRUE(a.critical_path.ok) << to_json(a.critical_path).dump();
+  EXPECT_NEAR(static_cast<double>(a.critical_path.queue_depth), 512, 2);
+  EXPECT_GT(a.critical_path.queued_launches, 100U);
+  EXPECT_EQ(a.verdict.cls, "gpu-bound") << a.verdict.summary;
+  const auto w = what_if(t, parse_fixes("kernel:conv=2"), a.replay_graph);
+  ASSERT_EQ(w.rows.size(), 2U);
+  EXPECT_NEAR(static_cast<double>(w.rows[0].step_p50_ns), 4.0e6, 0.1e6);  // 20 kernels of 200 µs
+  EXPECT_NEAR(static_cast<double>(w.rows[1].step_p50_ns), 2.0e6, 0.2e6);  // the GPU's, the host (0.2 ms) under it
+}
+
 // A recording without DataLoader ranges (`gpusqueeze trace --no-python-shim`, a loader of another kind, recordings
 // older than the shim): workers:N takes the host's own time before each step's first host-to-device copy, where it
 // comes before the step's first kernel, as the batch's making (the real-model corpus's two DataLoader pairs recorded
