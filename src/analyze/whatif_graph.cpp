@@ -189,7 +189,7 @@ void find_launch_queue(const Trace& t, ReplayGraph& g) {
     for (auto& it : s.items)
       for (auto& c : it.calls) {
         for (size_t op : c.gpu) launched.emplace_back(it.start + c.off, t.events[op].start_ns);
-        // Blocked: long, and returning when a GPU op it did not launch starts (the queue moved), the GPU busy.
+        // A candidate: an enqueuing call that does not wait for the GPU by itself, and long.
         if (!c.gpu.empty() && c.type != CallType::sync && !c.blocking && c.dur > blocked_over) {
           blocked.push_back(&c);
           blocked_start.push_back(it.start + c.off);
@@ -347,9 +347,8 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     // Whether the GPU sets the step once the recorder's cost per record is out of the host (not only as recorded: a
     // recording whose host was slowed to near the GPU's pace, GPT-2 training under torch.profiler, is GPU-bound
     // untraced all the same).
-    const bool gpu_sets =
-        corr.untraced_step_ns >= as_recorded && static_cast<double>(p50(by_cost)) <= 1.02 * static_cast<double>(floor);
-    if (corr.untraced_step_ns > floor && corr.untraced_step_ns >= as_recorded && gpu_sets) {
+    if (corr.untraced_step_ns > floor && corr.untraced_step_ns >= as_recorded &&
+        static_cast<double>(p50(by_cost)) <= 1.02 * static_cast<double>(floor)) {
       g.host_scale = by_cost;
       g.gpu_scale = factor_for(1, 2, corr.untraced_step_ns, [&](double s) {  // at most twice as slow as recorded
         g.gpu_scale = s;
