@@ -432,12 +432,12 @@ void nccl_tests_findings(const NcclLog& log, std::vector<Finding>& out) {
                        "Run again with NCCL_DEBUG=INFO: the last INFO line says where init stopped (a rank with Init "
                        "START and no COMPLETE); test NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 one at a time"));
   if (log.failed_at_bytes > 0)
-    out.push_back(make("nccl-tests-stopped", Severity::fail,
-                       fmt::format("nccl-tests failed on its {} B row: the error printed there ended the sweep",
-                                   log.failed_at_bytes),
-                       {{"failed_at_bytes", std::to_string(log.failed_at_bytes)}},
-                       "Fix the error it printed (the CUDA or NCCL failure on that row); then re-run that size alone "
-                       "(-b and -e both at it) with NCCL_DEBUG=INFO before the whole sweep"));
+    out.push_back(make(
+        "nccl-tests-stopped", Severity::fail,
+        fmt::format("nccl-tests failed on its {} B row: the error printed there ended the sweep", log.failed_at_bytes),
+        {{"failed_at_bytes", std::to_string(log.failed_at_bytes)}},
+        "Fix the error it printed (the CUDA or NCCL failure on that row); then re-run that size alone "
+        "(-b and -e both at it) with NCCL_DEBUG=INFO before the whole sweep"));
   if (log.rows.empty() && !log.devices.empty() && fatal_error && nccl_ran)
     out.push_back(make("nccl-tests-stopped", Severity::info,
                        "nccl-tests stopped before its first result: the error above ended (or hung) the run",

@@ -43,7 +43,7 @@ struct NcclLog {
   int64_t out_of_bounds = -1;             // "Out of bounds values : N OK|FAILED"
   bool tests_failed = false;              // a FAILED verdict printed by nccl-tests
   uint64_t failed_at_bytes = 0;  // a row that ends in "Test CUDA failure" / "Test NCCL failure": the size it died at
-  bool validation_off = false;  // nccl-tests ran with -c 0 ("validation: 0"): #wrong is N/A, nothing was checked
+  bool validation_off = false;   // nccl-tests ran with -c 0 ("validation: 0"): #wrong is N/A, nothing was checked
   // NCCL INFO
   std::string nccl_version;
   std::map<std::string, uint64_t> transports;  // "P2P/IPC", "NET/IB/GDRDMA", "SHM", "NET/Socket", ... → channel lines

@@ -84,9 +84,9 @@ TEST(NcclLogs, ASizeMismatchOnTheWireAStickyErrorAndATracebackAreFailures) {
 
 // A row cut by the error that ended nccl-tests is where the sweep stopped (NVIDIA/nccl #2445's first and only row).
 TEST(NcclLogs, ARowEndingInATestFailureIsWhereTheSweepStopped) {
-  const auto f = ids(
-      "           8             8    f8e4m3     sum      -1  Test CUDA failure common.cu:516 'an illegal memory "
-      "access was encountered'\n");
+  const auto f =
+      ids("           8             8    f8e4m3     sum      -1  Test CUDA failure common.cu:516 'an illegal memory "
+          "access was encountered'\n");
   ASSERT_TRUE(f.count("nccl-tests-stopped"));
   EXPECT_EQ(f.at("nccl-tests-stopped").severity, Severity::fail);
   EXPECT_TRUE(f.count("nccl-cuda-error"));
