@@ -33,6 +33,7 @@ ALIASES = {
     "nccl-no-gdrdma": "socket-fallback",
     "nccl-comm-aborted": "other",
     "nccl-process-failed": "other",
+    "nccl-mpi-error": "other",
     "nccl-duplicate-ranks": "store-timeout",
     "nccl-warn": "other",
     "topo-cross-socket": "topo-pcie-cross-socket",

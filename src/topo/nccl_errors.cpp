@@ -267,6 +267,17 @@ const std::vector<ErrorKind>& error_catalogue() {
        "the NCCL communicator was aborted after an error or timeout; the reason is in an earlier line of this or "
        "another rank's log",
        "Read the first error before it (this rank's or the first rank to fail)"},
+      {"mpi-error",
+       // MPI's own transport and launcher (nccl-tests under mpirun: MPI moves NCCL's unique id and runs the ranks'
+       // bootstrap collectives). From the triage corpus's two logs that fail there: UCX's ibv_create_ah on an SR-IOV
+       // function the pod does not have (NVIDIA/nccl-tests #327), libfabric's OFI MTL aborting (#295).
+       {"UCX  ERROR", "UCX ERROR", "MPI_ABORT was invoked", "OFI MTL is aborting", "PMIX ERROR", "ORTE_ERROR_LOG"},
+       true,
+       "MPI failed, not NCCL: its transport (UCX, libfabric) or launcher (PMIx/ORTE) — NCCL may never have started",
+       "Test MPI alone between the same hosts (mpirun -np 2 -host a,b hostname, then osu_latency); for UCX name the "
+       "HCAs each host really has (UCX_NET_DEVICES=mlx5_0:1; SR-IOV pods get different functions) or pick the "
+       "transports (UCX_TLS); for libfabric the provider (FI_PROVIDER); or build nccl-tests without MPI and launch "
+       "the ranks another way"},
       {"process-failed",
        {"ChildFailedError", "exitcode  : -", "Segmentation fault", "core dumped", "SIGABRT", "Signal 6 (SIGABRT)",
         "SIGSEGV", "Fatal Python error", "terminate called after throwing", "Test NCCL failure", "Test CUDA failure",

@@ -82,6 +82,17 @@ TEST(NcclLogs, ASizeMismatchOnTheWireAStickyErrorAndATracebackAreFailures) {
   EXPECT_EQ(raised.at("nccl-process-failed").severity, Severity::fail);
 }
 
+// MPI failing under nccl-tests (bench/results/2026-12-07-cpu-triage-heldout-18): a log with only mpirun's command line
+// and UCX's error is read (not refused as having no NCCL line) and is a failure, MPI's.
+TEST(NcclLogs, MpisOwnTransportFailingIsReadAndIsAFailure) {
+  const auto f = ids(
+      "mpirun --allow-run-as-root -np 2 -host localhost,192.168.160.14 /opt/nccl_tests/build/all_reduce_perf -b 8\n"
+      "ib_device.c:1380 UCX  ERROR   ibv_create_ah(dlid=49152 sl=0 port=1) for RC DEVX QP connect on mlx5_15 failed: "
+      "No such device\n");
+  ASSERT_TRUE(f.count("nccl-mpi-error"));
+  EXPECT_EQ(f.at("nccl-mpi-error").severity, Severity::fail);
+}
+
 // A row cut by the error that ended nccl-tests is where the sweep stopped (NVIDIA/nccl #2445's first and only row).
 TEST(NcclLogs, ARowEndingInATestFailureIsWhereTheSweepStopped) {
   const auto f =
