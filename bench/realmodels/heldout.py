@@ -14,6 +14,27 @@ def register(p):
     def pair(name, cls, fix, mode, what):
         return p.pair(name, cls, fix, mode, what, held_out=True)
 
+    def pinned_input_pair(model_name, batch):
+        """bf16 inference of a torchvision model on an fp32 batch copied each step: from pageable memory, and from
+        pinned memory with non_blocking."""
+        m1 = p.tv_model(model_name).eval().to(torch.bfloat16)
+        m2 = p.tv_model(model_name).eval().to(torch.bfloat16)
+        pageable, pinned = p.images(batch), p.images(batch, pinned=True)
+
+        def run(m, x):
+            with torch.no_grad():
+                return m(x.to(torch.bfloat16))
+
+        return (lambda: run(m1, pageable.to(dev))), (lambda: run(m2, pinned.to(dev, non_blocking=True)))
+
+    def fused_optimizer_pair(model_name, optimizer, batch):
+        """AMP training of a torchvision model with `optimizer` one tensor at a time (foreach=False), and fused."""
+        m1, m2 = p.tv_model(model_name), p.tv_model(model_name)
+        o1 = optimizer(m1.parameters(), lr=1e-4, foreach=False)
+        o2 = optimizer(m2.parameters(), lr=1e-4, fused=True)
+        x, y = p.images(batch).to(dev), p.labels(batch)
+        return (lambda: p.vision_train_step(m1, o1, x, y)), (lambda: p.vision_train_step(m2, o2, x, y))
+
     @pair("dl_convnext_tiny_train", "dataloader", "host", "train",
           "ConvNeXt-T AMP training, b32, CPU augmentation in the DataLoader: num_workers=0 → 8 workers + pin_memory")
     def _():
@@ -29,15 +50,7 @@ def register(p):
           "EfficientNet-B0 bf16 inference, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + "
           "non_blocking")
     def _():
-        m1 = p.tv_model("efficientnet_b0").eval().to(torch.bfloat16)
-        m2 = p.tv_model("efficientnet_b0").eval().to(torch.bfloat16)
-        pageable, pinned = p.images(128), p.images(128, pinned=True)
-
-        def run(m, x):
-            with torch.no_grad():
-                return m(x.to(torch.bfloat16))
-
-        return (lambda: run(m1, pageable.to(dev))), (lambda: run(m2, pinned.to(dev, non_blocking=True)))
+        return pinned_input_pair("efficientnet_b0", 128)
 
     @pair("item_mobilenet_v2_train", "sync", "sync", "train",
           "MobileNetV2 AMP training, b32 on device-resident data, loss.item() and accuracy .item() logged every step "
@@ -208,20 +221,12 @@ def register(p):
     @pair("fused_adam_resnet50_train", "optimizer", "", "train",
           "ResNet-50 AMP training, b32, Adam(foreach=False) (a kernel per parameter per op) → Adam(fused=True)")
     def _():
-        m1, m2 = p.tv_model("resnet50"), p.tv_model("resnet50")
-        o1 = torch.optim.Adam(m1.parameters(), lr=1e-4, foreach=False)
-        o2 = torch.optim.Adam(m2.parameters(), lr=1e-4, fused=True)
-        x, y = p.images(32).to(dev), p.labels(32)
-        return (lambda: p.vision_train_step(m1, o1, x, y)), (lambda: p.vision_train_step(m2, o2, x, y))
+        return fused_optimizer_pair("resnet50", torch.optim.Adam, 32)
 
     @pair("fused_adamw_vit_train", "optimizer", "", "train",
           "ViT-B/16 AMP training, b32, AdamW(foreach=False) → AdamW(fused=True)")
     def _():
-        m1, m2 = p.tv_model("vit_b_16"), p.tv_model("vit_b_16")
-        o1 = torch.optim.AdamW(m1.parameters(), lr=1e-4, foreach=False)
-        o2 = torch.optim.AdamW(m2.parameters(), lr=1e-4, fused=True)
-        x, y = p.images(32).to(dev), p.labels(32)
-        return (lambda: p.vision_train_step(m1, o1, x, y)), (lambda: p.vision_train_step(m2, o2, x, y))
+        return fused_optimizer_pair("vit_b_16", torch.optim.AdamW, 32)
 
     @pair("sdpa_bert_large_infer", "attention", "", "infer",
           "BERT-large bf16 inference, b8 × 512 tokens, eager attention → scaled_dot_product_attention")
@@ -249,12 +254,4 @@ def register(p):
     @pair("h2d_convnext_tiny_infer", "copy", "pinned", "infer",
           "ConvNeXt-T bf16 inference, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
     def _():
-        m1 = p.tv_model("convnext_tiny").eval().to(torch.bfloat16)
-        m2 = p.tv_model("convnext_tiny").eval().to(torch.bfloat16)
-        pageable, pinned = p.images(128), p.images(128, pinned=True)
-
-        def run(m, x):
-            with torch.no_grad():
-                return m(x.to(torch.bfloat16))
-
-        return (lambda: run(m1, pageable.to(dev))), (lambda: run(m2, pinned.to(dev, non_blocking=True)))
+        return pinned_input_pair("convnext_tiny", 128)
