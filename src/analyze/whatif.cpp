@@ -317,12 +317,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
                       : fmt::format("; the launch queue full: {} launches waited behind {} unstarted ops, replayed "
                                     "as waiting on the GPU",
                                     graph_in.queued_launches, graph_in.queue_depth - 1));
-  std::vector<int64_t> launch_durs;
-  for (const auto& s : steps)
-    for (const auto& it : s.items)
-      for (const auto& c : it.calls)
-        if (c.type == CallType::launch) launch_durs.push_back(c.dur);
-  const int64_t launch_floor = median(launch_durs);
+  const int64_t launch_floor = graph_in.launch_median_ns;
   // bf16 autocast casts each fp32 GEMM's operands first: a small op each on the host, priced as the recording's own
   // ops that launch one kernel and nothing else (an elementwise op's dispatch and launch).
   int64_t cast_op_ns = 0;

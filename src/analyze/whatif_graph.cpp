@@ -168,18 +168,25 @@ std::vector<Step> build(const Trace& t, int32_t& thread, std::string& why, size_
 constexpr int64_t kQueueBlockedFactor = 10, kQueueBlockedMinNs = 50'000;
 constexpr size_t kQueueMinDepth = 256;
 
-void find_launch_queue(const Trace& t, ReplayGraph& g) {
-  std::vector<int64_t> launch_durs;
+// ReplayGraph::launch_median_ns and launch_p10_ns; returns how many launch calls there are.
+size_t launch_costs(ReplayGraph& g) {
+  std::vector<int64_t> durs;
   for (const auto& s : g.steps)
     for (const auto& it : s.items)
       for (const auto& c : it.calls)
-        if (c.type == CallType::launch) launch_durs.push_back(c.dur);
-  if (launch_durs.size() < 16) return;
+        if (c.type == CallType::launch) durs.push_back(c.dur);
+  if (durs.empty()) return 0;
+  std::sort(durs.begin(), durs.end());
+  g.launch_median_ns = durs[durs.size() / 2];
+  g.launch_p10_ns = durs[durs.size() / 10];
+  return durs.size();
+}
+
+void find_launch_queue(const Trace& t, ReplayGraph& g, size_t launches) {
+  if (launches < 16) return;
   // A launch's own cost: the tenth percentile (once the queue is full, most launches wait, and the median with them;
   // the steps before it filled, or the launches that found a slot, give the cost).
-  std::nth_element(launch_durs.begin(), launch_durs.begin() + static_cast<std::ptrdiff_t>(launch_durs.size() / 10),
-                   launch_durs.end());
-  const int64_t typical = launch_durs[launch_durs.size() / 10];
+  const int64_t typical = g.launch_p10_ns;
   const int64_t blocked_over = std::max(kQueueBlockedFactor * typical, kQueueBlockedMinNs);
   // Every GPU op the replayed calls launched: (launch call's start, GPU start), by launch.
   std::vector<std::pair<int64_t, int64_t>> launched;
@@ -440,7 +447,7 @@ std::shared_ptr<const ReplayGraph> build_graph(const Trace& t, const RecorderCor
       if (l != launched_at.end() && l->second >= g->steps.front().start) all += e.dur_ns;
     }
   g->launched_gpu_share = all > 0 ? static_cast<double>(mine) / static_cast<double>(all) : 1.0;
-  find_launch_queue(t, *g);
+  find_launch_queue(t, *g, launch_costs(*g));
   for (const auto& s : g->steps) {
     g->host_ns += s.trailing_gap;
     for (const auto& it : s.items) {

@@ -56,6 +56,9 @@ struct ReplayGraph {
   // the replay holds every launch to it. 0: the recording shows no blocked launch, no queue is modelled.
   size_t queue_depth = 0;
   size_t queued_launches = 0;
+  // The launch calls' durations as recorded over the steps: median (an asynchronous launch's cost in the replay) and
+  // tenth percentile (a launch's own cost where the queue makes most of them wait).
+  int64_t launch_median_ns = 0, launch_p10_ns = 0;
 };
 
 }  // namespace gsq::analyze
