@@ -6,23 +6,18 @@ of the analyzer's kNhwcBatchNormRatio (src/analyze/trace_facts.hpp). Also the co
 Usage: python3 bench/realmodels/batch_norm_ratio.py TRACES_DIR [PAIR ...]
   TRACES_DIR holds torch/PAIR-before.pt.json.gz and torch/PAIR-after.pt.json.gz (torch.profiler recordings);
   PAIR defaults to every cl_* pair found there."""
-import glob
-import gzip
-import json
 import os
 import re
 import sys
+
+from traces import events_and_steps, pairs_in
 
 # The kernel's own function name, not a functor in its template arguments.
 FN = re.compile(r"^(?:void )?at::native::(batch_norm_\w*_kernel)[<(]")
 
 
 def per_step(path):
-    events = json.load(gzip.open(path))["traceEvents"]
-    # ProfilerStep# ranges appear on the CPU and again as GPU annotations: count the CPU ones.
-    steps = sum(1 for e in events if e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith(
-        "ProfilerStep#")) or sum(1 for e in events if e.get("cat") == "cpu_op" and str(e.get("name", "")).startswith(
-            "ProfilerStep#")) or 1
+    events, steps = events_and_steps(path)
     nchw = nhwc = convert = 0.0
     for e in events:
         if e.get("cat") != "kernel":
@@ -43,8 +38,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     root = sys.argv[1]
-    pairs = sys.argv[2:] or sorted({os.path.basename(p).split("-")[0]
-                                   for p in glob.glob(os.path.join(root, "torch", "cl_*-before.pt.json.gz"))})
+    pairs = pairs_in(root, sys.argv[2:], ("cl_*",))
     print("| pair | steps | NCHW batch norms before, ms/step | channels_last batch norms after, ms/step | ratio | "
           "conversions before, ms/step |")
     print("|---|---|---|---|---|---|")

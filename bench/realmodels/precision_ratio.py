@@ -8,11 +8,10 @@ their time over the fp32 GEMMs'; the casts per GEMM beside it). The kernel class
 Usage: python3 bench/realmodels/precision_ratio.py TRACES_DIR [PAIR ...]
   TRACES_DIR holds torch/PAIR-before.pt.json.gz and torch/PAIR-after.pt.json.gz (torch.profiler recordings);
   PAIR defaults to every tf32_* and bf16_* pair found there."""
-import glob
-import gzip
-import json
 import os
 import sys
+
+from traces import events_and_steps, pairs_in
 
 NOT_GEMM = ("implicit_gemm", "fprop", "dgrad", "wgrad", "fmha", "flash", "sdpa", "attention")
 
@@ -32,10 +31,7 @@ def is_attention(k):
 
 
 def per_step(path):
-    events = json.load(gzip.open(path))["traceEvents"]
-    steps = sum(1 for e in events if e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith(
-        "ProfilerStep#")) or sum(1 for e in events if e.get("cat") == "cpu_op" and str(e.get("name", "")).startswith(
-            "ProfilerStep#")) or 1
+    events, steps = events_and_steps(path)
     t = {"fp32_gemm": 0.0, "other_gemm": 0.0, "fp32_attn": 0.0, "attn": 0.0, "cast": 0.0, "gemms": 0, "casts": 0}
     for e in events:
         if e.get("cat") != "kernel":
@@ -59,9 +55,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     root = sys.argv[1]
-    pairs = sys.argv[2:] or sorted({os.path.basename(p).split("-")[0]
-                                   for pat in ("tf32_*", "bf16_*")
-                                   for p in glob.glob(os.path.join(root, "torch", f"{pat}-before.pt.json.gz"))})
+    pairs = pairs_in(root, sys.argv[2:], ("tf32_*", "bf16_*"))
     print("| pair | fp32 GEMMs before, ms/step | their replacement after, ms/step | GEMM ratio | fp32 attention before → "
           "after, ms/step (ratio) | casts added, ms/step (share of fp32 GEMMs; per GEMM) |")
     print("|---|---|---|---|---|---|")
