@@ -255,3 +255,142 @@ def register(p):
           "ConvNeXt-T bf16 inference, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
     def _():
         return pinned_input_pair("convnext_tiny", 128)
+
+    # Held-out set 3 (2026-12-07): defined before any run and first measured with the analyzer as it stood at this
+    # commit (the precision what-ifs and the launch-queue model included). Models, sizes and variants of each class that
+    # none of the analyzer's constants came from: an EfficientNet DataLoader, pinned input for training and for a
+    # Swin, a host copy of predictions in inference, graphs on EfficientNet and ViT, channels_last training of a
+    # ResNet-34, bf16 autocast training of a CNN (convolutions already TF32 by PyTorch's default) and of GPT-2, a fused
+    # AdamW over EfficientNet's many small tensors, SDPA on GPT-2 medium.
+    @pair("dl_efficientnet_b0_infer", "dataloader", "host", "infer",
+          "EfficientNet-B0 bf16 inference, b64, CPU augmentation in the DataLoader: num_workers=0 → 8 workers + "
+          "pin_memory")
+    def _():
+        return p.dataloader_pair("efficientnet_b0", 64, False)
+
+    @pair("h2d_resnet18_train", "copy", "pinned", "train",
+          "ResNet-18 AMP training, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
+    def _():
+        m1, m2 = p.tv_model("resnet18"), p.tv_model("resnet18")
+        o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
+        pageable, pinned, y = p.images(128), p.images(128, pinned=True), p.labels(128)
+        return ((lambda: p.vision_train_step(m1, o1, pageable.to(dev), y)),
+                (lambda: p.vision_train_step(m2, o2, pinned.to(dev, non_blocking=True), y)))
+
+    @pair("h2d_swin_t_infer", "copy", "pinned", "infer",
+          "Swin-T bf16 inference, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
+    def _():
+        return pinned_input_pair("swin_t", 128)
+
+    @pair("item_bert_train", "sync", "sync", "train",
+          "BERT-base AMP training, b16 × 128 tokens, loss.item() logged every step → no per-step sync")
+    def _():
+        m1, m2 = p.hf_model("bert"), p.hf_model("bert")
+        o1, o2 = (torch.optim.AdamW(m.parameters(), lr=1e-5, fused=True) for m in (m1, m2))
+        ids = torch.randint(0, 30522, (16, 128), device=dev)
+        y = torch.randint(0, 2, (16,), device=dev)
+        s1, s2 = p.hf_train_step(m1, o1, input_ids=ids, labels=y), p.hf_train_step(m2, o2, input_ids=ids, labels=y)
+        return (lambda: s1().item()), s2
+
+    @pair("cpu_resnet50_infer", "sync", "sync", "infer",
+          "ResNet-50 bf16 inference, b16, each step's predictions copied to the host (.argmax(1).cpu()) → kept on the "
+          "GPU and gathered later")
+    def _():
+        m1, m2 = (p.tv_model("resnet50").eval().to(torch.bfloat16) for _ in range(2))
+        x = p.images(16).to(dev, torch.bfloat16)
+        kept = []
+
+        def make(m, to_host):
+            def step():
+                with torch.no_grad():
+                    pred = m(x).argmax(1)
+                if to_host:
+                    return pred.cpu()
+                kept.append(pred)
+                if len(kept) > 64:
+                    kept.clear()
+                return pred
+
+            return step
+
+        return make(m1, True), make(m2, False)
+
+    @pair("graphs_efficientnet_b0_infer", "launch", "graphs", "infer",
+          "EfficientNet-B0 bf16 inference at batch 1, eager → the forward captured in a CUDA graph")
+    def _():
+        return p.graphs_infer_pair("efficientnet_b0")
+
+    @pair("graphs_vit_infer", "launch", "graphs", "infer",
+          "ViT-B/16 bf16 inference at batch 1, eager → the forward captured in a CUDA graph")
+    def _():
+        return p.graphs_infer_pair("vit_b_16")
+
+    @pair("cl_resnet34_train", "layout", "layout", "train",
+          "ResNet-34 AMP training, b64, NCHW → model and input channels_last")
+    def _():
+        m1 = p.tv_model("resnet34")
+        m2 = p.tv_model("resnet34").to(memory_format=torch.channels_last)
+        o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
+        x1, y = p.images(64).to(dev), p.labels(64)
+        x2 = x1.contiguous(memory_format=torch.channels_last)
+        return (lambda: p.vision_train_step(m1, o1, x1, y)), (lambda: p.vision_train_step(m2, o2, x2, y))
+
+    @pair("bf16_resnet50_train", "precision", "", "train",
+          "ResNet-50 fp32 training, b64, PyTorch's defaults (TF32 convolutions, fp32 matmuls) → bf16 autocast")
+    def _():
+        m1, m2 = p.tv_model("resnet50"), p.tv_model("resnet50")
+        o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
+        x, y = p.images(64).to(dev), p.labels(64)
+
+        def make(m, opt, bf16):
+            def step():
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                    loss = torch.nn.functional.cross_entropy(m(x), y)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                return loss
+
+            return step
+
+        return make(m1, o1, False), make(m2, o2, True)
+
+    @pair("bf16_gpt2_train", "precision", "", "train",
+          "GPT-2 (124M) fp32 training, b8 × 256 tokens (TF32 off, PyTorch's default) → bf16 autocast")
+    def _():
+        m1, m2 = p.hf_model("gpt2"), p.hf_model("gpt2")
+        o1, o2 = (torch.optim.AdamW(m.parameters(), lr=1e-5, fused=True) for m in (m1, m2))
+        ids = torch.randint(0, 50257, (8, 256), device=dev)
+
+        def make(m, opt, bf16):
+            def step():
+                torch.backends.cuda.matmul.allow_tf32 = False
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                    loss = m(input_ids=ids, labels=ids, use_cache=False).loss
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                return loss
+
+            return step
+
+        return make(m1, o1, False), make(m2, o2, True)
+
+    @pair("fused_adamw_efficientnet_b0_train", "optimizer", "", "train",
+          "EfficientNet-B0 AMP training, b64, AdamW(foreach=False) over its many small parameter tensors → AdamW(fused=True)")
+    def _():
+        return fused_optimizer_pair("efficientnet_b0", torch.optim.AdamW, 64)
+
+    @pair("sdpa_gpt2_medium_infer", "attention", "", "infer",
+          "GPT-2 medium (355M) bf16 forward, b8 × 512 tokens, eager attention → scaled_dot_product_attention")
+    def _():
+        medium = dict(n_layer=24, n_embd=1024, n_head=16)
+        m1 = p.hf_model("gpt2", attn="eager", **medium).eval().to(torch.bfloat16)
+        m2 = p.hf_model("gpt2", attn="sdpa", **medium).eval().to(torch.bfloat16)
+        ids = torch.randint(0, 50257, (8, 512), device=dev)
+
+        def run(m):
+            with torch.no_grad():
+                return m(input_ids=ids, use_cache=False).logits
+
+        return (lambda: run(m1)), (lambda: run(m2))
