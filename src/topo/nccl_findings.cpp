@@ -353,8 +353,12 @@ void transport_findings(const NcclLog& log, std::vector<Finding>& out) {
         "(slow) until they are fixed"));
   } else {
     const bool socket_network = log.network == "Socket" || log.socket_fallback;
+    // The user pointed NCCL at RDMA devices (NCCL_IB_HCA, IB not disabled): sockets are a fallback there, not a choice.
+    const auto hca = log.env.find("NCCL_IB_HCA"), off = log.env.find("NCCL_IB_DISABLE");
+    const bool ib_requested =
+        hca != log.env.end() && !hca->second.empty() && (off == log.env.end() || off->second != "1");
     if (socket_channels || (multinode && (socket_network || log.ibverbs_missing)) ||
-        (socket_network && log.ib_device_failed))
+        (socket_network && (log.ib_device_failed || ib_requested)))
       out.push_back(make("nccl-socket-fallback", Severity::warn,
                          log.ibverbs_missing
                              ? "libibverbs could not be loaded: NCCL carries inter-node traffic over TCP sockets"

@@ -567,13 +567,14 @@ struct Reader {
         hit = true;
       }
     }
-    if (scan.has<"set by environment to">()) {
-      static const std::regex env(R"((NCCL_[A-Z0-9_]+) set by environment to (\S+))");
-      std::smatch m;
-      if (std::regex_search(line, m, env)) {
-        std::string value = m[2];
+    // "NCCL_X set by environment to V." and, for the variables NCCL echoes itself, "NCCL_IB_HCA set to V"; every
+    // one of a line (records pasted glued into one line).
+    if (scan.has<" set by environment to ">() || (scan.has<"NCCL_">() && scan.has<" set to ">())) {
+      static const std::regex env(R"((NCCL_[A-Z0-9_]+) set (?:by environment )?to (\S+))");
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), env); it != std::sregex_iterator(); ++it) {
+        std::string value = (*it)[2];
         if (value.ends_with(".")) value.pop_back();  // "set by environment to 1."
-        log.env[m[1]] = value;
+        log.env[(*it)[1]] = value;
         hit = true;
       }
     }

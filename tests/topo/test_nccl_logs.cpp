@@ -128,6 +128,24 @@ TEST(NcclLogs, MissingIbverbsIsASocketFallback) {
   EXPECT_TRUE(has(findings, "nccl-socket-fallback"));
 }
 
+// Sockets where the user named the RDMA devices (NCCL_IB_HCA, IB not disabled) are a fallback, also when the records
+// were pasted glued into one line (the shape of tests/data/triage/nccl-info/llamafactory6111_*; these lines are
+// written for the test). Without NCCL_IB_HCA, one node on sockets is a choice; with NCCL_IB_DISABLE=1 it is asked for.
+TEST(NcclLogs, SocketsWhereTheUserNamedIbDevicesAreAFallback) {
+  const std::string tail =
+      "[0] NCCL INFO NET/IB : No device found. [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0> "
+      "[0] NCCL INFO Using network Socket\n";
+  EXPECT_TRUE(ids("[0] NCCL INFO NCCL_IB_DISABLE set by environment to 0. [0] NCCL INFO NCCL_IB_HCA set to "
+                  "mlx5_0:1,mlx5_1:1 " +
+                  tail)
+                  .count("nccl-socket-fallback"));
+  EXPECT_FALSE(ids(tail).count("nccl-socket-fallback"));
+  EXPECT_FALSE(ids("[0] NCCL INFO NCCL_IB_DISABLE set by environment to 1. [0] NCCL INFO NCCL_IB_HCA set to "
+                   "mlx5_0:1 " +
+                   tail)
+                   .count("nccl-socket-fallback"));
+}
+
 TEST(NcclLogs, IbCompletionStatus12IsNamed) {
   NEED("nccl_warn_ib_completion_status12_nccl1814.log");
   ASSERT_FALSE(log.ib_completion_status.empty());
