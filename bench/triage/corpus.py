@@ -9,7 +9,9 @@
 
 Usage: python3 bench/triage/corpus.py [--bin build/gpusqueeze] [--out bench/results/DATE-cpu-triage-corpus]
 Writes table.md (file → label → what was found → verdict, and the totals per folder and per class) and table.json;
-exits 1 when a legitimate file was refused, more fatal logs exited 0 than --max-fatal-exit0, or fewer than
+exits 1 when a legitimate file was refused, more fatal logs exited 0 than --max-fatal-exit0 (counting the logs that
+record their failure: a label's "fatal_in_log": false says the failure, a hang after the last line, is known only from
+the thread; such a log is still scored against its fatal label), or fewer than
 --min-right were right (CTest triage_corpus)."""
 import argparse
 import collections
@@ -124,15 +126,17 @@ def main():
         rc, doc, err = run(args.bin, label, log_path)
         verdict, found = judge(label, rc, doc)
         rows.append({"file": os.path.relpath(log_path, args.corpus), "label": label.get("classes", []),
-                     "fatal": bool(label.get("fatal")), "exit": rc, "found": sorted(found), "verdict": verdict,
+                     "fatal": bool(label.get("fatal")), "fatal_in_log": label.get("fatal_in_log", True), "exit": rc, "found": sorted(found), "verdict": verdict,
                      "error": err if rc == 2 else "", "source": label.get("source", "")})
     totals = collections.Counter(r["verdict"] for r in rows)
     n = len(rows) or 1
-    fatal_exit0 = [r for r in rows if r["fatal"] and r["exit"] == 0]
+    fatal_exit0 = [r for r in rows if r["fatal"] and r["exit"] == 0 and r["fatal_in_log"]]
+    unseen_exit0 = [r for r in rows if r["fatal"] and r["exit"] == 0 and not r["fatal_in_log"]]
     refused = [r for r in rows if r["verdict"] == "refused"]
     lines = ["# Triage corpus: what each real log shows, and what `gpusqueeze` says of it", "",
              f"{len(rows)} logs; right {totals['right']} ({totals['right'] / n:.1%}), partial {totals['partial']}, "
-             f"wrong {totals['wrong']}, refused {totals['refused']}; fatal logs that exited 0: {len(fatal_exit0)}.",
+             f"wrong {totals['wrong']}, refused {totals['refused']}; fatal logs that exited 0: {len(fatal_exit0)}"
+             + (f" (and {len(unseen_exit0)} whose failure only the thread states)" if unseen_exit0 else "") + ".",
              "", "Re-made by `python3 bench/triage/corpus.py --out <this folder>` (labels: tests/data/triage/README.md).",
              "", "| folder | logs | right | partial | wrong | refused |", "|---|---|---|---|---|---|"]
     by_folder = collections.defaultdict(collections.Counter)
@@ -142,7 +146,8 @@ def main():
         lines.append(f"| {folder} | {sum(c.values())} | {c['right']} | {c['partial']} | {c['wrong']} | {c['refused']} |")
     lines += ["", "| file | label (fatal) | exit | classes found | verdict |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| [{r['file']}]({r['source']}) | {', '.join(r['label'])}{' (fatal)' if r['fatal'] else ''} | "
+        lines.append(f"| [{r['file']}]({r['source']}) | {', '.join(r['label'])}"
+                     f"{(' (fatal)' if r['fatal_in_log'] else ' (fatal, not in the log)') if r['fatal'] else ''} | "
                      f"{r['exit']} | {', '.join(r['found']) or '-'}{' — ' + r['error'] if r['error'] else ''} | "
                      f"{r['verdict']} |")
     text = "\n".join(lines) + "\n"

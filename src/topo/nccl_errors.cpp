@@ -112,13 +112,16 @@ const std::vector<ErrorKind>& error_catalogue() {
         "remote process exited or there was a network error", "socketProgress", "socketPoll", "Socket recv failed",
         "socketFinalizeAccept", "Net : Connection closed", "Broken pipe", "Call to connect returned",
         "No route to host", "Network is unreachable", "socketStartConnect", "connection closed by peer",
-        "ncclSocketConnect", "Socket creation failed"},
+        "ncclSocketConnect", "Socket creation failed",
+        // Gloo's TCP pairs (a CPU process group, vLLM's and Ray's among them): "Gloo connectFullMesh failed with
+        // [.../gloo/transport/tcp/pair.cc:144] no error"
+        "connectFullMesh failed", "gloo/transport/tcp/"},
        true,
-       "a TCP connection between ranks failed or was closed: NCCL's bootstrap/socket transport, or a peer process "
-       "that died first",
+       "a TCP connection between ranks failed or was closed: NCCL's bootstrap/socket transport, Gloo's pairs, or a "
+       "peer process that died first",
        "Look for the first rank that failed (a crash, OOM or a timeout elsewhere closes every socket after it). Then "
-       "the interface: NCCL_SOCKET_IFNAME must name an interface every host can reach the others on (not docker0/lo); "
-       "firewalls must allow the ephemeral ports between nodes"},
+       "the interface: NCCL_SOCKET_IFNAME (GLOO_SOCKET_IFNAME for Gloo) must name an interface every host can reach "
+       "the others on (not docker0/lo), set on every node; firewalls must allow the ephemeral ports between nodes"},
       {"bootstrap-mismatch",
        {"Message truncated"},
        true,

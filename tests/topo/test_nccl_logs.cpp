@@ -146,6 +146,16 @@ TEST(NcclLogs, SocketsWhereTheUserNamedIbDevicesAreAFallback) {
                    .count("nccl-socket-fallback"));
 }
 
+// Gloo's TCP pairs failing to connect (a CPU process group under vLLM's Ray workers,
+// tests/data/triage/torch-dist/vllm13121_*) are read as a socket error, fatal; the line is that log's own.
+TEST(NcclLogs, GloosPairsFailingToConnectAreASocketError) {
+  const auto f =
+      ids("(RayWorkerWrapper pid=1061) [rank2]:[E212 02:14:01.179080356 ProcessGroupGloo.cpp:143] Gloo "
+          "connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n");
+  ASSERT_TRUE(f.count("nccl-socket-error"));
+  EXPECT_EQ(f.at("nccl-socket-error").severity, Severity::fail);
+}
+
 TEST(NcclLogs, IbCompletionStatus12IsNamed) {
   NEED("nccl_warn_ib_completion_status12_nccl1814.log");
   ASSERT_FALSE(log.ib_completion_status.empty());
