@@ -36,6 +36,7 @@ ALIASES = {
     "nccl-comm-aborted": "other",
     "nccl-process-failed": "other",
     "nccl-mpi-error": "other",
+    "nccl-stopped-by-signal": "other",
     "nccl-duplicate-ranks": "store-timeout",
     "nccl-warn": "other",
     "topo-cross-socket": "topo-pcie-cross-socket",

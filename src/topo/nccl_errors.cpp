@@ -115,7 +115,7 @@ const std::vector<ErrorKind>& error_catalogue() {
         "ncclSocketConnect", "Socket creation failed",
         // Gloo's TCP pairs (a CPU process group, vLLM's and Ray's among them): "Gloo connectFullMesh failed with
         // [.../gloo/transport/tcp/pair.cc:144] no error"
-        "connectFullMesh failed", "gloo/transport/tcp/"},
+        "connectFullMesh failed"},
        true,
        "a TCP connection between ranks failed or was closed: NCCL's bootstrap/socket transport, Gloo's pairs, or a "
        "peer process that died first",
@@ -200,6 +200,9 @@ const std::vector<ErrorKind>& error_catalogue() {
       {"watchdog-timeout",
        {"Watchdog caught collective operation timeout", "watchdog got stuck", "Heartbeat monitor timed out",
         "Timeout at NCCL work", "timed out in", "detected by watchdog", "collective operation timeout",
+        // The WorkNCCL description's own end, quoted without the watchdog's sentence: "WorkNCCL(SeqNum=1, …)
+        // ran for 721595 milliseconds before timing out"
+        "milliseconds before timing out",
         // A rank that did not time out itself, told by the one that did (PyTorch 2.5+: the Flight Recorder's dump
         // signal through the TCPStore).
         "dump signal due to a collective timeout"},
@@ -215,7 +218,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         // The network transport receiving more than the receive posted (net_socket.cc, net_ib.cc): the two ranks
         // disagree on a collective's or a send/recv's size; NCCL's own words add "there may be a mismatch in collective
         // sizes". (bootstrap.cc's "Message truncated : received …" is bootstrap-mismatch.)
-        "message truncated : receiving", "mismatch in collective sizes"},
+        "message truncated : receiving", "mismatch in collective sizes",
+        // Gloo's pair receiving more than its posted buffer: "[enforce fail at …/gloo/transport/tcp/pair.cc:446]
+        // op.preamble.length <= op.nbytes. 256000 vs 128000"
+        "op.preamble.length <= op.nbytes"},
        true,
        "ranks called different collectives (or the same one with different sizes or dtypes) at the same point: a bug "
        "in the program, not in the network",
@@ -236,6 +242,8 @@ const std::vector<ErrorKind>& error_catalogue() {
         "DistNetworkError", "store based barrier", "Timed out initializing process group", "Socket Timeout",
         "wait timeout after", "connect() timed out", "_create_tcp_store", "Waiting in store based barrier",
         "failed to listen on any local network address",
+        // Older PyTorch's env:// rendezvous making its TCPStore (an exception raised in these frames is the store's)
+        "_env_rendezvous_handler", "TCPStore(master_addr",
         // PyTorch ≥ 2.2 fetching the ncclUniqueId through the store: "… retrieving ncclUniqueId from [0] via c10d
         // key-value store by key '0', but store->get('0') got error: …"
         "store->get("},
@@ -281,6 +289,18 @@ const std::vector<ErrorKind>& error_catalogue() {
        "HCAs each host really has (UCX_NET_DEVICES=mlx5_0:1; SR-IOV pods get different functions) or pick the "
        "transports (UCX_TLS); for libfabric the provider (FI_PROVIDER); or build nccl-tests without MPI and launch "
        "the ranks another way"},
+      {"stopped-by-signal",
+       // torchrun's elastic agent forwarding a signal it received to its workers (PyTorch 2.x: "Received
+       // Signals.SIGHUP death signal, shutting down workers", "Received 15 death signal, …"; its SignalException).
+       {"death signal, shutting down workers", "SignalException", "got signal: "},
+       true,
+       "the launcher received a signal from outside the job and stopped its workers: SIGHUP (1) when the terminal or "
+       "SSH session that started it closed, SIGTERM (15) from a scheduler (time limit, preemption, a deleted pod) or "
+       "a supervising process whose other component exited, SIGINT (2) from Ctrl-C",
+       "Nothing in the workers failed: find who sent the signal. SIGHUP: run the launcher under tmux/screen or fully "
+       "detached (setsid, stdin from /dev/null), not with a plain nohup in an SSH session. SIGTERM: the scheduler's "
+       "log (sacct's State and the job's time limit, kubectl describe pod for evictions), or the log of the "
+       "component that exited first"},
       {"process-failed",
        {"ChildFailedError", "exitcode  : -", "Segmentation fault", "core dumped", "SIGABRT", "Signal 6 (SIGABRT)",
         "SIGSEGV", "Fatal Python error", "terminate called after throwing", "Test NCCL failure", "Test CUDA failure",

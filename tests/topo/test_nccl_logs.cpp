@@ -156,6 +156,34 @@ TEST(NcclLogs, GloosPairsFailingToConnectAreASocketError) {
   EXPECT_EQ(f.at("nccl-socket-error").severity, Severity::fail);
 }
 
+// Held-out triage batch 22 (tests/data/triage/torch-dist/): torchrun's agent stopping its workers on a signal from
+// outside, Gloo receiving more bytes than its rank posted (ranks reducing different sizes), the WorkNCCL timeout quoted
+// without the watchdog's sentence, and an exception in old PyTorch's env:// TCPStore frames: each read, each fatal.
+TEST(NcclLogs, SignalsGloosSizeMismatchBareTimeoutsAndStoreFramesAreRead) {
+  const fs::path dir = fs::path(GSQ_SOURCE_DIR) / "tests/data/triage/torch-dist";
+  const auto read = [&](const char* name) {
+    std::map<std::string, Severity> out;
+    const auto file = dir / name;
+    for (const auto& f : nccl_findings(parse_nccl_log(read_text_file(file), file.string()))) out[f.id] = f.severity;
+    return out;
+  };
+  for (const char* name :
+       {"chinesellamaalpaca3_47_elastic_agent_signals_sighup_forwarded_to_workers_nohup_tqdm_glued.log",
+        "primerl1360_trainer_agent_received_15_death_signal_sigterm_while_waiting_for_batch_"
+        "orchestrator_or_inference_died.log"}) {
+    const auto f = read(name);
+    ASSERT_TRUE(f.count("nccl-stopped-by-signal")) << name;
+    EXPECT_EQ(f.at("nccl-stopped-by-signal"), Severity::fail) << name;
+  }
+  const auto gloo = read("nccl1394_gloo_enforce_fail_pair_cc446_preamble_length_allreduce_rows_100_vs_200.log");
+  EXPECT_TRUE(gloo.count("nccl-collective-mismatch"));
+  EXPECT_FALSE(gloo.count("nccl-socket-error"));  // an enforce in Gloo's TCP pair is not a connection failure
+  EXPECT_TRUE(read("deepspeedcourse17_barrier_before_set_device_allreduce_seq1_numel1_721595ms_quoted_wrapped.log")
+                  .count("nccl-watchdog-timeout"));
+  EXPECT_TRUE(read("pytorchoperator125_pytorchjob_worker_before_master_tcpstore_host_not_found.log")
+                  .count("nccl-store-timeout"));
+}
+
 TEST(NcclLogs, IbCompletionStatus12IsNamed) {
   NEED("nccl_warn_ib_completion_status12_nccl1814.log");
   ASSERT_FALSE(log.ib_completion_status.empty());
