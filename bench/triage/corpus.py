@@ -37,6 +37,8 @@ ALIASES = {
     "nccl-process-failed": "other",
     "nccl-mpi-error": "other",
     "nccl-stopped-by-signal": "other",
+    "nccl-not-built-in": "other",
+    "nccl-job-cancelled": "other",
     "nccl-duplicate-ranks": "store-timeout",
     "nccl-warn": "other",
     "topo-cross-socket": "topo-pcie-cross-socket",

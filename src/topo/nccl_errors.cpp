@@ -113,6 +113,8 @@ const std::vector<ErrorKind>& error_catalogue() {
         "socketFinalizeAccept", "Net : Connection closed", "Broken pipe", "Call to connect returned",
         "No route to host", "Network is unreachable", "socketStartConnect", "connection closed by peer",
         "ncclSocketConnect", "Socket creation failed",
+        // UCX's status for a peer address it cannot reach (UCS_ERR_UNREACHABLE), UCX-Py's error callbacks
+        "Destination is unreachable",
         // Gloo's TCP pairs (a CPU process group, vLLM's and Ray's among them): "Gloo connectFullMesh failed with
         // [.../gloo/transport/tcp/pair.cc:144] no error"
         "connectFullMesh failed"},
@@ -157,7 +159,11 @@ const std::vector<ErrorKind>& error_catalogue() {
        "and without external network plugins (NCCL_NET_PLUGIN=none) to isolate them"},
       {"nccl-invalid-usage",
        {"invalid usage", "ncclInvalidUsage", "Duplicate GPU detected", "ncclInvalidArgument", "Invalid rank requested",
-        "invalid argument (run with NCCL_DEBUG", "This usually reflects invalid usage of NCCL"},
+        "invalid argument (run with NCCL_DEBUG", "This usually reflects invalid usage of NCCL",
+        // ncclGetErrorString(ncclInvalidArgument) after an NCCL call a framework names: XLA's "NCCL operation
+        // ncclCommInitRankConfig(…) failed: invalid argument", RAFT's "call='ncclBroadcast(…)', Reason=4:invalid
+        // argument" (kept to lines naming an nccl call, not CUDA's own "invalid argument")
+        "invalid argument"},
        true,
        "the program called NCCL wrongly: two ranks on one GPU (Duplicate GPU), a wrong rank count, buffers or "
        "arguments that differ between ranks",
@@ -192,7 +198,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         // cudaErrorSystemDriverMismatch, cudaErrorCompatNotSupportedOnDevice).
         "API call is not supported in the installed CUDA driver",
         "system has unsupported display driver / cuda driver combination",
-        "forward compatibility was attempted on non supported HW"},
+        "forward compatibility was attempted on non supported HW",
+        // A config attribute left at NCCL_CONFIG_UNDEF_INT (INT_MIN): the ncclConfig_t was initialised by another
+        // NCCL's header than the library that reads it ("Invalid config blocking attribute value -2147483648")
+        "attribute value -2147483648"},
        true,
        "libraries that do not go together: the NCCL a framework loads, the CUDA runtime and the driver",
        "Print what each rank loads (torch.cuda.nccl.version(), nvidia-smi, ldd on libnccl) and align them: one NCCL "
@@ -301,6 +310,27 @@ const std::vector<ErrorKind>& error_catalogue() {
        "detached (setsid, stdin from /dev/null), not with a plain nohup in an SSH session. SIGTERM: the scheduler's "
        "log (sacct's State and the job's time limit, kubectl describe pod for evictions), or the log of the "
        "component that exited first"},
+      {"job-cancelled",
+       // Slurm's step daemon ending the job: "slurmstepd: error: *** STEP 8384637.13 ON nid001 CANCELLED AT
+       // 2023-…T… DUE TO TIME LIMIT ***", its OOM killer report "Detected 1 oom_kill event in StepId=…".
+       {"DUE TO TIME LIMIT", "DUE TO PREEMPTION", "DUE TO NODE FAILURE", "CANCELLED AT", "oom-kill event",
+        "oom_kill event"},
+       true,
+       "the scheduler ended the job: its time limit (a job that usually finishes in time has most likely hung: the "
+       "collectives wait for ever without a timeout shorter than the job's), a preemption, a failed node, or the "
+       "kernel's OOM killer on the host",
+       "Time limit: find the rank that stopped printing first and make hangs fail loudly before the limit (PyTorch: "
+       "init_process_group(timeout=…) well under the job's limit, TORCH_NCCL_DUMP_ON_TIMEOUT=1 for the Flight "
+       "Recorder). OOM kill: host memory (DataLoader workers × prefetch, pinned buffers; sacct's MaxRSS). "
+       "Preemption or node failure: requeue from a checkpoint"},
+      {"not-built-in",
+       // The framework build has no NCCL: PyTorch on Windows or macOS, TensorFlow on Windows.
+       {"doesn't have NCCL built in", "No OpKernel was registered to support Op 'Nccl"},
+       true,
+       "the framework was built without NCCL (PyTorch and TensorFlow on Windows, PyTorch on macOS): its NCCL "
+       "collectives cannot run",
+       "Use the backend this build has (PyTorch: backend=\"gloo\"; TensorFlow's MirroredStrategy: "
+       "cross_device_ops=tf.distribute.HierarchicalCopyAllReduce()), or run on Linux (or WSL2) with a CUDA build"},
       {"process-failed",
        {"ChildFailedError", "exitcode  : -", "Segmentation fault", "core dumped", "SIGABRT", "Signal 6 (SIGABRT)",
         "SIGSEGV", "Fatal Python error", "terminate called after throwing", "Test NCCL failure", "Test CUDA failure",
@@ -309,7 +339,9 @@ const std::vector<ErrorKind>& error_catalogue() {
         "*** Process received signal ***", "received signal SIGSEGV", "received signal SIGBUS",
         "received signal SIGABRT", "received signal SIGILL", "received signal SIGFPE", "Caught signal ",
         // A Python exception's traceback: every one of the triage corpus's 26 logs that print one is a failed job.
-        "Traceback (most recent call last)"},
+        "Traceback (most recent call last)",
+        // The exceptions JAX and TensorFlow raise, printed without their traceback's header
+        "XlaRuntimeError", "errors_impl."},
        true,
        "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
        "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},
@@ -385,6 +417,9 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
                                  has(line, "Rendezvous") || has(line, "c10d")))
       continue;                                                         // the store's connection, read by store-timeout
     if (id == "cuda-error" && has_ci(line, "out of memory")) continue;  // nccl-oom
+    if (id == "nccl-invalid-usage" && has(line, "invalid argument") && !has(line, "invalid argument (run with") &&
+        (!has(line, "nccl") || has_ci(line, "cuda failure") || has(line, "CUDA error") || has(line, "cudaError")))
+      continue;  // CUDA's cudaErrorInvalidValue says "invalid argument" too
     if (id == "nccl-oom" && !(has(line, "NCCL") || has(line, "CUDA") || has(line, "cuda") || has(line, "OutOfMemory") ||
                               has(line, "Failed to CUDA")))
       continue;

@@ -184,6 +184,45 @@ TEST(NcclLogs, SignalsGloosSizeMismatchBareTimeoutsAndStoreFramesAreRead) {
                   .count("nccl-store-timeout"));
 }
 
+// Held-out triage batch 23 (tests/data/triage/nccl-errors/, frameworks beyond PyTorch): ncclInvalidArgument's text
+// after an NCCL call XLA or RAFT names, a config attribute left at NCCL_CONFIG_UNDEF_INT (two NCCLs), UCX's unreachable
+// peer, TensorFlow built without NCCL. CUDA's own "invalid argument" stays a CUDA error.
+TEST(NcclLogs, OtherFrameworksNcclFailuresAreRead) {
+  const fs::path dir = fs::path(GSQ_SOURCE_DIR) / "tests/data/triage/nccl-errors";
+  const auto read = [&](const char* name) {
+    std::map<std::string, Severity> out;
+    const auto file = dir / name;
+    for (const auto& f : nccl_findings(parse_nccl_log(read_text_file(file), file.string()))) out[f.id] = f.severity;
+    return out;
+  };
+  const auto xla =
+      read("xla_nccl_api_comminitrankconfig_invalid_argument_blocking_int_min_jaxlib_cuda11_grok1_173.log");
+  EXPECT_TRUE(xla.count("nccl-nccl-invalid-usage"));
+  EXPECT_TRUE(xla.count("nccl-version-mismatch"));
+  EXPECT_TRUE(read("raft_std_comms_ncclbroadcast_reason4_invalid_argument_backtrace_nccl_root_on_unreachable_dask_"
+                   "client_cuml3261.log")
+                  .count("nccl-nccl-invalid-usage"));
+  EXPECT_TRUE(read("ucxpy_error_callback_status_minus6_destination_unreachable_wrapped_scheduler_needs_interface_hsn0_"
+                   "daskcuda817.log")
+                  .count("nccl-socket-error"));
+  EXPECT_TRUE(read("tf_invalidargument_no_opkernel_ncclallreduce_no_registered_kernels_windows_vs_python_"
+                   "tensorflow33656.log")
+                  .count("nccl-not-built-in"));
+  const auto cuda = ids("[1] NCCL WARN Cuda failure 1 'invalid argument'\n");
+  EXPECT_TRUE(cuda.count("nccl-cuda-error"));
+  EXPECT_FALSE(cuda.count("nccl-nccl-invalid-usage"));
+}
+
+// Slurm's step daemon cancelling a job at its time limit (held-out triage batch 24: a 32-rank DDP job whose trial 14
+// hung, tests/data/triage/torch-dist/perlmutter_*: its line) ends the job: fatal, though no rank printed an error.
+TEST(NcclLogs, ASchedulersCancellationIsAFailure) {
+  const auto f =
+      ids(" 0: slurmstepd: error: *** STEP 8384637.13 ON nid001044 CANCELLED AT 2023-05-02T03:58:46 DUE TO "
+          "TIME LIMIT ***\n");
+  ASSERT_TRUE(f.count("nccl-job-cancelled"));
+  EXPECT_EQ(f.at("nccl-job-cancelled").severity, Severity::fail);
+}
+
 TEST(NcclLogs, IbCompletionStatus12IsNamed) {
   NEED("nccl_warn_ib_completion_status12_nccl1814.log");
   ASSERT_FALSE(log.ib_completion_status.empty());
