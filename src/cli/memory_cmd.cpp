@@ -4,9 +4,11 @@
 #include "cli/common.hpp"
 
 #include "core/error.hpp"
+#include "core/json_io.hpp"
 #include "core/table.hpp"
 #include "report/report.hpp"
 #include "triage/memory.hpp"
+#include "triage/oom.hpp"
 
 #include <fmt/format.h>
 
@@ -76,7 +78,42 @@ void print_device(const triage::DeviceMemory& d) {
   }
 }
 
+// A pasted CUDA out-of-memory error: each message's figures and what held the memory.
+int run_oom(const MemoryCliOptions& o, const std::string& text) {
+  const auto r = triage::read_oom_text(text, o.file);
+  if (o.json) {
+    std::cout << triage::to_json(r).dump(2) << '\n';
+  } else {
+    std::cout << fmt::format(
+        "# CUDA out of memory: {}\n\n{} message{} read over {} lines{}\n\n", r.origin, r.messages.size(),
+        r.messages.size() == 1 ? "" : "s", r.lines,
+        r.bare ? fmt::format("; {} line(s) say out of memory without the allocator's figures", r.bare) : "");
+    if (!r.messages.empty()) {
+      Table t{{"line", "GPU", "asked", "capacity", "free", "PyTorch tensors", "PyTorch cache, free", "outside PyTorch"},
+              {}};
+      auto g = [](const std::optional<double>& v) {
+        return v ? fmt::format("{:.2f} GiB", *v / (1ull << 30)) : std::string("-");
+      };
+      for (size_t i = 0; i < r.messages.size() && i < 20; ++i) {
+        const auto& m = r.messages[i];
+        t.rows.push_back({std::to_string(m.line), m.gpu ? std::to_string(*m.gpu) : "-", g(m.tried), g(m.capacity),
+                          g(m.free), g(m.allocated), g(m.reserved_unallocated), g(m.outside_pytorch())});
+      }
+      std::cout << t.markdown();
+      if (r.messages.size() > 20) std::cout << fmt::format("… and {} more\n", r.messages.size() - 20);
+    }
+    std::cout << "\n## Findings\n\n" << report::findings_table(r.findings).markdown();
+  }
+  return worst(r.findings) == Severity::fail ? static_cast<int>(ExitCode::findings) : 0;
+}
+
 int run_memory(const MemoryCliOptions& o) {
+  // Text holding an OOM error is read as one; anything else (a pickle starts with its protocol byte) as a snapshot.
+  if (o.after.empty()) {
+    const std::string text = read_text_file(o.file);
+    if (!text.empty() && static_cast<unsigned char>(text[0]) != 0x80 && triage::looks_like_oom_text(text))
+      return run_oom(o, text);
+  }
   const auto snap = triage::read_memory_snapshot(o.file);
   if (!o.after.empty()) {
     const auto after = triage::read_memory_snapshot(o.after);
@@ -117,25 +154,34 @@ int run_memory(const MemoryCliOptions& o) {
 Action register_memory(CLI::App& app) {
   auto o = std::make_shared<MemoryCliOptions>();
   auto* cmd = app.add_subcommand(
-      "memory", "Read a PyTorch allocator snapshot: cached vs fragmented memory, OOM cause, who holds the bytes");
+      "memory",
+      "Read a PyTorch allocator snapshot, or a pasted CUDA out-of-memory error: cached vs fragmented memory, OOM "
+      "cause, who holds the bytes");
   cmd->footer(
       "Make a snapshot in your program:\n"
       "  torch.cuda.memory._record_memory_history(max_entries=100000)   # optional: the trace and allocation sites\n"
       "  ... run the steps that grow ...\n"
       "  torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")\n"
       "The pickle is read as data only: anything that would import or call Python code is refused (exit 2).\n"
+      "Or give it the text of a CUDA out-of-memory error (\"CUDA out of memory. Tried to allocate …\", either\n"
+      "PyTorch wording, wrapped or repeated by ranks): each message's figures, and whether the memory was in\n"
+      "PyTorch's cache in pieces (fragmentation), outside this process's PyTorch (another process, a preallocating\n"
+      "server, NCCL and the context) or in its live tensors (the workload does not fit).\n"
       "Reserved memory is split into live tensors, rounding, cached (whole free segments: the cache doing its job;\n"
       "empty_cache() returns them) and fragmented (free blocks inside segments that hold live ones: what causes OOMs\n"
       "with memory apparently free; expandable_segments:True or max_split_size_mb address it). 1 − allocated/reserved\n"
       "counts both and alarms on a healthy cache. What is not true: PyTorch's default allocator is its own caching\n"
       "allocator, not cudaMallocAsync with a 2 GB pool; max_split_size_mb does not touch unified memory (none is\n"
       "used); empty_cache() in a health check hides growth; CUDA_LAUNCH_BLOCKING=1 finds no leaks.\n"
-      "Exit codes: 0 ok, 1 an OOM in the trace, 2 unreadable or not a snapshot.\n"
+      "Exit codes: 0 ok, 1 an OOM in the trace or the text, 2 unreadable, or neither a snapshot nor an OOM error.\n"
       "Examples:\n"
       "  gpusqueeze memory snapshot.pickle\n"
       "  gpusqueeze memory --json snapshot.pickle\n"
+      "  gpusqueeze memory oom.txt                          a pasted OOM error: what held the memory\n"
       "  gpusqueeze memory step10.pickle step50.pickle     live bytes that grew, by allocation site");
-  cmd->add_option("snapshot", o->file, "Snapshot from torch.cuda.memory._dump_snapshot()")->required();
+  cmd->add_option("snapshot", o->file,
+                  "Snapshot from torch.cuda.memory._dump_snapshot(), or a text file holding a CUDA OOM error")
+      ->required();
   cmd->add_option("after", o->after, "A later snapshot of the same process: show growth by allocation site");
   cmd->add_flag("--json", o->json, "Print gpusqueeze.memory/1 JSON");
   cmd->add_option("--top", o->top, "Allocation sites to list")->check(CLI::Range(1, 1000))->capture_default_str();

@@ -1,9 +1,9 @@
 // libFuzzer targets for every parser of outside input: Kineto traces, gpusqueeze traces, snapshots, bench runs,
-// PyTorch allocator snapshots (pickles), trtexec logs and their JSON exports, NCCL logs, nccl-tests output, PyTorch's
-// Flight Recorder dumps (pickle or JSON), cuobjdump's resource usage (`occupancy`), topology matrices, tune profiles,
-// coldstart's phase files and bundles, and the fleet's report.json files and PromQL answers. Any input must end in a
-// result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report. Build: cmake -DGSQ_FUZZ=ON with
-// clang (see CONTRIBUTING.md); the CPU test suite replays the corpus without libFuzzer.
+// PyTorch allocator snapshots (pickles) and pasted CUDA OOM errors, trtexec logs and their JSON exports, NCCL logs,
+// nccl-tests output, PyTorch's Flight Recorder dumps (pickle or JSON), cuobjdump's resource usage (`occupancy`),
+// topology matrices, tune profiles, coldstart's phase files and bundles, and the fleet's report.json files and PromQL
+// answers. Any input must end in a result or gsq::Error (exit 2 in the CLI), never a crash, hang or sanitizer report.
+// Build: cmake -DGSQ_FUZZ=ON with clang (see CONTRIBUTING.md); the CPU test suite replays the corpus without libFuzzer.
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
@@ -21,6 +21,7 @@
 #include "trace/format.hpp"
 #include "triage/coldstart.hpp"
 #include "triage/memory.hpp"
+#include "triage/oom.hpp"
 #include "triage/trt_inputs.hpp"
 #include "triage/trtexec.hpp"
 #include "tune/profile.hpp"
@@ -69,6 +70,10 @@ extern "C" int gsq_fuzz_one(const uint8_t* data, size_t size) {
   guarded([&] {
     const auto snap = gsq::triage::memory_snapshot_from(gsq::parse_pickle(text, "fuzz.pickle"), "fuzz.pickle");
     (void)gsq::triage::to_json(gsq::triage::analyze_memory(snap));
+  });
+  guarded([&] {  // a pasted CUDA out-of-memory error
+    if (gsq::triage::looks_like_oom_text(text))
+      (void)gsq::triage::to_json(gsq::triage::read_oom_text(text, "fuzz.txt"));
   });
   guarded([&] {  // a Flight Recorder dump alone, then as two ranks' dumps compared
     if (!gsq::topo::looks_like_flight_recorder(text)) return;

@@ -1,0 +1,277 @@
+// CUDA out-of-memory messages read and judged (see oom.hpp). The wordings are PyTorch's
+// c10/cuda/CUDACachingAllocator.cpp (the message it raises as torch.OutOfMemoryError); the judgement is arithmetic on
+// its figures, checked against the OOM corpus (tests/data/oom/, bench/triage/oom_corpus.py).
+#include "triage/oom.hpp"
+
+#include "core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+
+namespace gsq::triage {
+
+namespace {
+
+constexpr double kGiB = 1ull << 30;
+constexpr size_t kMaxMessages = 1000;
+constexpr size_t kWindow = 2000;  // characters after "Tried to allocate" that one message's figures lie in
+
+// "20.00 MiB", "1.5 GiB", "0 bytes" → bytes.
+double bytes_of(const std::string& number, const std::string& unit) {
+  double v = 0;
+  try {
+    v = std::stod(number);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  static const std::map<std::string, double> scale = {{"bytes", 1},    {"B", 1},
+                                                      {"KiB", 1024.0}, {"MiB", 1024.0 * 1024},
+                                                      {"GiB", kGiB},   {"TiB", kGiB * 1024},
+                                                      {"KB", 1e3},     {"MB", 1e6},
+                                                      {"GB", 1e9},     {"TB", 1e12}};
+  const auto s = scale.find(unit);
+  return s == scale.end() ? 0 : v * s->second;
+}
+
+const std::string kSize = R"(([0-9]+(?:\.[0-9]+)?) ?(bytes|[KMGT]i?B|B)\b)";
+
+std::optional<double> size_before(const std::string& w, const std::string& tail) {
+  const std::regex re(kSize + " " + tail);
+  std::smatch m;
+  if (std::regex_search(w, m, re)) return bytes_of(m[1], m[2]);
+  return std::nullopt;
+}
+
+std::string gib(double bytes) {
+  return fmt::format("{:.2f} GiB", bytes / kGiB);
+}
+
+OomMessage parse_message(const std::string& w) {
+  OomMessage m;
+  std::smatch s;
+  static const std::regex tried("Tried to allocate " + kSize);
+  if (std::regex_search(w, s, tried)) m.tried = bytes_of(s[1], s[2]);
+  static const std::regex gpu(R"(\(GPU ([0-9]+);|GPU ([0-9]+) has a total capacity)");
+  if (std::regex_search(w, s, gpu)) m.gpu = std::stoi(s[1].matched ? s[1].str() : s[2].str());
+  static const std::regex modern("total capacity of " + kSize + " of which " + kSize + " is free");
+  if (std::regex_search(w, s, modern)) {
+    m.wording = "2.1+";
+    m.capacity = bytes_of(s[1], s[2]);
+    m.free = bytes_of(s[3], s[4]);
+    static const std::regex split("Of the allocated memory " + kSize + " is allocated by PyTorch, and " + kSize +
+                                  " is reserved by PyTorch but unallocated");
+    if (std::regex_search(w, s, split)) {
+      m.allocated = bytes_of(s[1], s[2]);
+      m.reserved_unallocated = bytes_of(s[3], s[4]);
+      m.reserved = *m.allocated + *m.reserved_unallocated;
+    }
+    static const std::regex self("this process has " + kSize + " memory in use");
+    if (std::regex_search(w, s, self)) m.this_process = bytes_of(s[1], s[2]);
+    static const std::regex proc("Process ([0-9]+) has " + kSize + " memory in use");
+    for (auto it = std::sregex_iterator(w.begin(), w.end(), proc); it != std::sregex_iterator(); ++it)
+      if (m.processes.size() < 64) m.processes.emplace_back((*it)[1], bytes_of((*it)[2], (*it)[3]));
+  } else {
+    m.wording = "before-2.1";
+    m.capacity = size_before(w, "total capacity");
+    m.allocated = size_before(w, "already allocated");
+    m.free = size_before(w, "free");
+    m.reserved = size_before(w, "reserved in total by PyTorch");
+    if (!m.reserved) m.reserved = size_before(w, "cached");  // PyTorch ≤ 1.4: "cached" for reserved
+    if (m.reserved && m.allocated) m.reserved_unallocated = std::max(0.0, *m.reserved - *m.allocated);
+  }
+  return m;
+}
+
+// What one message says held the memory: the class, the title and the fix.
+struct Verdict {
+  std::string cls, title, fix;
+};
+
+Verdict judge(const OomMessage& m) {
+  const double tried = m.tried;
+  const double free = m.free.value_or(0);
+  const double cache = m.reserved_unallocated.value_or(0);
+  const auto outside = m.outside_pytorch();
+  // Memory outside PyTorch beyond one process's own context and libraries: the others' share.
+  double others = outside ? std::max(0.0, *outside - kContextAllowanceBytes) : 0;
+  // PyTorch 2.1+ lists the processes on the GPU: the largest that is not this one (its total is `this_process`).
+  double listed_others = 0;
+  if (m.processes.size() > 1 ||
+      (m.processes.size() == 1 && m.this_process && std::abs(m.processes[0].second - *m.this_process) > 0.01 * kGiB)) {
+    for (const auto& [pid, bytes] : m.processes)
+      if (!m.this_process || std::abs(bytes - *m.this_process) > 0.01 * kGiB) listed_others += bytes;
+    others = std::max(others, listed_others);
+  }
+  // The request fails with this much free; would it have fitted had the cache's free bytes been one piece, or had the
+  // others not been there? The larger of the two is the cause; neither: the workload does not fit.
+  const bool fits_whole_cache = cache >= 0.5 * tried && cache + free >= tried;
+  const bool fits_without_others = others > 0 && others + free >= tried;
+  if (fits_whole_cache && (!fits_without_others || cache >= others))
+    return {"oom-fragmentation",
+            fmt::format("Out of memory with {} free inside PyTorch's cache: fragmentation (asked {})", gib(cache),
+                        gib(tried)),
+            "The caching allocator held enough free memory, in pieces none of which fits the request: set "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch ≥ 2.1: segments grow in place instead of "
+            "splitting), or max_split_size_mb:<MiB> before that. Requests of changing sizes cause it (variable "
+            "sequence lengths or resolutions: pad to a few bucket sizes); torch.cuda.empty_cache() between phases "
+            "returns whole free segments only"};
+  if (fits_without_others)
+    return {"oom-other-process",
+            fmt::format("Out of memory with {} of the GPU held outside this process's PyTorch tensors: another "
+                        "process, or this process's non-PyTorch memory (asked {})",
+                        gib(others + std::min(kContextAllowanceBytes, outside.value_or(others))), gib(tried)),
+            "See who holds it: nvidia-smi --query-compute-apps=pid,used_memory --format=csv. A leftover process of "
+            "an earlier run: end it. Several ranks on GPU 0: torch.cuda.set_device(local_rank) before the first "
+            "CUDA call (or CUDA_VISIBLE_DEVICES per rank). A server or framework that preallocates (vLLM's "
+            "gpu_memory_utilization, TensorFlow's and JAX's default pools: XLA_PYTHON_CLIENT_PREALLOCATE=false) "
+            "leaves the rest less than it seems. Within the process: NCCL's buffers, cuBLAS/cuDNN workspaces"};
+  std::string title = fmt::format(
+      "Out of memory: PyTorch's tensors hold {} of the GPU's {} — the workload does not "
+      "fit (asked {})",
+      gib(m.allocated.value_or(0)), gib(m.capacity.value_or(0)), gib(tried));
+  std::string fix =
+      "Needs less memory or more GPUs. Training: a smaller micro-batch with gradient accumulation, activation "
+      "checkpointing, bf16 autocast, an 8-bit or fused optimizer, sharding (FSDP, ZeRO) or offload. Inference: "
+      "torch.inference_mode(), a shorter context or batch, quantised weights. If it ran for many steps first, "
+      "memory grew: compare two snapshots (gpusqueeze memory a.pickle b.pickle) for the sites that grow";
+  if (m.capacity && tried >= 0.25 * *m.capacity) {
+    title += fmt::format("; one allocation of {} is {:.0f}% of the GPU", gib(tried), 100 * tried / *m.capacity);
+    fix =
+        "One tensor that large is the first suspect: attention scores materialised (eager attention at a long "
+        "sequence: use scaled_dot_product_attention), fp32 logits over a large vocabulary, a whole batch or "
+        "image at once (tiling, VAE slicing, chunking). " +
+        fix;
+  }
+  return {"oom-too-large", title, fix};
+}
+
+std::vector<Evidence> evidence_of(const OomMessage& m) {
+  std::vector<Evidence> ev{{"tried", gib(m.tried)}};
+  auto add = [&](const char* name, const std::optional<double>& v) {
+    if (v) ev.push_back({name, gib(*v)});
+  };
+  add("capacity", m.capacity);
+  add("free", m.free);
+  add("allocated_by_pytorch", m.allocated);
+  add("reserved_unallocated", m.reserved_unallocated);
+  add("outside_pytorch", m.outside_pytorch());
+  add("this_process", m.this_process);
+  for (const auto& [pid, bytes] : m.processes) ev.push_back({"process " + pid, gib(bytes)});
+  if (m.gpu) ev.push_back({"gpu", std::to_string(*m.gpu)});
+  ev.push_back({"line", std::to_string(m.line)});
+  ev.push_back({"wording", m.wording});
+  return ev;
+}
+
+}  // namespace
+
+std::optional<double> OomMessage::outside_pytorch() const {
+  if (!capacity || !free || !reserved) return std::nullopt;
+  return std::max(0.0, *capacity - *free - *reserved);
+}
+
+bool looks_like_oom_text(std::string_view text) {
+  return text.find("Tried to allocate") != std::string_view::npos ||
+         text.find("out of memory") != std::string_view::npos ||
+         text.find("OutOfMemoryError") != std::string_view::npos;
+}
+
+OomReport read_oom_text(std::string_view text, const std::string& origin) {
+  OomReport r;
+  r.origin = origin;
+  // The lines joined by spaces (a wrapped message reads whole), with where each line starts.
+  std::string joined;
+  joined.reserve(text.size());
+  std::vector<size_t> starts;
+  size_t bare_lines = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    starts.push_back(joined.size());
+    joined.append(line);
+    joined.push_back(' ');
+    if ((line.find("out of memory") != std::string_view::npos ||
+         line.find("OutOfMemoryError") != std::string_view::npos) &&
+        line.find("Tried to allocate") == std::string_view::npos)
+      ++bare_lines;
+    if (end == text.size()) break;
+    pos = end + 1;
+  }
+  r.lines = starts.size();
+  static constexpr std::string_view kTried = "Tried to allocate";
+  for (size_t at = joined.find(kTried); at != std::string::npos && r.messages.size() < kMaxMessages;) {
+    const size_t next = joined.find(kTried, at + kTried.size());
+    const size_t len = std::min(kWindow, (next == std::string::npos ? joined.size() : next) - at);
+    OomMessage m = parse_message(joined.substr(at, len));
+    m.line = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), at) - starts.begin());
+    if (m.tried > 0) r.messages.push_back(std::move(m));
+    at = next;
+  }
+  // Lines that say "out of memory" beside a full message are its own first line ("CUDA out of memory. Tried …" is one
+  // line, but "torch.OutOfMemoryError: CUDA out of memory." may wrap before it): bare only where no message was read.
+  r.bare = r.messages.empty() ? bare_lines : 0;
+  if (r.messages.empty() && r.bare == 0)
+    throw_bad_input(fmt::format(
+        "{}: no CUDA out-of-memory error in the file (PyTorch's \"CUDA out of memory. Tried to allocate …\" or "
+        "CUDA's \"out of memory\" are read; an allocator snapshot is a pickle from "
+        "torch.cuda.memory._dump_snapshot())",
+        origin));
+  const std::string source = "PyTorch's CUDACachingAllocator OOM message; judged by the OOM corpus (tests/data/oom/)";
+  // One finding per cause, from its first message; the count says how many messages (ranks, retries) agree.
+  std::map<std::string, std::pair<size_t, size_t>> seen;  // class → (finding index, messages)
+  for (const auto& m : r.messages) {
+    const Verdict v = judge(m);
+    if (const auto it = seen.find(v.cls); it != seen.end()) {
+      ++it->second.second;
+      continue;
+    }
+    seen[v.cls] = {r.findings.size(), 1};
+    r.findings.push_back(make_finding(v.cls, Severity::fail, v.title, evidence_of(m), v.fix, source, 0,
+                                      m.gpu ? fmt::format("GPU {}", *m.gpu) : "GPU"));
+  }
+  for (const auto& [cls, v] : seen)
+    if (v.second > 1) r.findings[v.first].evidence.push_back({"messages", std::to_string(v.second)});
+  if (r.bare > 0)
+    r.findings.push_back(make_finding(
+        "oom-outside-allocator", Severity::fail,
+        "CUDA ran out of memory without PyTorch's allocator figures: a CUDA context, a library's own allocation "
+        "(cuBLAS, cuDNN, NCCL) or a kernel launch failed on a full GPU",
+        {{"lines", std::to_string(r.bare)}},
+        "The GPU was already full when the library asked: see who holds it (nvidia-smi "
+        "--query-compute-apps=pid,used_memory --format=csv) — another process, or PyTorch's own cache (leave room: "
+        "torch.cuda.set_per_process_memory_fraction, or fewer cached bytes with expandable_segments:True)",
+        source, 0, "GPU"));
+  return r;
+}
+
+nlohmann::json to_json(const OomReport& r) {
+  nlohmann::json msgs = nlohmann::json::array();
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  for (const auto& m : r.messages) {
+    nlohmann::json procs = nlohmann::json::array();
+    for (const auto& [pid, bytes] : m.processes) procs.push_back({{"pid", pid}, {"bytes", bytes}});
+    msgs.push_back({{"line", m.line},
+                    {"wording", m.wording},
+                    {"gpu", m.gpu ? nlohmann::json(*m.gpu) : nlohmann::json(nullptr)},
+                    {"tried_bytes", m.tried},
+                    {"capacity_bytes", opt(m.capacity)},
+                    {"free_bytes", opt(m.free)},
+                    {"allocated_bytes", opt(m.allocated)},
+                    {"reserved_bytes", opt(m.reserved)},
+                    {"reserved_unallocated_bytes", opt(m.reserved_unallocated)},
+                    {"outside_pytorch_bytes", opt(m.outside_pytorch())},
+                    {"this_process_bytes", opt(m.this_process)},
+                    {"processes", procs}});
+  }
+  return {{"schema", kOomSchema}, {"origin", r.origin},   {"lines", r.lines},
+          {"messages", msgs},     {"bare_lines", r.bare}, {"findings", r.findings}};
+}
+
+}  // namespace gsq::triage

@@ -1,0 +1,99 @@
+// Pasted CUDA out-of-memory errors (triage/oom.hpp). The messages below are written for these tests in PyTorch's two
+// wordings (c10/cuda/CUDACachingAllocator.cpp), their figures chosen to sit on each side of a judgement; the real ones,
+// labelled from their threads, are the OOM corpus (tests/data/oom/, CTest oom_corpus).
+#include "triage/oom.hpp"
+
+#include "core/error.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gsq::triage {
+namespace {
+
+constexpr double kGiB = 1ull << 30;
+
+std::string first_cause(const OomReport& r) {
+  return r.findings.empty() ? "" : r.findings.front().id;
+}
+
+TEST(Oom, TheOldWordingIsReadWithItsUnits) {
+  const auto r = read_oom_text(
+      "RuntimeError: CUDA out of memory. Tried to allocate 512.00 KiB (GPU 3; 23.69 GiB total capacity; 21.00 GiB "
+      "already allocated; 0 bytes free; 21.50 GiB reserved in total by PyTorch)\n",
+      "t");
+  ASSERT_EQ(r.messages.size(), 1u);
+  const auto& m = r.messages[0];
+  EXPECT_EQ(m.wording, "before-2.1");
+  EXPECT_EQ(m.gpu, 3);
+  EXPECT_DOUBLE_EQ(m.tried, 512.0 * 1024);
+  EXPECT_DOUBLE_EQ(*m.free, 0);
+  EXPECT_NEAR(*m.reserved_unallocated, 0.5 * kGiB, 1e3);
+  EXPECT_NEAR(*m.outside_pytorch(), (23.69 - 21.50) * kGiB, 1e6);
+  EXPECT_EQ(m.line, 1u);
+}
+
+TEST(Oom, TheNewWordingIsReadAcrossWrappedLinesWithItsProcesses) {
+  const auto r = read_oom_text(
+      "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity\n"
+      "of 79.10 GiB of which 1.00 GiB is free. Process 111 has 40.00 GiB memory in use. Process 222 has 38.00 GiB\n"
+      "memory in use. Including non-PyTorch memory, this process has 38.00 GiB memory in use. Of the allocated memory\n"
+      "36.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\n",
+      "t");
+  ASSERT_EQ(r.messages.size(), 1u);
+  const auto& m = r.messages[0];
+  EXPECT_EQ(m.wording, "2.1+");
+  EXPECT_EQ(m.gpu, 1);
+  ASSERT_EQ(m.processes.size(), 2u);
+  EXPECT_DOUBLE_EQ(*m.reserved, 37.0 * kGiB);
+  // Another process holds 40 GiB: without it the 2 GiB would fit.
+  EXPECT_EQ(first_cause(r), "oom-other-process");
+}
+
+TEST(Oom, FreeBytesInTheCacheThatWouldHoldTheRequestAreFragmentation) {
+  const auto r = read_oom_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.10 "
+      "GiB of which 2.00 GiB is free. Including non-PyTorch memory, this process has 77.00 GiB memory in use. Of the "
+      "allocated memory 60.00 GiB is allocated by PyTorch, and 16.00 GiB is reserved by PyTorch but unallocated.",
+      "t");
+  EXPECT_EQ(first_cause(r), "oom-fragmentation");
+}
+
+TEST(Oom, TensorsFillingTheGpuAreAWorkloadThatDoesNotFit) {
+  const auto r = read_oom_text(
+      "RuntimeError: CUDA out of memory. Tried to allocate 6.00 GiB (GPU 0; 39.59 GiB total capacity; 36.00 GiB "
+      "already allocated; 2.10 GiB free; 36.30 GiB reserved in total by PyTorch)",
+      "t");
+  EXPECT_EQ(first_cause(r), "oom-too-large");
+}
+
+TEST(Oom, RanksRepeatingOneMessageMakeOneFindingThatCountsThem) {
+  const std::string one =
+      "RuntimeError: CUDA out of memory. Tried to allocate 6.00 GiB (GPU 0; 39.59 GiB total capacity; 36.00 GiB "
+      "already allocated; 2.10 GiB free; 36.30 GiB reserved in total by PyTorch)\n";
+  const auto r = read_oom_text(one + one + one, "t");
+  EXPECT_EQ(r.messages.size(), 3u);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].evidence.back().name, "messages");
+  EXPECT_EQ(r.findings[0].evidence.back().value, "3");
+}
+
+TEST(Oom, OutOfMemoryWithoutTheAllocatorsFiguresIsStillAFailure) {
+  const auto r =
+      read_oom_text("RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously\n", "t");
+  EXPECT_TRUE(r.messages.empty());
+  EXPECT_EQ(first_cause(r), "oom-outside-allocator");
+  EXPECT_EQ(r.findings[0].severity, Severity::fail);
+}
+
+TEST(Oom, TextWithoutAnOomIsRefused) {
+  EXPECT_FALSE(looks_like_oom_text("loss 0.31 step 10\n"));
+  EXPECT_THROW((void)read_oom_text("loss 0.31 step 10\n", "t"), Error);
+  // Truncated inside the figures: the request is read, the rest absent, nothing invented.
+  const auto r = read_oom_text("CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 10.76 GiB total cap", "t");
+  ASSERT_EQ(r.messages.size(), 1u);
+  EXPECT_FALSE(r.messages[0].free.has_value());
+  EXPECT_FALSE(r.messages[0].outside_pytorch().has_value());
+}
+
+}  // namespace
+}  // namespace gsq::triage
