@@ -80,73 +80,108 @@ OomMessage parse_message(const std::string& w) {
     m.allocated = size_before(w, "already allocated");
     m.free = size_before(w, "free");
     m.reserved = size_before(w, "reserved in total by PyTorch");
-    if (!m.reserved) m.reserved = size_before(w, "cached");  // PyTorch ≤ 1.4: "cached" for reserved
     if (m.reserved && m.allocated) m.reserved_unallocated = std::max(0.0, *m.reserved - *m.allocated);
+    // PyTorch ≤ 1.3: "… Z free; W cached)", W the cache's free bytes (reserved − allocated).
+    if (!m.reserved && m.allocated)
+      if (const auto cached = size_before(w, "cached")) {
+        m.reserved_unallocated = *cached;
+        m.reserved = *m.allocated + *cached;
+      }
   }
   return m;
 }
 
-// What one message says held the memory: the class, the title and the fix.
+// What one message says held the memory: its causes, the first the one that decides.
 struct Verdict {
   std::string cls, title, fix;
 };
 
-Verdict judge(const OomMessage& m) {
-  const double tried = m.tried;
-  const double free = m.free.value_or(0);
-  const double cache = m.reserved_unallocated.value_or(0);
-  const auto outside = m.outside_pytorch();
-  // Memory outside PyTorch beyond one process's own context and libraries: the others' share.
-  double others = outside ? std::max(0.0, *outside - kContextAllowanceBytes) : 0;
-  // PyTorch 2.1+ lists the processes on the GPU: the largest that is not this one (its total is `this_process`).
-  double listed_others = 0;
-  if (m.processes.size() > 1 ||
-      (m.processes.size() == 1 && m.this_process && std::abs(m.processes[0].second - *m.this_process) > 0.01 * kGiB)) {
-    for (const auto& [pid, bytes] : m.processes)
-      if (!m.this_process || std::abs(bytes - *m.this_process) > 0.01 * kGiB) listed_others += bytes;
-    others = std::max(others, listed_others);
+// The memory other processes held: from PyTorch 2.1+'s list of processes where it names this one (the entry equal to
+// "this process has …", or the only entry), else what lies outside PyTorch's segments less one process's context and
+// libraries.
+double others_of(const OomMessage& m) {
+  if (!m.processes.empty()) {
+    const auto is_self = [&](double bytes) {
+      return m.this_process ? std::abs(bytes - *m.this_process) <= 0.01 * kGiB : m.processes.size() == 1;
+    };
+    size_t selves = 0;
+    double others = 0;
+    for (const auto& [pid, bytes] : m.processes) {
+      if (is_self(bytes) && selves == 0) {
+        ++selves;
+        continue;
+      }
+      others += bytes;
+    }
+    if (selves == 1) return others;
   }
-  // The request fails with this much free; would it have fitted had the cache's free bytes been one piece, or had the
-  // others not been there? The larger of the two is the cause; neither: the workload does not fit.
-  const bool fits_whole_cache = cache >= 0.5 * tried && cache + free >= tried;
-  const bool fits_without_others = others > 0 && others + free >= tried;
-  if (fits_whole_cache && (!fits_without_others || cache >= others))
-    return {"oom-fragmentation",
+  if (m.this_process && m.capacity && m.free) return std::max(0.0, *m.capacity - *m.free - *m.this_process);
+  const auto outside = m.outside_pytorch();
+  return outside ? std::max(0.0, *outside - kContextAllowanceBytes) : 0;
+}
+
+const char* kFragmentationFix =
+    "The caching allocator held enough free memory, in pieces none of which fits the request: set "
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch ≥ 2.1: segments grow in place instead of splitting), or "
+    "max_split_size_mb:<MiB> before that. Requests of changing sizes cause it (variable sequence lengths or "
+    "resolutions: pad to a few bucket sizes); torch.cuda.empty_cache() between phases returns whole free segments only";
+const char* kOthersFix =
+    "See who holds it: nvidia-smi --query-compute-apps=pid,used_memory --format=csv. A leftover process of an earlier "
+    "run: end it. Several ranks or test workers on GPU 0: torch.cuda.set_device(local_rank) before the first CUDA call "
+    "(or CUDA_VISIBLE_DEVICES per process). A server or framework that preallocates (vLLM's gpu_memory_utilization, "
+    "TensorFlow's and JAX's default pools: XLA_PYTHON_CLIENT_PREALLOCATE=false) leaves the rest less than it seems; "
+    "a desktop's display takes some of a workstation card";
+const char* kTooLargeFix =
+    "Needs less memory or more GPUs. Training: a smaller micro-batch with gradient accumulation, activation "
+    "checkpointing, bf16 autocast, an 8-bit or fused optimizer, sharding (FSDP, ZeRO) or offload. Inference: "
+    "torch.inference_mode(), a shorter context or batch, quantised weights. If it ran for many steps first, memory "
+    "grew: compare two snapshots (gpusqueeze memory a.pickle b.pickle) for the sites that grow";
+
+// Every cause the figures support, the deciding one first (Severity::fail), the others after it (warn): a share of
+// the GPU below kMaterialShare freed by fixing a cause is the last straw on a full GPU, not the cause.
+std::vector<std::pair<Verdict, bool>> judge(const OomMessage& m) {
+  const double tried = m.tried, free = m.free.value_or(0), cache = m.reserved_unallocated.value_or(0);
+  const double capacity = m.capacity.value_or(0), others = others_of(m);
+  const double material = kMaterialShare * capacity;
+  // Would it have fitted had the cache's free bytes been one piece, or had the others not been there?
+  const bool frag = cache >= 0.5 * tried && cache + free >= tried && cache >= material;
+  const bool other = others >= 0.5 * tried && others + free >= tried && others >= material;
+  const bool huge = capacity > 0 && tried >= kHugeShare * capacity;
+  const bool full = capacity > 0 && m.allocated && *m.allocated >= 0.5 * capacity;
+  Verdict f{"oom-fragmentation",
             fmt::format("Out of memory with {} free inside PyTorch's cache: fragmentation (asked {})", gib(cache),
                         gib(tried)),
-            "The caching allocator held enough free memory, in pieces none of which fits the request: set "
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch ≥ 2.1: segments grow in place instead of "
-            "splitting), or max_split_size_mb:<MiB> before that. Requests of changing sizes cause it (variable "
-            "sequence lengths or resolutions: pad to a few bucket sizes); torch.cuda.empty_cache() between phases "
-            "returns whole free segments only"};
-  if (fits_without_others)
-    return {"oom-other-process",
-            fmt::format("Out of memory with {} of the GPU held outside this process's PyTorch tensors: another "
-                        "process, or this process's non-PyTorch memory (asked {})",
-                        gib(others + std::min(kContextAllowanceBytes, outside.value_or(others))), gib(tried)),
-            "See who holds it: nvidia-smi --query-compute-apps=pid,used_memory --format=csv. A leftover process of "
-            "an earlier run: end it. Several ranks on GPU 0: torch.cuda.set_device(local_rank) before the first "
-            "CUDA call (or CUDA_VISIBLE_DEVICES per rank). A server or framework that preallocates (vLLM's "
-            "gpu_memory_utilization, TensorFlow's and JAX's default pools: XLA_PYTHON_CLIENT_PREALLOCATE=false) "
-            "leaves the rest less than it seems. Within the process: NCCL's buffers, cuBLAS/cuDNN workspaces"};
-  std::string title = fmt::format(
-      "Out of memory: PyTorch's tensors hold {} of the GPU's {} — the workload does not "
-      "fit (asked {})",
-      gib(m.allocated.value_or(0)), gib(m.capacity.value_or(0)), gib(tried));
-  std::string fix =
-      "Needs less memory or more GPUs. Training: a smaller micro-batch with gradient accumulation, activation "
-      "checkpointing, bf16 autocast, an 8-bit or fused optimizer, sharding (FSDP, ZeRO) or offload. Inference: "
-      "torch.inference_mode(), a shorter context or batch, quantised weights. If it ran for many steps first, "
-      "memory grew: compare two snapshots (gpusqueeze memory a.pickle b.pickle) for the sites that grow";
-  if (m.capacity && tried >= 0.25 * *m.capacity) {
-    title += fmt::format("; one allocation of {} is {:.0f}% of the GPU", gib(tried), 100 * tried / *m.capacity);
-    fix =
-        "One tensor that large is the first suspect: attention scores materialised (eager attention at a long "
-        "sequence: use scaled_dot_product_attention), fp32 logits over a large vocabulary, a whole batch or "
-        "image at once (tiling, VAE slicing, chunking). " +
-        fix;
+            kFragmentationFix};
+  Verdict o{"oom-other-process",
+            fmt::format("Out of memory with {} of the GPU held by other processes or outside this process's PyTorch "
+                        "(asked {})",
+                        gib(others), gib(tried)),
+            kOthersFix};
+  Verdict t{"oom-too-large",
+            fmt::format("Out of memory: PyTorch's tensors hold {} of the GPU's {} (asked {})",
+                        gib(m.allocated.value_or(0)), gib(capacity), gib(tried)),
+            kTooLargeFix};
+  if (huge) {
+    t.title += fmt::format("; one allocation of {:.0f}% of the GPU", 100 * tried / capacity);
+    t.fix = std::string(
+                "One tensor that large is the first suspect: attention scores materialised (eager attention "
+                "at a long sequence: use scaled_dot_product_attention), fp32 logits over a large vocabulary, "
+                "a whole batch or image at once (tiling, VAE slicing, chunking). ") +
+            kTooLargeFix;
   }
-  return {"oom-too-large", title, fix};
+  std::vector<std::pair<Verdict, bool>> out;
+  if (frag && (!other || cache >= others)) {
+    out.push_back({f, true});
+    if (other) out.push_back({o, false});
+  } else if (other) {
+    out.push_back({o, true});
+    if (frag) out.push_back({f, false});
+  }
+  if (out.empty())
+    out.push_back({t, true});
+  else if (huge || full)
+    out.push_back({t, false});
+  return out;
 }
 
 std::vector<Evidence> evidence_of(const OomMessage& m) {
@@ -159,6 +194,7 @@ std::vector<Evidence> evidence_of(const OomMessage& m) {
   add("allocated_by_pytorch", m.allocated);
   add("reserved_unallocated", m.reserved_unallocated);
   add("outside_pytorch", m.outside_pytorch());
+  ev.push_back({"other_processes", gib(others_of(m))});
   add("this_process", m.this_process);
   for (const auto& [pid, bytes] : m.processes) ev.push_back({"process " + pid, gib(bytes)});
   if (m.gpu) ev.push_back({"gpu", std::to_string(*m.gpu)});
@@ -226,16 +262,19 @@ OomReport read_oom_text(std::string_view text, const std::string& origin) {
   const std::string source = "PyTorch's CUDACachingAllocator OOM message; judged by the OOM corpus (tests/data/oom/)";
   // One finding per cause, from its first message; the count says how many messages (ranks, retries) agree.
   std::map<std::string, std::pair<size_t, size_t>> seen;  // class → (finding index, messages)
-  for (const auto& m : r.messages) {
-    const Verdict v = judge(m);
-    if (const auto it = seen.find(v.cls); it != seen.end()) {
-      ++it->second.second;
-      continue;
+  for (const auto& m : r.messages)
+    for (const auto& [v, decides] : judge(m)) {
+      if (const auto it = seen.find(v.cls); it != seen.end()) {
+        ++it->second.second;
+        continue;
+      }
+      seen[v.cls] = {r.findings.size(), 1};
+      r.findings.push_back(make_finding(v.cls, decides ? Severity::fail : Severity::warn, v.title, evidence_of(m),
+                                        v.fix, source, 0, m.gpu ? fmt::format("GPU {}", *m.gpu) : "GPU"));
     }
-    seen[v.cls] = {r.findings.size(), 1};
-    r.findings.push_back(make_finding(v.cls, Severity::fail, v.title, evidence_of(m), v.fix, source, 0,
-                                      m.gpu ? fmt::format("GPU {}", *m.gpu) : "GPU"));
-  }
+  // The deciding causes first (a cause that only contributed to one message may decide another).
+  std::stable_sort(r.findings.begin(), r.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
   for (const auto& [cls, v] : seen)
     if (v.second > 1) r.findings[v.first].evidence.push_back({"messages", std::to_string(v.second)});
   if (r.bare > 0)
