@@ -32,6 +32,12 @@ std::map<std::string, Finding> ids(const std::string& text) {
   return out;
 }
 
+// The findings of a file of the triage corpus (tests/data/triage/FOLDER/NAME), by id.
+std::map<std::string, Finding> corpus_ids(const char* folder, const char* name) {
+  const fs::path file = fs::path(GSQ_SOURCE_DIR) / "tests/data/triage" / folder / name;
+  return ids(read_text_file(file));
+}
+
 bool has(const std::vector<Finding>& f, const std::string& id) {
   return std::any_of(f.begin(), f.end(), [&](const Finding& x) { return x.id == id; });
 }
@@ -160,20 +166,14 @@ TEST(NcclLogs, GloosPairsFailingToConnectAreASocketError) {
 // outside, Gloo receiving more bytes than its rank posted (ranks reducing different sizes), the WorkNCCL timeout quoted
 // without the watchdog's sentence, and an exception in old PyTorch's env:// TCPStore frames: each read, each fatal.
 TEST(NcclLogs, SignalsGloosSizeMismatchBareTimeoutsAndStoreFramesAreRead) {
-  const fs::path dir = fs::path(GSQ_SOURCE_DIR) / "tests/data/triage/torch-dist";
-  const auto read = [&](const char* name) {
-    std::map<std::string, Severity> out;
-    const auto file = dir / name;
-    for (const auto& f : nccl_findings(parse_nccl_log(read_text_file(file), file.string()))) out[f.id] = f.severity;
-    return out;
-  };
+  const auto read = [](const char* name) { return corpus_ids("torch-dist", name); };
   for (const char* name :
        {"chinesellamaalpaca3_47_elastic_agent_signals_sighup_forwarded_to_workers_nohup_tqdm_glued.log",
         "primerl1360_trainer_agent_received_15_death_signal_sigterm_while_waiting_for_batch_"
         "orchestrator_or_inference_died.log"}) {
     const auto f = read(name);
     ASSERT_TRUE(f.count("nccl-stopped-by-signal")) << name;
-    EXPECT_EQ(f.at("nccl-stopped-by-signal"), Severity::fail) << name;
+    EXPECT_EQ(f.at("nccl-stopped-by-signal").severity, Severity::fail) << name;
   }
   const auto gloo = read("nccl1394_gloo_enforce_fail_pair_cc446_preamble_length_allreduce_rows_100_vs_200.log");
   EXPECT_TRUE(gloo.count("nccl-collective-mismatch"));
@@ -188,13 +188,7 @@ TEST(NcclLogs, SignalsGloosSizeMismatchBareTimeoutsAndStoreFramesAreRead) {
 // after an NCCL call XLA or RAFT names, a config attribute left at NCCL_CONFIG_UNDEF_INT (two NCCLs), UCX's unreachable
 // peer, TensorFlow built without NCCL. CUDA's own "invalid argument" stays a CUDA error.
 TEST(NcclLogs, OtherFrameworksNcclFailuresAreRead) {
-  const fs::path dir = fs::path(GSQ_SOURCE_DIR) / "tests/data/triage/nccl-errors";
-  const auto read = [&](const char* name) {
-    std::map<std::string, Severity> out;
-    const auto file = dir / name;
-    for (const auto& f : nccl_findings(parse_nccl_log(read_text_file(file), file.string()))) out[f.id] = f.severity;
-    return out;
-  };
+  const auto read = [](const char* name) { return corpus_ids("nccl-errors", name); };
   const auto xla =
       read("xla_nccl_api_comminitrankconfig_invalid_argument_blocking_int_min_jaxlib_cuda11_grok1_173.log");
   EXPECT_TRUE(xla.count("nccl-nccl-invalid-usage"));
