@@ -107,7 +107,10 @@ Action register_report(CLI::App& app) {
   cmd->add_option("--bench", o->bench_files, "Add a bench run (gpusqueeze.bench/1) as the baseline section")
       ->check(CLI::ExistingFile);
   cmd->add_option("--trace", o->trace_files, "Add the analysis of a trace (Kineto JSON)")->check(CLI::ExistingFile);
-  cmd->add_option("--memory", o->memory_files, "Add a PyTorch allocator snapshot (torch.cuda.memory._dump_snapshot)")
+  cmd->add_option(
+         "--memory", o->memory_files,
+         "Add a PyTorch allocator snapshot (torch.cuda.memory._dump_snapshot), or a text file holding a CUDA OOM "
+         "error")
       ->check(CLI::ExistingFile);
   cmd->add_option("--jitter", o->jitter_files, "Add a jitter recording (gpusqueeze jitter -o, .gsqt)")
       ->check(CLI::ExistingFile);
@@ -221,6 +224,11 @@ Action register_report(CLI::App& app) {
           labelled(torch_section_of(j, display_name(f)), j.contains("gpu") && j["gpu"].is_string() ? j["gpu"] : ""));
     }
     for (const auto& f : o->memory_files) {
+      if (const std::string text = read_text_file(f);
+          !text.empty() && static_cast<unsigned char>(text[0]) != 0x80 && triage::looks_like_oom_text(text)) {
+        file_sections.push_back(oom_section_of(triage::read_oom_text(text, display_name(f))));
+        continue;
+      }
       auto m = triage::analyze_memory(triage::read_memory_snapshot(f));
       m.origin = display_name(f);
       file_sections.push_back(memory_section_of(m));  // an allocator snapshot does not name its GPU model

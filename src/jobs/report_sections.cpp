@@ -167,6 +167,30 @@ report::Section memory_section_of(const triage::MemoryReport& m) {
   return sec;
 }
 
+report::Section oom_section_of(const triage::OomReport& r) {
+  auto sec = section("memory", "Field triage — CUDA out of memory: " + r.origin, report::kTriageStep,
+                     "gpusqueeze memory " + r.origin);
+  Table t{{"line", "GPU", "asked", "capacity", "free", "PyTorch tensors", "PyTorch cache, free", "outside PyTorch"},
+          {}};
+  auto g = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.2f} GiB", *v / (1ull << 30)) : std::string("-");
+  };
+  for (size_t i = 0; i < r.messages.size() && i < 8; ++i) {
+    const auto& m = r.messages[i];
+    t.rows.push_back({std::to_string(m.line), m.gpu ? std::to_string(*m.gpu) : "-", g(m.tried), g(m.capacity),
+                      g(m.free), g(m.allocated), g(m.reserved_unallocated), g(m.outside_pytorch())});
+  }
+  if (!t.rows.empty()) sec.tables.emplace_back("Each OOM message's figures (gpusqueeze memory for all of them)", t);
+  sec.findings = r.findings;
+  sec.data = triage::to_json(r);
+  // Per message, per GPU: never summed across the ranks that printed them.
+  sec.headline = r.findings.empty()
+                     ? std::string("out of memory")
+                     : "out of memory: " + r.findings.front().id.substr(4) +
+                           (r.messages.size() > 1 ? fmt::format(" ({} messages)", r.messages.size()) : std::string());
+  return sec;
+}
+
 report::Section jitter_section_of(const triage::JitterReport& j, const trace::TraceFile& t) {
   auto sec = section("jitter", "Field triage — clock jitter: " + j.origin, report::kTriageStep,
                      "gpusqueeze jitter " + j.origin);

@@ -13,6 +13,7 @@
 #include "trace/format.hpp"
 #include "triage/jitter.hpp"
 #include "triage/memory.hpp"
+#include "triage/oom.hpp"
 #include "triage/trtexec.hpp"
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,8 @@ namespace gsq::jobs {
 [[nodiscard]] report::Section bench_section_of(const bench::Run& run, const std::string& origin);
 [[nodiscard]] report::Section analysis_section_of(const analyze::Analysis& a);
 [[nodiscard]] report::Section memory_section_of(const triage::MemoryReport& m);
+// A pasted CUDA out-of-memory error (`report --memory oom.txt`): each message's figures and what held the memory.
+[[nodiscard]] report::Section oom_section_of(const triage::OomReport& r);
 [[nodiscard]] report::Section jitter_section_of(const triage::JitterReport& j, const trace::TraceFile& t);
 [[nodiscard]] report::Section trt_section_of(const triage::TrtAudit& a, const std::string& origin);
 // `kernels --torch --torch-out` (gpusqueeze.torch_compare/1): ours against torch.compile and eager, cudaMemcpy beside.

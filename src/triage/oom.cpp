@@ -55,9 +55,10 @@ OomMessage parse_message(const std::string& w) {
   std::smatch s;
   static const std::regex tried("Tried to allocate " + kSize);
   if (std::regex_search(w, s, tried)) m.tried = bytes_of(s[1], s[2]);
-  static const std::regex gpu(R"(\(GPU ([0-9]+);|GPU ([0-9]+) has a total capacity)");
+  static const std::regex gpu(R"(\(GPU ([0-9]+);|GPU ([0-9]+) has a total capac)");
   if (std::regex_search(w, s, gpu)) m.gpu = std::stoi(s[1].matched ? s[1].str() : s[2].str());
-  static const std::regex modern("total capacity of " + kSize + " of which " + kSize + " is free");
+  // PyTorch 2.1.0 printed "total capacty of" (sic).
+  static const std::regex modern("total capac(?:i)?ty of " + kSize + " of which " + kSize + " is free");
   if (std::regex_search(w, s, modern)) {
     m.wording = "2.1+";
     m.capacity = bytes_of(s[1], s[2]);
@@ -144,7 +145,8 @@ std::vector<std::pair<Verdict, bool>> judge(const OomMessage& m) {
   const double capacity = m.capacity.value_or(0), others = others_of(m);
   const double material = kMaterialShare * capacity;
   // Would it have fitted had the cache's free bytes been one piece, or had the others not been there?
-  const bool frag = cache >= 0.5 * tried && cache + free >= tried && cache >= material;
+  const bool frag_fits = cache >= 0.5 * tried && cache + free >= tried;
+  const bool frag = frag_fits && cache >= material;
   const bool other = others >= 0.5 * tried && others + free >= tried && others >= material;
   const bool huge = capacity > 0 && tried >= kHugeShare * capacity;
   const bool full = capacity > 0 && m.allocated && *m.allocated >= 0.5 * capacity;
@@ -177,10 +179,20 @@ std::vector<std::pair<Verdict, bool>> judge(const OomMessage& m) {
     out.push_back({o, true});
     if (frag) out.push_back({f, false});
   }
-  if (out.empty())
+  if (out.empty()) {
     out.push_back({t, true});
-  else if (huge || full)
+    // The cache's free pieces would have held this request, but they are too little of the GPU to be the cause: the
+    // next request fails instead (the last straw on a full GPU).
+    if (frag_fits) {
+      f.title = fmt::format(
+          "{} free inside PyTorch's cache would have held this request ({}) as one piece: "
+          "expandable_segments:True may let it through, with {:.1f}% of the GPU to spare",
+          gib(cache), gib(tried), 100 * (cache + free - tried) / std::max(capacity, 1.0));
+      out.push_back({f, false});
+    }
+  } else if (huge || full) {
     out.push_back({t, false});
+  }
   return out;
 }
 

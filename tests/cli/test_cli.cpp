@@ -672,6 +672,24 @@ TEST(CliTriage, MemoryRefusesWhatIsNotASnapshotAndCodeInAPickle) {
   EXPECT_EQ(run("memory " + kFixture).rc, 2);  // JSON, not a pickle
 }
 
+// A pasted OOM error from the OOM corpus (tests/data/oom/, huggingface/trl #4237: test workers sharing one GPU): read
+// by `memory` and by `report --memory`, exit 1 for the failure it records; text without one is refused.
+TEST(CliTriage, MemoryReadsAPastedOomErrorAndReportCarriesIt) {
+  const std::string oom = (fs::path(GSQ_SOURCE_DIR) / "tests/data/oom/trl4237_ci_xdist_workers_one_gpu.log").string();
+  const auto r = run("memory " + oom + " --json");
+  EXPECT_EQ(r.rc, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "gpusqueeze.oom/1");
+  EXPECT_EQ(j["findings"][0]["id"], "oom-other-process");
+  EXPECT_EQ(run("memory " + temp_file("gsq-not-oom.txt", "loss 0.31 step 10\n")).rc, 2);
+  const fs::path out = fs::temp_directory_path() / ("gsq-rep-oom-" + std::to_string(::getpid()));
+  const auto rep = run("report --snapshot " + kFixture + " -o " + out.string() + " --memory " + oom);
+  EXPECT_EQ(rep.rc, 1) << rep.err;  // a fail-level finding on the page
+  const auto page = nlohmann::json::parse(read_text_file(out / "report.json"));
+  EXPECT_TRUE(page["sections"].contains("memory")) << page["sections"].dump().substr(0, 400);
+  fs::remove_all(out);
+}
+
 TEST(CliTriage, ReportCarriesJitterAndMemorySections) {
   const fs::path out = fs::temp_directory_path() / ("gsq-rep-triage-" + std::to_string(::getpid()));
   std::string args = "report --snapshot " + kFixture + " -o " + out.string() + " --jitter " +

@@ -49,6 +49,20 @@ TEST(Oom, TheNewWordingIsReadAcrossWrappedLinesWithItsProcesses) {
   EXPECT_EQ(first_cause(r), "oom-other-process");
 }
 
+// PyTorch 2.1.0's wording has "total capacty" (sic), as the OOM corpus's returnn1469 prints it.
+TEST(Oom, PyTorch210sMisspelledCapacityIsRead) {
+  const auto r = read_oom_text(
+      "OutOfMemoryError: CUDA out of memory. Tried to allocate 52.00 MiB. GPU 0 has a total capacty of 31.74 GiB of "
+      "which 39.62 MiB is free. Process 1 has 1.19 GiB memory in use. Process 2 has 30.00 GiB memory in use. Of the "
+      "allocated memory 29.00 GiB is allocated by PyTorch, and 0.50 GiB is reserved by PyTorch but unallocated.",
+      "t");
+  ASSERT_EQ(r.messages.size(), 1u);
+  EXPECT_EQ(r.messages[0].wording, "2.1+");
+  EXPECT_EQ(r.messages[0].gpu, 0);
+  ASSERT_TRUE(r.messages[0].capacity.has_value());
+  EXPECT_NEAR(*r.messages[0].capacity, 31.74 * kGiB, 1e6);
+}
+
 TEST(Oom, FreeBytesInTheCacheThatWouldHoldTheRequestAreFragmentation) {
   const auto r = read_oom_text(
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.10 "
