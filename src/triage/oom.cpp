@@ -145,8 +145,13 @@ std::vector<std::pair<Verdict, bool>> judge(const OomMessage& m) {
   const double capacity = m.capacity.value_or(0), others = others_of(m);
   const double material = kMaterialShare * capacity;
   // Would it have fitted had the cache's free bytes been one piece, or had the others not been there?
-  const bool frag_fits = cache >= 0.5 * tried && cache + free >= tried;
-  const bool frag = frag_fits && cache >= material;
+  // Fragmentation: the cache's free bytes with the device's would have held the request (expandable segments map the
+  // device's free pages onto a segment's; the device's alone fall short of a new segment, itself rounded up), and the
+  // cache holds a material share beside the live tensors — PyTorch's own hint, "reserved memory is >> allocated
+  // memory", at kFragmentedShare.
+  const double allocated = m.allocated.value_or(0);
+  const bool frag_fits = cache > 0 && cache + free >= tried;
+  const bool frag = frag_fits && cache >= kFragmentedShare * allocated && cache >= material;
   const bool other = others >= 0.5 * tried && others + free >= tried && others >= material;
   const bool huge = capacity > 0 && tried >= kHugeShare * capacity;
   const bool full = capacity > 0 && m.allocated && *m.allocated >= 0.5 * capacity;

@@ -49,10 +49,14 @@ struct OomReport {
 // The CUDA context and library workspaces of one process (0.3–1 GiB on recent GPUs and CUDA 12; NCCL's buffers add
 // more with many channels): memory outside PyTorch up to this much is the process's own overhead, not another's.
 inline constexpr double kContextAllowanceBytes = 1.5 * (1ull << 30);
-// A cause decides an OOM only where fixing it frees at least this share of the GPU; a request of kHugeShare of the GPU
-// or more names the single tensor. Set on the OOM corpus's first 19 errors (tests/data/oom/: caches of 1.6–4.4% free
-// on full GPUs were the last straw, the threads' fixes a smaller workload); held out on the errors gathered after.
-inline constexpr double kMaterialShare = 0.05, kHugeShare = 0.25;
+// A cause decides an OOM only where fixing it frees at least kMaterialShare of the GPU; fragmentation also needs the
+// cache's free bytes to be kFragmentedShare of the live tensors or more (PyTorch's "reserved >> allocated"); a request
+// of kHugeShare of the GPU or more names the single tensor. The first two from the OOM corpus (tests/data/oom/):
+// kMaterialShare on its first 19 errors (caches of 1.6-4.4% of the GPU free on full GPUs were the last straw, the
+// threads' fixes a smaller workload), kFragmentedShare after its fourth batch (the errors whose threads found
+// fragmentation had free caches of 0.32-10.8x the live tensors, the too-large ones 0.00-0.10x but one); each held out
+// on the batch gathered after it (bench/results/2026-12-07-cpu-oom-corpus).
+inline constexpr double kMaterialShare = 0.05, kFragmentedShare = 0.25, kHugeShare = 0.25;
 
 // Whether the text holds a CUDA out-of-memory error (the allocator's "Tried to allocate" or CUDA's "out of memory").
 [[nodiscard]] bool looks_like_oom_text(std::string_view text);
