@@ -39,6 +39,7 @@ ALIASES = {
     "nccl-stopped-by-signal": "other",
     "nccl-not-built-in": "other",
     "nccl-job-cancelled": "other",
+    "nccl-nccl-call-failed": "other",
     "nccl-duplicate-ranks": "store-timeout",
     "nccl-warn": "other",
     "topo-cross-socket": "topo-pcie-cross-socket",

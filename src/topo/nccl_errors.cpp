@@ -310,6 +310,17 @@ const std::vector<ErrorKind>& error_catalogue() {
        "detached (setsid, stdin from /dev/null), not with a plain nohup in an SSH session. SIGTERM: the scheduler's "
        "log (sacct's State and the job's time limit, kubectl describe pod for evictions), or the log of the "
        "component that exited first"},
+      {"nccl-call-failed",
+       // A framework's wrapper around an NCCL call reporting its failure, with or without ncclGetErrorString's text:
+       // Transformer Engine's "Failed, NCCL error <file>:223 ''", RAFT's "NCCL error encountered at: …", PyTorch's
+       // "NCCL error in: …/ProcessGroupNCCL.cpp:NNN" (the reason, where the line has one, is read by its own kind).
+       {"Failed, NCCL error", "NCCL error encountered at", "NCCL error in:"},
+       true,
+       "an NCCL call failed inside the framework; the reason is NCCL's own WARN line, which NCCL prints only with "
+       "NCCL_DEBUG=WARN or INFO",
+       "Re-run with NCCL_DEBUG=WARN (INFO for the setup) and read the WARN line before this one; the usual causes at "
+       "init are a group some ranks did not create (every rank must call new_group), mismatched versions, or the "
+       "network (NCCL_SOCKET_IFNAME)"},
       {"job-cancelled",
        // Slurm's step daemon ending the job: "slurmstepd: error: *** STEP 8384637.13 ON nid001 CANCELLED AT
        // 2023-…T… DUE TO TIME LIMIT ***", its OOM killer report "Detected 1 oom_kill event in StepId=…".

@@ -206,8 +206,13 @@ void catalogue_findings(const NcclLog& log, std::vector<Finding>& out) {
   // The catalogue: every family seen, in the order the log shows them.
   const bool socket_channels = log.transports.contains("NET/Socket");
   const bool multinode = several_nodes(log);
+  // A wrapper's "NCCL error" says only that a call failed: said where no other kind of NCCL failure names why.
+  const bool reason_known = std::any_of(log.errors.begin(), log.errors.end(), [](const auto& e) {
+    return e.id != "nccl-call-failed" && e.id != "process-failed" && error_kind(e.id).fatal;
+  });
   for (const auto& e : log.errors) {
     const auto& k = error_kind(e.id);
+    if (e.id == "nccl-call-failed" && reason_known) continue;
     if (e.id == "watchdog-timeout" && !log.timeouts.empty()) continue;  // named above, with its numbers
     if ((e.id == "lagging-rank" &&
          (!log.lagging_ranks.empty() || !log.ras.listed.empty() || !log.ras.no_data.empty())) ||

@@ -217,6 +217,22 @@ TEST(NcclLogs, ASchedulersCancellationIsAFailure) {
   EXPECT_EQ(f.at("nccl-job-cancelled").severity, Severity::fail);
 }
 
+// A framework's wrapper saying only that an NCCL call failed (held-out triage batch 25: Transformer Engine's
+// Userbuffers, "Failed, NCCL error …userbuffers-host.cpp:223 ''") is read and fatal; where another kind names the
+// reason, the bare "NCCL error in:" adds nothing.
+TEST(NcclLogs, AWrappersBareNcclErrorIsReadOnlyWhereNothingSaysWhy) {
+  const auto te = corpus_ids("nccl-errors",
+                             "transformerengine994_userbuffers_failed_nccl_error_host_cpp223_empty_message_tp4_of_"
+                             "world8_new_group_subset_of_ranks.log");
+  ASSERT_TRUE(te.count("nccl-nccl-call-failed"));
+  EXPECT_EQ(te.at("nccl-nccl-call-failed").severity, Severity::fail);
+  const auto known =
+      ids("RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled "
+          "system error, NCCL version 2.14.3\n");
+  EXPECT_TRUE(known.count("nccl-nccl-system-error"));
+  EXPECT_FALSE(known.count("nccl-nccl-call-failed"));
+}
+
 TEST(NcclLogs, IbCompletionStatus12IsNamed) {
   NEED("nccl_warn_ib_completion_status12_nccl1814.log");
   ASSERT_FALSE(log.ib_completion_status.empty());
