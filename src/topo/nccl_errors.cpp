@@ -181,7 +181,8 @@ const std::vector<ErrorKind>& error_catalogue() {
        true,
        "GPU (or pinned host) memory ran out, in NCCL's buffers or in the job around them",
        "Leave NCCL room: lower the batch or model memory, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; NCCL's "
-       "own buffers grow with channels and peers (NCCL_BUFFSIZE, NCCL_NCHANNELS_PER_NET_PEER, fewer communicators)"},
+       "own buffers grow with channels and peers (NCCL_BUFFSIZE, NCCL_NCHANNELS_PER_NET_PEER, fewer communicators). "
+       "`gpusqueeze memory` on PyTorch's OOM message says what held the memory"},
       {"cuda-error",
        {"Cuda failure", "CUDA failure", "CUDA error:", "unhandled cuda error", "unhandled CUDA error",
         "ncclUnhandledCudaError", "illegal memory access", "cudaErrorIllegalAddress", "cudaIpcOpenMemHandle",
