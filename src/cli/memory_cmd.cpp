@@ -89,17 +89,7 @@ int run_oom(const MemoryCliOptions& o, const std::string& text) {
         r.messages.size() == 1 ? "" : "s", r.lines,
         r.bare ? fmt::format("; {} line(s) say out of memory without the allocator's figures", r.bare) : "");
     if (!r.messages.empty()) {
-      Table t{{"line", "GPU", "asked", "capacity", "free", "PyTorch tensors", "PyTorch cache, free", "outside PyTorch"},
-              {}};
-      auto g = [](const std::optional<double>& v) {
-        return v ? fmt::format("{:.2f} GiB", *v / (1ull << 30)) : std::string("-");
-      };
-      for (size_t i = 0; i < r.messages.size() && i < 20; ++i) {
-        const auto& m = r.messages[i];
-        t.rows.push_back({std::to_string(m.line), m.gpu ? std::to_string(*m.gpu) : "-", g(m.tried), g(m.capacity),
-                          g(m.free), g(m.allocated), g(m.reserved_unallocated), g(m.outside_pytorch())});
-      }
-      std::cout << t.markdown();
+      std::cout << triage::oom_table(r, 20).markdown();
       if (r.messages.size() > 20) std::cout << fmt::format("… and {} more\n", r.messages.size() - 20);
     }
     std::cout << "\n## Findings\n\n" << report::findings_table(r.findings).markdown();
@@ -183,7 +173,7 @@ Action register_memory(CLI::App& app) {
                   "Snapshot from torch.cuda.memory._dump_snapshot(), or a text file holding a CUDA OOM error")
       ->required();
   cmd->add_option("after", o->after, "A later snapshot of the same process: show growth by allocation site");
-  cmd->add_flag("--json", o->json, "Print gpusqueeze.memory/1 JSON");
+  cmd->add_flag("--json", o->json, "Print JSON: gpusqueeze.memory/1 (gpusqueeze.oom/1 for an OOM error)");
   cmd->add_option("--top", o->top, "Allocation sites to list")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--maps", o->maps, "Most fragmented segments to draw")
       ->check(CLI::Range(0, 100))

@@ -170,16 +170,7 @@ report::Section memory_section_of(const triage::MemoryReport& m) {
 report::Section oom_section_of(const triage::OomReport& r) {
   auto sec = section("memory", "Field triage — CUDA out of memory: " + r.origin, report::kTriageStep,
                      "gpusqueeze memory " + r.origin);
-  Table t{{"line", "GPU", "asked", "capacity", "free", "PyTorch tensors", "PyTorch cache, free", "outside PyTorch"},
-          {}};
-  auto g = [](const std::optional<double>& v) {
-    return v ? fmt::format("{:.2f} GiB", *v / (1ull << 30)) : std::string("-");
-  };
-  for (size_t i = 0; i < r.messages.size() && i < 8; ++i) {
-    const auto& m = r.messages[i];
-    t.rows.push_back({std::to_string(m.line), m.gpu ? std::to_string(*m.gpu) : "-", g(m.tried), g(m.capacity),
-                      g(m.free), g(m.allocated), g(m.reserved_unallocated), g(m.outside_pytorch())});
-  }
+  const Table t = triage::oom_table(r, 8);
   if (!t.rows.empty()) sec.tables.emplace_back("Each OOM message's figures (gpusqueeze memory for all of them)", t);
   sec.findings = r.findings;
   sec.data = triage::to_json(r);

@@ -330,4 +330,16 @@ nlohmann::json to_json(const OomReport& r) {
           {"messages", msgs},     {"bare_lines", r.bare}, {"findings", r.findings}};
 }
 
+Table oom_table(const OomReport& r, size_t rows) {
+  Table t{{"line", "GPU", "asked", "capacity", "free", "PyTorch tensors", "PyTorch cache, free", "outside PyTorch"},
+          {}};
+  auto g = [](const std::optional<double>& v) { return v ? gib(*v) : std::string("-"); };
+  for (size_t i = 0; i < r.messages.size() && i < rows; ++i) {
+    const auto& m = r.messages[i];
+    t.rows.push_back({std::to_string(m.line), m.gpu ? std::to_string(*m.gpu) : "-", gib(m.tried), g(m.capacity),
+                      g(m.free), g(m.allocated), g(m.reserved_unallocated), g(m.outside_pytorch())});
+  }
+  return t;
+}
+
 }  // namespace gsq::triage

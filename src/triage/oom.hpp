@@ -9,6 +9,7 @@
 #pragma once
 
 #include "core/finding.hpp"
+#include "core/table.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -63,5 +64,7 @@ inline constexpr double kMaterialShare = 0.05, kFragmentedShare = 0.25, kHugeSha
 // Throws bad_input when the text holds none.
 [[nodiscard]] OomReport read_oom_text(std::string_view text, const std::string& origin);
 [[nodiscard]] nlohmann::json to_json(const OomReport& r);
+// Each message's figures, a row per message (the first `rows`), in GiB: what `memory` and `report` print.
+[[nodiscard]] Table oom_table(const OomReport& r, size_t rows);
 
 }  // namespace gsq::triage
