@@ -92,6 +92,25 @@ OomMessage parse_message(const std::string& w) {
   return m;
 }
 
+// PyTorch's cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, CUDAMallocAsyncAllocator.cpp):
+// "Allocation on device 0 would exceed allowed memory. (out of memory) Currently allocated : X Requested : Y Device
+// limit : Z Free (according to CUDA): W …", a figure per line. Its pool's free bytes are not given: the cache's free
+// bytes stay unknown and what PyTorch holds is taken as its allocated bytes.
+OomMessage parse_async_message(const std::string& w) {
+  OomMessage m;
+  m.wording = "cudaMallocAsync";
+  std::smatch s;
+  static const std::regex gpu(R"(Allocation on device ([0-9]+))");
+  if (std::regex_search(w, s, gpu)) m.gpu = std::stoi(s[1].str());
+  static const std::regex allocated("Currently allocated +: " + kSize), requested("Requested +: " + kSize),
+      limit("Device limit +: " + kSize), free(R"(Free \(according to CUDA\) *: )" + kSize);
+  if (std::regex_search(w, s, requested)) m.tried = bytes_of(s[1], s[2]);
+  if (std::regex_search(w, s, allocated)) m.allocated = m.reserved = bytes_of(s[1], s[2]);
+  if (std::regex_search(w, s, limit)) m.capacity = bytes_of(s[1], s[2]);
+  if (std::regex_search(w, s, free)) m.free = bytes_of(s[1], s[2]);
+  return m;
+}
+
 // What one message says held the memory: its causes, the first the one that decides.
 struct Verdict {
   std::string cls, title, fix;
@@ -152,7 +171,8 @@ std::vector<std::pair<Verdict, bool>> judge(const OomMessage& m) {
   const double allocated = m.allocated.value_or(0);
   const bool frag_fits = cache > 0 && cache + free >= tried;
   const bool frag = frag_fits && cache >= kFragmentedShare * allocated && cache >= material;
-  const bool other = others >= 0.5 * tried && others + free >= tried && others >= material;
+  const bool other_fits = others >= 0.5 * tried && others + free >= tried;
+  const bool other = other_fits && others >= material;
   const bool huge = capacity > 0 && tried >= kHugeShare * capacity;
   const bool full = capacity > 0 && m.allocated && *m.allocated >= 0.5 * capacity;
   Verdict f{"oom-fragmentation",
@@ -186,14 +206,23 @@ std::vector<std::pair<Verdict, bool>> judge(const OomMessage& m) {
   }
   if (out.empty()) {
     out.push_back({t, true});
-    // The cache's free pieces would have held this request, but they are too little of the GPU to be the cause: the
-    // next request fails instead (the last straw on a full GPU).
+    // The cache's free pieces would have held this request, but they are too little of the GPU to be the cause (the
+    // next request fails instead: the last straw on a full GPU).
     if (frag_fits) {
       f.title = fmt::format(
           "{} free inside PyTorch's cache would have held this request ({}) as one piece: "
           "expandable_segments:True may let it through, with {:.1f}% of the GPU to spare",
           gib(cache), gib(tried), 100 * (cache + free - tried) / std::max(capacity, 1.0));
       out.push_back({f, false});
+    }
+    // Likewise memory others hold, too little of the GPU to be the cause.
+    if (other_fits) {
+      o.title = fmt::format(
+          "{} of the GPU held outside this process's PyTorch (beyond its context and libraries) "
+          "would have held this request ({}): another process (a desktop, a browser, a leftover "
+          "job) may be what tips it over",
+          gib(others), gib(tried));
+      out.push_back({o, false});
     }
   } else if (huge || full) {
     out.push_back({t, false});
@@ -229,6 +258,7 @@ std::optional<double> OomMessage::outside_pytorch() const {
 
 bool looks_like_oom_text(std::string_view text) {
   return text.find("Tried to allocate") != std::string_view::npos ||
+         text.find("would exceed allowed memory") != std::string_view::npos ||
          text.find("out of memory") != std::string_view::npos ||
          text.find("OutOfMemoryError") != std::string_view::npos;
 }
@@ -267,6 +297,19 @@ OomReport read_oom_text(std::string_view text, const std::string& origin) {
     if (m.tried > 0) r.messages.push_back(std::move(m));
     at = next;
   }
+  static constexpr std::string_view kAsync = "would exceed allowed memory";
+  for (size_t at = joined.find(kAsync); at != std::string::npos && r.messages.size() < kMaxMessages;) {
+    const size_t begin = joined.rfind("Allocation on device", at);
+    const size_t from = begin != std::string::npos && at - begin < 64 ? begin : at;
+    const size_t next = joined.find(kAsync, at + kAsync.size());
+    const size_t len = std::min(kWindow, (next == std::string::npos ? joined.size() : next) - from);
+    OomMessage m = parse_async_message(joined.substr(from, len));
+    m.line = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), from) - starts.begin());
+    if (m.tried > 0) r.messages.push_back(std::move(m));
+    at = next;
+  }
+  std::stable_sort(r.messages.begin(), r.messages.end(),
+                   [](const OomMessage& a, const OomMessage& b) { return a.line < b.line; });
   // Lines that say "out of memory" beside a full message are its own first line ("CUDA out of memory. Tried …" is one
   // line, but "torch.OutOfMemoryError: CUDA out of memory." may wrap before it): bare only where no message was read.
   r.bare = r.messages.empty() ? bare_lines : 0;

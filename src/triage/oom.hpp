@@ -1,7 +1,8 @@
 // CUDA out-of-memory errors as PyTorch prints them: the text users paste. Both wordings are read — before 2.1,
 // "Tried to allocate X (GPU g; C total capacity; A already allocated; F free; R reserved in total by PyTorch)", and
 // since, "Tried to allocate X. GPU g has a total capacity of C of which F is free. Process p has M memory in use. …
-// Of the allocated memory A is allocated by PyTorch, and U is reserved by PyTorch but unallocated." — wrapped lines,
+// Of the allocated memory A is allocated by PyTorch, and U is reserved by PyTorch but unallocated.", and the
+// cudaMallocAsync backend's "Allocation on device g would exceed allowed memory … Requested : X …" — wrapped lines,
 // launcher prefixes and repeats by several ranks included. Each message is judged by where the GPU's memory was when
 // the request failed: inside PyTorch's cache but in pieces (fragmentation), outside this process's PyTorch (another
 // process, a preallocating server, the context and libraries), or in PyTorch's live tensors (the workload does not
@@ -26,7 +27,7 @@ inline constexpr const char* kOomSchema = "gpusqueeze.oom/1";
 // One OOM message; sizes in bytes, absent where the wording has no such figure.
 struct OomMessage {
   size_t line = 0;      // 1-based line of "Tried to allocate"
-  std::string wording;  // "before-2.1" | "2.1+"
+  std::string wording;  // "before-2.1" | "2.1+" | "cudaMallocAsync"
   std::optional<int> gpu;
   double tried = 0;
   std::optional<double> capacity, free, allocated;

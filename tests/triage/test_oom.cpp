@@ -63,6 +63,33 @@ TEST(Oom, PyTorch210sMisspelledCapacityIsRead) {
   EXPECT_NEAR(*r.messages[0].capacity, 31.74 * kGiB, 1e6);
 }
 
+// The cudaMallocAsync backend's wording, a figure per line (the OOM corpus's comfyui3278, as printed): read, its
+// memory outside PyTorch said as a contributing cause where it would have held the request.
+TEST(Oom, TheAsyncAllocatorsWordingIsRead) {
+  const auto r = read_oom_text(
+      "torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\n"
+      "Currently allocated     : 21.55 GiB\n"
+      "Requested               : 952.00 MiB\n"
+      "Device limit            : 24.00 GiB\n"
+      "Free (according to CUDA): 0 bytes\n"
+      "PyTorch limit (set by user-supplied memory fraction)\n"
+      "                        : 17179869184.00 GiB\n",
+      "t");
+  ASSERT_EQ(r.messages.size(), 1u);
+  const auto& m = r.messages[0];
+  EXPECT_EQ(m.wording, "cudaMallocAsync");
+  EXPECT_EQ(m.gpu, 0);
+  EXPECT_DOUBLE_EQ(m.tried, 952.0 * 1024 * 1024);
+  EXPECT_NEAR(*m.capacity, 24.0 * kGiB, 1);
+  EXPECT_DOUBLE_EQ(*m.free, 0);
+  EXPECT_NEAR(*m.outside_pytorch(), 2.45 * kGiB, 1e6);
+  EXPECT_EQ(r.bare, 0u);
+  EXPECT_EQ(first_cause(r), "oom-too-large");
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[1].id, "oom-other-process");
+  EXPECT_EQ(r.findings[1].severity, Severity::warn);
+}
+
 TEST(Oom, FreeBytesInTheCacheThatWouldHoldTheRequestAreFragmentation) {
   const auto r = read_oom_text(
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.10 "
