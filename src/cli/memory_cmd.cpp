@@ -98,13 +98,10 @@ int run_oom(const MemoryCliOptions& o, const std::string& text) {
 }
 
 int run_memory(const MemoryCliOptions& o) {
-  // Text holding an OOM error is read as one; anything else (a pickle starts with its protocol byte) as a snapshot.
-  if (o.after.empty()) {
-    const std::string text = read_text_file(o.file);
-    if (!text.empty() && static_cast<unsigned char>(text[0]) != 0x80 && triage::looks_like_oom_text(text))
-      return run_oom(o, text);
-  }
-  const auto snap = triage::read_memory_snapshot(o.file);
+  // Text holding an OOM error is read as one; anything else as a snapshot, from the bytes already read.
+  const std::string bytes = read_text_file(o.file);
+  if (o.after.empty() && triage::looks_like_oom_text(bytes)) return run_oom(o, bytes);
+  const auto snap = triage::parse_memory_snapshot(bytes, o.file);
   if (!o.after.empty()) {
     const auto after = triage::read_memory_snapshot(o.after);
     const auto growth = triage::memory_growth(snap, after, o.top);

@@ -224,12 +224,12 @@ Action register_report(CLI::App& app) {
           labelled(torch_section_of(j, display_name(f)), j.contains("gpu") && j["gpu"].is_string() ? j["gpu"] : ""));
     }
     for (const auto& f : o->memory_files) {
-      if (const std::string text = read_text_file(f);
-          !text.empty() && static_cast<unsigned char>(text[0]) != 0x80 && triage::looks_like_oom_text(text)) {
-        file_sections.push_back(oom_section_of(triage::read_oom_text(text, display_name(f))));
+      const std::string bytes = read_text_file(f);
+      if (triage::looks_like_oom_text(bytes)) {
+        file_sections.push_back(oom_section_of(triage::read_oom_text(bytes, display_name(f))));
         continue;
       }
-      auto m = triage::analyze_memory(triage::read_memory_snapshot(f));
+      auto m = triage::analyze_memory(triage::parse_memory_snapshot(bytes, f));
       m.origin = display_name(f);
       file_sections.push_back(memory_section_of(m));  // an allocator snapshot does not name its GPU model
     }

@@ -58,6 +58,8 @@ struct MemorySnapshot {
 
 // Throws Error(bad_input) for an unreadable pickle or one that is not an allocator snapshot (names what is missing).
 [[nodiscard]] MemorySnapshot read_memory_snapshot(const std::filesystem::path& file);
+// The same from the file's bytes already read (`origin` names it in errors).
+[[nodiscard]] MemorySnapshot parse_memory_snapshot(const std::string& bytes, const std::string& origin);
 [[nodiscard]] MemorySnapshot memory_snapshot_from(const PyValue& root, const std::string& origin);
 
 struct SiteBytes {

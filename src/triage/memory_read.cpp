@@ -193,10 +193,14 @@ MemorySnapshot memory_snapshot_from(const PyValue& root, const std::string& orig
   return s;
 }
 
+MemorySnapshot parse_memory_snapshot(const std::string& bytes, const std::string& origin) {
+  if (bytes.empty()) throw_bad_input(fmt::format("{}: empty file", origin));
+  return memory_snapshot_from(parse_pickle(bytes, origin), origin);
+}
+
 MemorySnapshot read_memory_snapshot(const std::filesystem::path& file) {
-  const std::string bytes = read_text_file(file);  // a folder, a missing or unreadable file: bad input, said as such
-  if (bytes.empty()) throw_bad_input(fmt::format("{}: empty file", file.string()));
-  return memory_snapshot_from(parse_pickle(bytes, file.string()), file.string());
+  // a folder, a missing or unreadable file: bad input, said as such
+  return parse_memory_snapshot(read_text_file(file), file.string());
 }
 
 }  // namespace gsq::triage

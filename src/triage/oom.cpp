@@ -257,6 +257,7 @@ std::optional<double> OomMessage::outside_pytorch() const {
 }
 
 bool looks_like_oom_text(std::string_view text) {
+  if (text.empty() || static_cast<unsigned char>(text[0]) == 0x80) return false;  // a pickle opens with its protocol
   return text.find("Tried to allocate") != std::string_view::npos ||
          text.find("would exceed allowed memory") != std::string_view::npos ||
          text.find("out of memory") != std::string_view::npos ||
@@ -288,26 +289,22 @@ OomReport read_oom_text(std::string_view text, const std::string& origin) {
     pos = end + 1;
   }
   r.lines = starts.size();
-  static constexpr std::string_view kTried = "Tried to allocate";
-  for (size_t at = joined.find(kTried); at != std::string::npos && r.messages.size() < kMaxMessages;) {
-    const size_t next = joined.find(kTried, at + kTried.size());
-    const size_t len = std::min(kWindow, (next == std::string::npos ? joined.size() : next) - at);
-    OomMessage m = parse_message(joined.substr(at, len));
-    m.line = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), at) - starts.begin());
-    if (m.tried > 0) r.messages.push_back(std::move(m));
-    at = next;
-  }
-  static constexpr std::string_view kAsync = "would exceed allowed memory";
-  for (size_t at = joined.find(kAsync); at != std::string::npos && r.messages.size() < kMaxMessages;) {
-    const size_t begin = joined.rfind("Allocation on device", at);
-    const size_t from = begin != std::string::npos && at - begin < 64 ? begin : at;
-    const size_t next = joined.find(kAsync, at + kAsync.size());
-    const size_t len = std::min(kWindow, (next == std::string::npos ? joined.size() : next) - from);
-    OomMessage m = parse_async_message(joined.substr(from, len));
-    m.line = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), from) - starts.begin());
-    if (m.tried > 0) r.messages.push_back(std::move(m));
-    at = next;
-  }
+  // Every message of one wording: from each anchor (or the message's opening `lead`, just before it) up to the next
+  // anchor, at most kWindow characters.
+  const auto scan = [&](std::string_view anchor, std::string_view lead, auto parse) {
+    for (size_t at = joined.find(anchor); at != std::string::npos && r.messages.size() < kMaxMessages;) {
+      const size_t begin = lead.empty() ? std::string::npos : joined.rfind(lead, at);
+      const size_t from = begin != std::string::npos && at - begin < 64 ? begin : at;
+      const size_t next = joined.find(anchor, at + anchor.size());
+      OomMessage m =
+          parse(joined.substr(from, std::min(kWindow, (next == std::string::npos ? joined.size() : next) - from)));
+      m.line = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), from) - starts.begin());
+      if (m.tried > 0) r.messages.push_back(std::move(m));
+      at = next;
+    }
+  };
+  scan("Tried to allocate", "", parse_message);
+  scan("would exceed allowed memory", "Allocation on device", parse_async_message);
   std::stable_sort(r.messages.begin(), r.messages.end(),
                    [](const OomMessage& a, const OomMessage& b) { return a.line < b.line; });
   // Lines that say "out of memory" beside a full message are its own first line ("CUDA out of memory. Tried …" is one

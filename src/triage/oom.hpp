@@ -60,7 +60,8 @@ inline constexpr double kContextAllowanceBytes = 1.5 * (1ull << 30);
 // on the batch gathered after it (bench/results/2026-12-07-cpu-oom-corpus).
 inline constexpr double kMaterialShare = 0.05, kFragmentedShare = 0.25, kHugeShare = 0.25;
 
-// Whether the text holds a CUDA out-of-memory error (the allocator's "Tried to allocate" or CUDA's "out of memory").
+// Whether the text holds a CUDA out-of-memory error (the allocator's "Tried to allocate" or CUDA's "out of memory"),
+// and is not a pickle (an allocator snapshot may hold those words in its frames).
 [[nodiscard]] bool looks_like_oom_text(std::string_view text);
 // Throws bad_input when the text holds none.
 [[nodiscard]] OomReport read_oom_text(std::string_view text, const std::string& origin);
