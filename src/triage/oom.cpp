@@ -39,8 +39,8 @@ double bytes_of(const std::string& number, const std::string& unit) {
 
 const std::string kSize = R"(([0-9]+(?:\.[0-9]+)?) ?(bytes|[KMGT]i?B|B)\b)";
 
-std::optional<double> size_before(const std::string& w, const std::string& tail) {
-  const std::regex re(kSize + " " + tail);
+// The size `re` (a kSize pattern before a word) finds in w.
+std::optional<double> size_in(const std::string& w, const std::regex& re) {
   std::smatch m;
   if (std::regex_search(w, m, re)) return bytes_of(m[1], m[2]);
   return std::nullopt;
@@ -77,16 +77,19 @@ OomMessage parse_message(const std::string& w) {
       if (m.processes.size() < 64) m.processes.emplace_back((*it)[1], bytes_of((*it)[2], (*it)[3]));
   } else {
     m.wording = "before-2.1";
-    m.capacity = size_before(w, "total capacity");
-    m.allocated = size_before(w, "already allocated");
-    m.free = size_before(w, "free");
-    m.reserved = size_before(w, "reserved in total by PyTorch");
+    // Each pattern compiled once (a log may hold a thousand messages).
+    static const std::regex capacity(kSize + " total capacity"), allocated(kSize + " already allocated"),
+        free(kSize + " free"), reserved(kSize + " reserved in total by PyTorch"), cached(kSize + " cached");
+    m.capacity = size_in(w, capacity);
+    m.allocated = size_in(w, allocated);
+    m.free = size_in(w, free);
+    m.reserved = size_in(w, reserved);
     if (m.reserved && m.allocated) m.reserved_unallocated = std::max(0.0, *m.reserved - *m.allocated);
     // PyTorch ≤ 1.3: "… Z free; W cached)", W the cache's free bytes (reserved − allocated).
     if (!m.reserved && m.allocated)
-      if (const auto cached = size_before(w, "cached")) {
-        m.reserved_unallocated = *cached;
-        m.reserved = *m.allocated + *cached;
+      if (const auto c = size_in(w, cached)) {
+        m.reserved_unallocated = *c;
+        m.reserved = *m.allocated + *c;
       }
   }
   return m;
