@@ -70,6 +70,21 @@ struct NeedleIndex {
   }
 };
 
+// "RuntimeError: message", "torch.distributed.DistBackendError: …", "KeyboardInterrupt" alone: a dotted name that
+// starts the line (after indentation) and ends in Error or Exception, then ':' or the end of the line. Warnings
+// ("UserWarning: …") are not failures.
+bool python_exception_line(std::string_view line) {
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string_view::npos || !(std::isalpha(static_cast<unsigned char>(line[i])) || line[i] == '_'))
+    return false;
+  const size_t start = i;
+  while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '.'))
+    ++i;
+  const auto name = line.substr(start, i - start);
+  if (!(name.ends_with("Error") || name.ends_with("Exception"))) return false;
+  return i == line.size() || (line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' '));
+}
+
 }  // namespace
 
 const std::vector<ErrorKind>& error_catalogue() {
@@ -100,10 +115,15 @@ const std::vector<ErrorKind>& error_catalogue() {
        {"Failed to open libibverbs", "libibverbs.so", "NET/IB : No device found", "No IB devices found",
         "ibv_open_device failed", "NET/IB : Unable to open", "ibv_get_device_list failed", "output empty list",
         "No eligible providers", "Unable to find a libfabric provider", "NET/OFI Failed to initialize",
-        "Couldn't find any optimal provider"},
+        "Couldn't find any optimal provider",
+        // The network NCCL_NET names is not there ("net.cc:579 NCCL WARN Error: network gIB not found."), or the
+        // plugin that provides it could not be loaded ("NET/Plugin: Plugin load returned 2 : …libc.so.6: version
+        // `GLIBC_2.32' not found (required by …/libnccl-net.so)")
+        "Error: network ", "Plugin load returned"},
        false,
        "NCCL found no usable RDMA device (InfiniBand/RoCE: libibverbs missing in the container, no /dev/infiniband, no "
-       "HCA; AWS EFA: libfabric's provider found none)",
+       "HCA; AWS EFA: libfabric's provider found none), or the network plugin that provides it did not load (a "
+       "library it needs, such as a newer glibc, is missing in the container)",
        "On a cluster with IB/RoCE install rdma-core/libibverbs in the image and expose /dev/infiniband (Kubernetes: "
        "the "
        "RDMA device plugin); `ibv_devices` inside the container must list the HCAs. On a single node this is harmless"},
@@ -187,7 +207,10 @@ const std::vector<ErrorKind>& error_catalogue() {
        {"Cuda failure", "CUDA failure", "CUDA error:", "unhandled cuda error", "unhandled CUDA error",
         "ncclUnhandledCudaError", "illegal memory access", "cudaErrorIllegalAddress", "cudaIpcOpenMemHandle",
         "CUDA driver error", "illegal instruction", "uncorrectable ECC", "peer access is not supported",
-        "peer mapping resources exhausted", "Call to CUDA function failed"},
+        "peer mapping resources exhausted", "Call to CUDA function failed",
+        // vLLM's CUDACHECK (its custom all-reduce): "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455
+        // 'invalid argument'"
+        "Failed: Cuda error"},
        true,
        "a CUDA call failed inside NCCL or the job (IPC/P2P mapping, an illegal address from a kernel, a GPU fault)",
        "Re-run with CUDA_LAUNCH_BLOCKING=1 to find the kernel; check `dmesg`/`nvidia-smi -q` for Xid errors and ECC; "
@@ -215,7 +238,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         "milliseconds before timing out",
         // A rank that did not time out itself, told by the one that did (PyTorch 2.5+: the Flight Recorder's dump
         // signal through the TCPStore).
-        "dump signal due to a collective timeout"},
+        "dump signal due to a collective timeout",
+        // PyTorch collects the desync report only after a watchdog timeout ("Failed to retrieve NCCL_DESYNC_DEBUG
+        // report. … Timeout rank [0] last trace item must be kEventStart")
+        "NCCL_DESYNC_DEBUG report"},
        true,
        "PyTorch's ProcessGroupNCCL watchdog timed out a collective: some rank never entered it (or never finished it)",
        "Find the rank that never joined: TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 dumps each "
@@ -256,7 +282,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         "_env_rendezvous_handler", "TCPStore(master_addr",
         // PyTorch ≥ 2.2 fetching the ncclUniqueId through the store: "… retrieving ncclUniqueId from [0] via c10d
         // key-value store by key '0', but store->get('0') got error: …"
-        "store->get("},
+        "store->get(",
+        // torch.distributed's rendezvous making the store (an exception raised in this frame is the store's: "use_libuv
+        // was requested but PyTorch was build without libuv support")
+        "_create_c10d_store", "use_libuv was requested"},
        true,
        "the c10d store / rendezvous failed before NCCL started: ranks could not reach MASTER_ADDR:MASTER_PORT, or not "
        "all ranks arrived in time",
@@ -353,7 +382,9 @@ const std::vector<ErrorKind>& error_catalogue() {
         // A Python exception's traceback: every one of the triage corpus's 26 logs that print one is a failed job.
         "Traceback (most recent call last)",
         // The exceptions JAX and TensorFlow raise, printed without their traceback's header
-        "XlaRuntimeError", "errors_impl."},
+        "XlaRuntimeError", "errors_impl.",
+        // A GPU-sharing layer's (HAMi's libvgpu) own crash banner; vLLM's executor losing a worker process
+        "Segfault encountered", "died unexpectedly"},
        true,
        "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
        "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},
@@ -444,6 +475,10 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
     if (id == "version-mismatch" && has(line, "version mismatch") && !has_ci(line, "nccl") && !has_ci(line, "cuda") &&
         !has_ci(line, "driver"))
       continue;
+    // A plugin that is not installed ("Plugin load returned 2 : libnccl-net.so: cannot open shared object file") is
+    // NCCL probing: only one that is there and fails to load (a missing symbol or library version) is a finding.
+    if (id == "ib-unavailable" && has(line, "Plugin load returned") && has(line, "cannot open shared object file"))
+      continue;
     if (id == "nvls-error" && !(has_ci(line, "fail") || has_ci(line, "error") || has(line, "WARN"))) continue;
     if (id == "lagging-rank" && has(line, "operation counts") && !has(line, "different")) continue;
     // DistBackendError is PyTorch's exception for any NCCL error (an init failure as well as an abort): an abort only
@@ -512,6 +547,9 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
     }
     out.push_back(&k);
   }
+  // A Python exception's last line ("RuntimeError: …", "torch.distributed.DistStoreError: …") that no needle names:
+  // the job failed in its own words.
+  if (out.empty() && python_exception_line(line)) out.push_back(&error_kind("process-failed"));
   // A CUDA failure inside NCCL's NVLS transport is NVLS failing (transport/nvls.cc: multicast objects).
   if (has(line, "nvls.cc") && (has(line, "WARN") || has(line, " -> ")) &&
       std::find(out.begin(), out.end(), &error_kind("nvls-error")) == out.end())

@@ -9,10 +9,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 namespace gsq::topo {
 namespace {
@@ -485,6 +484,34 @@ TEST(NcclLogs, AFailureTheProgramReportsInCapitalsIsFatal) {
       ids("h:1:1 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer with error 12, opcode 0\n"
           "TEST FAILED\n");
   EXPECT_FALSE(f.contains("nccl-failure-reported"));
+}
+
+TEST(NcclLogs, APythonExceptionLineIsAFailureAndAWarningIsNot) {
+  // SYNTHETIC lines in the shape of tests/data/triage/torch-dist/deepspeed7064_* (an exception no needle names).
+  // A ProcessGroupNCCL line makes each a log the reader takes.
+  auto errors = [](const std::string& text) {
+    std::set<std::string> out;
+    for (const auto& e :
+         parse_nccl_log(
+             "[rank1]:[W1109 22:17:55.8 ProcessGroupNCCL.cpp:4715] [PG ID 0 PG GUID 0 Rank 1] using GPU 1\n" + text,
+             "t.log")
+             .errors)
+      out.insert(e.id);
+    return out;
+  };
+  EXPECT_TRUE(errors("RuntimeError: something the catalogue has no word for\n").contains("process-failed"));
+  EXPECT_TRUE(errors("    torch.distributed.elastic.SomeNewError: x\n").contains("process-failed"));
+  EXPECT_TRUE(errors("KeyError\n").contains("process-failed"));
+  EXPECT_TRUE(errors("UserWarning: a deprecated argument\n").empty());
+  EXPECT_TRUE(errors("the RuntimeError: quoted inside a sentence\n").empty());
+  EXPECT_TRUE(errors("ValueError:not a message\n").empty());
+  // NCCL probing for a network plugin that is not installed is no finding; one that is there and fails to load is.
+  EXPECT_TRUE(errors("h:1:1 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared "
+                     "object file: No such file or directory : when loading libnccl-net.so\n")
+                  .empty());
+  EXPECT_TRUE(errors("h:1:1 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : /lib/libc.so.6: version `GLIBC_2.32' "
+                     "not found (required by /usr/local/nvidia/lib64/libnccl-net.so)\n")
+                  .contains("ib-unavailable"));
 }
 
 TEST(NcclLogs, TheNetworkIsItsWholeNameLessACollectorsNote) {
