@@ -1,7 +1,7 @@
 // Weight-only quantized GEMV/GEMM for decoding: Y[M][N] = X[M][K] · dequant(W)ᵀ (+ bias), M = 1…16.
 //
 // At these M the work would be bound by reading W, so the kernels are built around the weight stream
-// (quant_kernels.cuh). M = 1 (and 2 with fp16 activations): CUDA-core warp kernels, a warp owns R output channels
+// (quant_kernels.cuh). M = 1 and 2: CUDA-core warp kernels, a warp owns R output channels
 // and walks K in 16-byte chunks per lane, U chunks per channel in flight, the activations shared by the R channels
 // from L1; INT4 nibbles become fp16/bf16 pairs by or-ing them into the exponent of 1024 (or 128) and one subtraction
 // or fma, products of 8 weights accumulate in fp16/bf16 pairs, then in fp32; INT8 converts through the fp32 exponent
@@ -106,9 +106,11 @@ constexpr QuantPolicy kQuantPolicies[] = {
     {true, 1, QuantKernel::warp, 4, 1, 1, 12, false, "H200; 2026-12-03-h200-quant-flush/tune-m1.log"},
     {true, 1, QuantKernel::warp, 4, 1, 2, 0, false, "H200; 2026-12-03-h200-quant-flush/tune-m1.log"},
     // M = 2 with fp16 activations: the warp kernel (U = 1 is as fast but needs a stack frame); 21.0 µs at 8192x8192
-    // on an H100 where the best tensor-core shape took 23.1. With bf16 the same kernel took 34.9 µs (tinygemm 22.0)
-    // and 102.8 at 28672x8192 (tinygemm 63.7): bf16 takes the tensor-core row below, 23.3 µs at M = 3.
+    // on an H100 where the best tensor-core shape took 23.1.
     {true, 2, QuantKernel::warp, 4, 2, 2, 0, true, "H100; 2026-12-07-h100-row-shapes (quant-bf16.json, quant_tune)"},
+    // M = 2 with bf16 activations, since bf16 products are summed in pairs like fp16's: the warp kernel unsplit, 20.0
+    // µs at 8192x8192, 58.8 at 28672x8192, 60.3 at 8192x28672, where the tensor-core row below took 22.5, 74.6, 67.7.
+    {true, 2, QuantKernel::warp, 4, 1, 1, 0, false, "H100; 2026-12-07-h100-quant-m1 (quant_tune --bf16)"},
     {true, 8, QuantKernel::mma, 2, 4, 4, 0, false, "H200; 2026-12-03-h200-quant-mma"},
     {true, 16, QuantKernel::mma, 2, 3, 4, 0, false, "H200; 2026-12-03-h200-quant-mma"},
     {false, 1, QuantKernel::warp, 4, 4, 2, 0, false, "H200; 2026-12-03-h200-quant-flush"},

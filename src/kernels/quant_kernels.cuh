@@ -45,20 +45,12 @@ __device__ __forceinline__ void w4_chunk(const uint4 (&wv)[R], const __half2 (&p
         }
       }
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        if constexpr (std::is_same_v<T, __half>) {  // 8 products summed in fp16 pairs, then fp32
-          T2 h = P::from_bits(0u);
+      for (int r = 0; r < R; ++r) {  // 8 products summed in pairs of T, then in fp32
+        T2 h = __hmul2(xv[0], q[r][0]);
 #pragma unroll
-          for (int i = 0; i < 4; ++i) h = __hfma2(xv[i], q[r][i], h);
-          const float2 f = P::to_float2(h);
-          dot[r][m] += f.x + f.y;
-        } else {  // bf16 keeps 8 bits: each product rounded once, the sum in fp32
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const float2 f = P::to_float2(__hmul2(xv[i], q[r][i]));
-            dot[r][m] += f.x + f.y;
-          }
-        }
+        for (int i = 1; i < 4; ++i) h = __hfma2(xv[i], q[r][i], h);
+        const float2 f = P::to_float2(h);
+        dot[r][m] += f.x + f.y;
       }
     }
   }
