@@ -29,10 +29,10 @@ dev = "cuda"
 PAIRS = {}
 
 
-def pair(name, cls, fix, mode, what, held_out=False):
+def pair(name, cls, fix, mode, what, held_out=False, set_name=None):
     def register(fn):
         PAIRS[name] = {"make": fn, "cls": cls, "fix": fix, "mode": mode, "what": what,
-                       "set": "heldout" if held_out else "corpus"}
+                       "set": set_name or ("heldout" if held_out else "corpus")}
         return fn
 
     return register
@@ -531,11 +531,13 @@ def run_one(name, variant, steps, warmup):
 
 
 if __name__ == "__main__":
+    import cnn_bf16  # the CNN precision calibration pairs (cnn_bf16.py)
     import heldout  # the held-out batch (heldout.py), registered into this table
 
     heldout.register(sys.modules[__name__])
+    cnn_bf16.register(sys.modules[__name__])
     args = sys.argv[1:]
-    if not args or args[0] == "list":  # [list [corpus|heldout]]
+    if not args or args[0] == "list":  # [list [corpus|heldout|cnn-bf16]]
         for k, v in PAIRS.items():
             if len(args) < 2 or v["set"] == args[1]:
                 print(f"{k:28} {v['cls']:10} {v['fix'] or '-':16} {v['mode']:6} {v['set']:8} {v['what']}")
