@@ -16,7 +16,7 @@ MODELS = (("resnet18", 128, 128), ("resnet101", 64, 32), ("densenet121", 64, 32)
 
 
 def register(p):
-    """Adds the calibration pairs to p.PAIRS; p is the pairs module (its helpers: tv_model, images, labels)."""
+    """Adds the calibration pairs to p.PAIRS; p is the pairs module (its helpers: tv_model, images, autocast_train_pair)."""
     dev = p.dev
 
     def infer_pair(name, batch):
@@ -32,28 +32,10 @@ def register(p):
 
         return make(False), make(True)
 
-    def train_pair(name, batch):
-        m1, m2 = p.tv_model(name), p.tv_model(name)
-        o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
-        x, y = p.images(batch).to(dev), p.labels(batch)
-
-        def make(m, opt, bf16):
-            def step():
-                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-                    loss = torch.nn.functional.cross_entropy(m(x), y)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                return loss
-
-            return step
-
-        return make(m1, o1, False), make(m2, o2, True)
-
     for name, bi, bt in MODELS:
         p.pair(f"cnnbf16_{name}_infer", "precision", "", "infer",
                f"{name} inference b{bi}, PyTorch's defaults (TF32 convolutions, fp32 activations) → bf16 autocast",
                set_name="cnn-bf16")(lambda name=name, bi=bi: infer_pair(name, bi))
         p.pair(f"cnnbf16_{name}_train", "precision", "", "train",
                f"{name} SGD training b{bt}, PyTorch's defaults → bf16 autocast", set_name="cnn-bf16")(
-                   lambda name=name, bt=bt: train_pair(name, bt))
+                   lambda name=name, bt=bt: p.autocast_train_pair(name, bt))

@@ -338,22 +338,7 @@ def register(p):
     @pair("bf16_resnet50_train", "precision", "", "train",
           "ResNet-50 fp32 training, b64, PyTorch's defaults (TF32 convolutions, fp32 matmuls) → bf16 autocast")
     def _():
-        m1, m2 = p.tv_model("resnet50"), p.tv_model("resnet50")
-        o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
-        x, y = p.images(64).to(dev), p.labels(64)
-
-        def make(m, opt, bf16):
-            def step():
-                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-                    loss = torch.nn.functional.cross_entropy(m(x), y)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                return loss
-
-            return step
-
-        return make(m1, o1, False), make(m2, o2, True)
+        return p.autocast_train_pair("resnet50", 64)
 
     @pair("bf16_gpt2_train", "precision", "", "train",
           "GPT-2 (124M) fp32 training, b8 × 256 tokens (TF32 off, PyTorch's default) → bf16 autocast")

@@ -88,6 +88,27 @@ def vision_train_step(model, opt, x, y, sync_loss=False):
     return loss.item() if sync_loss else loss
 
 
+def autocast_train_pair(model_name, batch):
+    """SGD training of a torchvision model at PyTorch's defaults (fp32 activations, TF32 convolutions), and under bf16
+    autocast: the precision pairs' CNN training step (heldout.py's bf16_resnet50_train, cnn_bf16.py's)."""
+    m1, m2 = tv_model(model_name), tv_model(model_name)
+    o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
+    x, y = images(batch).to(dev), labels(batch)
+
+    def make(m, opt, bf16):
+        def step():
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                loss = F.cross_entropy(m(x), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    return make(m1, o1, False), make(m2, o2, True)
+
+
 def hf_train_step(model, opt, **inputs):
     """One AMP training step of a transformers model on fixed inputs (the loss from the model's own head)."""
     def step():
