@@ -79,8 +79,9 @@ def labels(batch, n=1000):
     return torch.randint(0, n, (batch,), device=dev)
 
 
-def vision_train_step(model, opt, x, y, sync_loss=False):
-    with torch.autocast("cuda", dtype=torch.bfloat16):
+def vision_train_step(model, opt, x, y, sync_loss=False, bf16=True):
+    """One training step of a torchvision model: under bf16 autocast (AMP) unless bf16=False (PyTorch's defaults)."""
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
         loss = F.cross_entropy(model(x), y)
     opt.zero_grad(set_to_none=True)
     loss.backward()
@@ -94,19 +95,7 @@ def autocast_train_pair(model_name, batch):
     m1, m2 = tv_model(model_name), tv_model(model_name)
     o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
     x, y = images(batch).to(dev), labels(batch)
-
-    def make(m, opt, bf16):
-        def step():
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-                loss = F.cross_entropy(m(x), y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            return loss
-
-        return step
-
-    return make(m1, o1, False), make(m2, o2, True)
+    return (lambda: vision_train_step(m1, o1, x, y, bf16=False)), (lambda: vision_train_step(m2, o2, x, y))
 
 
 def hf_train_step(model, opt, **inputs):

@@ -98,17 +98,28 @@ def judge(label, rc, doc):
     return "wrong", found
 
 
-def run(binary, label, path):
-    if label.get("reader") == "topo":
-        cmd = [binary, "topo", "--from", path, "--json"]
-    else:
-        cmd = [binary, "nccl", "analyze", path, "--json"]
+def run_json(cmd):
+    """A gpusqueeze command with --json: its exit code, its document (None where it printed none or not JSON) and the
+    start of its stderr. oom_corpus.py runs `memory` through it too."""
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     try:
         doc = json.loads(p.stdout) if p.stdout.strip() else None
     except json.JSONDecodeError:
         doc = None
     return p.returncode, doc, p.stderr.strip()[:200]
+
+
+def run(binary, label, path):
+    if label.get("reader") == "topo":
+        return run_json([binary, "topo", "--from", path, "--json"])
+    return run_json([binary, "nccl", "analyze", path, "--json"])
+
+
+def write_tables(out, text, totals, rows):
+    """table.md and table.json under out (made if missing)."""
+    os.makedirs(out, exist_ok=True)
+    open(os.path.join(out, "table.md"), "w").write(text)
+    json.dump({"totals": totals, "rows": rows}, open(os.path.join(out, "table.json"), "w"), indent=1)
 
 
 def main():
@@ -156,9 +167,7 @@ def main():
                      f"{r['verdict']} |")
     text = "\n".join(lines) + "\n"
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        open(os.path.join(args.out, "table.md"), "w").write(text)
-        json.dump({"totals": totals, "rows": rows}, open(os.path.join(args.out, "table.json"), "w"), indent=1)
+        write_tables(args.out, text, totals, rows)
     print(text if not args.out else "\n".join(lines[:3]))
     for r in rows:
         if r["verdict"] != "right":

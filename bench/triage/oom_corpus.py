@@ -13,8 +13,9 @@ import collections
 import glob
 import json
 import os
-import subprocess
 import sys
+
+from corpus import run_json, write_tables  # the triage corpus's runner, beside this script
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -47,16 +48,12 @@ def main():
             continue
         label = json.load(open(lab))
         log = lab[: -len(".label.json")] + ".log"
-        p = subprocess.run([a.bin, "memory", log, "--json"], capture_output=True, text=True, timeout=60)
-        try:
-            doc = json.loads(p.stdout) if p.stdout.strip() else None
-        except json.JSONDecodeError:
-            doc = None
-        verdict, found = judge(label, p.returncode, doc)
+        rc, doc, err = run_json([a.bin, "memory", log, "--json"])
+        verdict, found = judge(label, rc, doc)
         msgs = (doc or {}).get("messages", [])
         rows.append({"file": name, "source": label.get("source", ""), "label": label.get("classes", []),
-                     "exit": p.returncode, "found": found, "verdict": verdict, "messages": len(msgs),
-                     "error": p.stderr.strip()[:200] if p.returncode == 2 else ""})
+                     "exit": rc, "found": found, "verdict": verdict, "messages": len(msgs),
+                     "error": err if rc == 2 else ""})
     totals = collections.Counter(r["verdict"] for r in rows)
     n = len(rows) or 1
     by_class = collections.defaultdict(collections.Counter)
@@ -75,9 +72,7 @@ def main():
                      f"{', '.join(r['found']) or '-'}{' — ' + r['error'] if r['error'] else ''} | {r['verdict']} |")
     text = "\n".join(lines) + "\n"
     if a.out:
-        os.makedirs(a.out, exist_ok=True)
-        open(os.path.join(a.out, "table.md"), "w").write(text)
-        json.dump({"totals": totals, "rows": rows}, open(os.path.join(a.out, "table.json"), "w"), indent=1)
+        write_tables(a.out, text, totals, rows)
     print("\n".join(lines[:3]))
     for r in rows:
         if r["verdict"] != "right":
