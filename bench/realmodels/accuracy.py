@@ -44,8 +44,8 @@ FIX_NAMES = {
 # The --what-if that models each pair's fix, where its name in realmodels.json is not one.
 WHATIF_OF = {"host": "workers:8"}
 # Fixes recorded before a what-if modelled them (the pair's `fix` empty), by the words that name the fix in its
-# description (the part after "→"): the precision what-ifs came after the first corpora were measured.
-WHATIF_BY_WORDS = (("bf16 autocast", "bf16"), ("TF32", "tf32"))
+# description (the part after "→"): the precision and optimizer what-ifs came after the first corpora were measured.
+WHATIF_BY_WORDS = (("bf16 autocast", "bf16"), ("TF32", "tf32"), ("fused", "optimizer"))
 
 
 def whatif_of(p):

@@ -100,9 +100,10 @@ void fix_findings(const Trace& t, const Analysis& a, const FixSignals& s, int64_
         saving,
         "torch.optim.AdamW(params, fused=True) (or foreach=True, the default when nothing disables it): one kernel for "
         "all parameters instead of several per parameter.",
-        "100+ single-tensor optimizer kernels per step without multi-tensor kernels; saving: the optimizer step's "
-        "recorded range, else their launches (each op launches ~3 kernels per parameter) "
-        "(bench/results/2026-12-06-h100-realmodels: BERT-base −39%)",
+        "100+ single-tensor optimizer kernels per step without multi-tensor kernels; saving: the replay of "
+        "`--what-if optimizer` where the trace has the optimizer's step ranges and the replay judges the critical "
+        "path, else (an upper bound) the optimizer step's recorded range, else their launches (each op launches ~3 "
+        "kernels per parameter) (bench/results/2026-12-06-h100-realmodels: BERT-base −39%)",
         wall_ns));
   }
   if (!s.fused_attention && kernel_sum > 0 &&

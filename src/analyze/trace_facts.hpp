@@ -31,6 +31,22 @@ struct Interval {
 [[nodiscard]] inline bool is_dataloader_range(std::string_view n) {
   return n.starts_with("enumerate(DataLoader)");
 }
+// torch.optim's step: PyTorch records each as "Optimizer.step#AdamW.step" (and `gpusqueeze trace`'s Python shim
+// records the same name as an NVTX range).
+[[nodiscard]] inline bool is_optimizer_step_range(std::string_view n) {
+  return n.starts_with("Optimizer.step#");
+}
+// The fused optimizer's passes over memory against the single-tensor path's (foreach=False), counted from
+// torch.optim's code, not fitted: the fused kernel reads each parameter's tensors once and writes the changed ones
+// once. AdamW/Adam: param, grad, exp_avg and exp_avg_sq read, three written (7), where the single-tensor step's ops
+// (weight decay, lerp_, mul_ + addcmul_, sqrt, div, add_ eps, addcdiv_) pass 20 times; SGD with momentum: param, grad
+// and buffer read, two written (5) against 8 (mul_ + add_ on the buffer, add_ on the parameter). Other optimizers: 1
+// (their kernels' memory time kept). `optimizer`: the class in the range's name ("AdamW", "SGD", …).
+[[nodiscard]] inline double fused_optimizer_pass_ratio(std::string_view optimizer) {
+  if (optimizer == "Adam" || optimizer == "AdamW") return 7.0 / 20.0;
+  if (optimizer == "SGD") return 5.0 / 8.0;
+  return 1.0;
+}
 // cuDNN's and cutlass's NCHW <-> NHWC conversions around convolutions of NCHW tensors.
 [[nodiscard]] bool is_layout_transpose(std::string_view kernel);
 // PyTorch's batch-norm kernels for NCHW tensors (at::native::batch_norm_*_kernel without "channels_last"):

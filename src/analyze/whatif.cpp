@@ -157,11 +157,59 @@ size_t first_gpu_op(const Item& x) {
   return size_t{0};
 }
 
+// `optimizer`: the items of each optimizer step become one op that launches one kernel, the fused optimizer's. The
+// kernel moves the bytes the single-tensor kernels moved, once: their time above the shortest one's (a kernel's fixed
+// cost, which the fused kernel pays once) × the passes the fused kernel makes over memory against theirs
+// (detail::fused_optimizer_pass_ratio). On the host it costs two of the step's ops at their mean time (the fused op
+// and its dispatch); the Python loop over the parameters between the ops goes with them.
+std::vector<Item> fuse_optimizer_steps(const Trace& t, const ReplayGraph& g, const std::vector<Item>& in,
+                                       std::unordered_map<size_t, int64_t>& dur_override) {
+  std::vector<Item> out;
+  for (size_t i = 0; i < in.size();) {
+    if (in[i].optimizer_step < 0) {
+      out.push_back(in[i++]);
+      continue;
+    }
+    size_t j = i;
+    int64_t host = 0, kernels_ns = 0, kernels = 0, shortest = INT64_MAX;
+    size_t first_kernel = SIZE_MAX;
+    const Call* first_launch = nullptr;
+    for (; j < in.size() && in[j].optimizer_step == in[i].optimizer_step; ++j) {
+      host += in[j].dur;
+      for (const auto& c : in[j].calls)
+        for (size_t k : c.gpu)
+          if (t.events[k].kind == Kind::kernel) {
+            kernels_ns += t.events[k].dur_ns, ++kernels;
+            shortest = std::min(shortest, t.events[k].dur_ns);
+            if (first_kernel == SIZE_MAX) first_kernel = k, first_launch = &c;
+          }
+    }
+    Item fused = in[i];
+    fused.dur = 2 * host / static_cast<int64_t>(j - i);
+    fused.calls.clear();
+    if (first_launch) {
+      Call c = *first_launch;
+      c.off = 0;
+      c.dur = c.own = std::min(c.dur, fused.dur);
+      c.blocking = c.pageable = c.pageable_input = false;
+      c.gpu = {first_kernel};
+      fused.calls.push_back(std::move(c));
+      const double ratio = detail::fused_optimizer_pass_ratio(g.optimizer_steps[in[i].optimizer_step].optimizer);
+      dur_override[first_kernel] =
+          shortest + static_cast<int64_t>(ratio * static_cast<double>(kernels_ns - kernels * shortest));
+    }
+    out.push_back(std::move(fused));
+    i = j;
+  }
+  return out;
+}
+
 // The fixes that change a step's shape: the ops `sync` and `layout` drop, and runs of single elementwise kernels that
 // `fuse` makes one (one dispatch, the slowest op's; one kernel, the slowest: it reads once), the kept kernel's time in
-// dur_override.
-std::vector<Item> shape_items(const Trace& t, const Fixes& fx, const std::vector<Item>& in,
-                              std::unordered_map<size_t, int64_t>& dur_override) {
+// dur_override; `optimizer` (fuse_optimizer_steps).
+std::vector<Item> shape_items(const Trace& t, const ReplayGraph& graph, const Fixes& fx,
+                              const std::vector<Item>& in_items, std::unordered_map<size_t, int64_t>& dur_override) {
+  const std::vector<Item> in = fx.optimizer ? fuse_optimizer_steps(t, graph, in_items, dur_override) : in_items;
   auto single_elementwise = [&](const Item& x) {
     size_t kernels = 0;
     for (const auto& c : x.calls) {
@@ -269,6 +317,13 @@ std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& 
         "recording's one-kernel ops (ratios from the real-model corpus); elementwise kernels as recorded",
         detail::kBf16GemmRatio + detail::kBf16CastShare, detail::kBf16GemmRatio, detail::kBf16CastShare,
         detail::kBf16AttentionRatio, detail::kAutocastCastsPerGemm));
+  if (fx.optimizer)
+    out.push_back(
+        "optimizer: each Optimizer.step# range's ops made one op (two of their mean host time) launching one kernel "
+        "that moves the single-tensor kernels' bytes once: their time above the shortest one's × 7/20 (Adam, AdamW) "
+        "or 5/8 (SGD), the passes over memory counted from torch.optim's code; other optimizers' kernels as recorded. "
+        "Without such ranges (a recording of neither torch.profiler nor `gpusqueeze trace`'s Python shim) it changes "
+        "nothing");
   if (fx.host) out.push_back("one worker thread; each step waits for its input from the worker");
   if (fx.workers > 0 && loader_seen)
     out.push_back(fmt::format(
@@ -366,7 +421,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
   bool loader_seen = false;      // workers: a DataLoader range was replayed
   bool input_inferred = false;   // workers: without one, the host's time before a step's first input copy was moved
   for (auto& s : steps) {
-    std::vector<Item> items = shape_items(t, fx, s.items, dur_override);
+    std::vector<Item> items = shape_items(t, graph_in, fx, s.items, dur_override);
     const int64_t step_start = now;  // the CPU's; it may run ahead of the GPU when nothing syncs
     int64_t worker = 0, step_gpu_end = 0, step_gpu_op = -1;
     std::vector<Segment> segs;

@@ -25,21 +25,24 @@
 namespace gsq::analyze {
 
 struct Fixes {
-  bool sync = false;      // the per-step syncs dropped (an .item()'s whole op; other syncs stop waiting)
-  bool pinned = false;    // pageable input copies (host to device) from memory allocated pinned
-                          // (DataLoader(pin_memory=True) pins in its workers), asynchronous, at the pinned rate
-  bool fuse = false;      // each run of back-to-back elementwise ops becomes one op and one kernel
-  bool graphs = false;    // launch-only ops replayed from a CUDA graph: a per-kernel cost instead of the dispatch
-  bool host = false;      // host gaps moved to a worker thread that prepares the next step meanwhile
-  bool layout = false;    // layout conversions gone (tensors kept in the layout their kernels want, e.g. channels_last
-                          // at load): aten::contiguous items dropped, cuDNN's NCHW<->NHWC transposes cost nothing,
-                          // PyTorch's NCHW batch norms at detail::kNhwcBatchNormRatio of their time
-  bool prefetch = false;  // host-to-device copies from pinned memory issued one step ahead on a side stream (the next
-                          // batch's copy overlaps this step's compute); the first kernel after each copy waits for it
-  bool tf32 = false;      // fp32 GEMMs on the tensor cores in TF32 (torch.backends.cuda.matmul.allow_tf32 = True):
-                          // their time × detail::kTf32GemmRatio
-  bool bf16 = false;      // bf16 autocast: fp32 GEMMs × kBf16GemmRatio plus their operands' casts, fp32 attention
-                          // × kBf16AttentionRatio; each GEMM's launch preceded by kAutocastCastsPerGemm small ops
+  bool sync = false;       // the per-step syncs dropped (an .item()'s whole op; other syncs stop waiting)
+  bool pinned = false;     // pageable input copies (host to device) from memory allocated pinned
+                           // (DataLoader(pin_memory=True) pins in its workers), asynchronous, at the pinned rate
+  bool fuse = false;       // each run of back-to-back elementwise ops becomes one op and one kernel
+  bool graphs = false;     // launch-only ops replayed from a CUDA graph: a per-kernel cost instead of the dispatch
+  bool host = false;       // host gaps moved to a worker thread that prepares the next step meanwhile
+  bool layout = false;     // layout conversions gone (tensors kept in the layout their kernels want, e.g. channels_last
+                           // at load): aten::contiguous items dropped, cuDNN's NCHW<->NHWC transposes cost nothing,
+                           // PyTorch's NCHW batch norms at detail::kNhwcBatchNormRatio of their time
+  bool prefetch = false;   // host-to-device copies from pinned memory issued one step ahead on a side stream (the next
+                           // batch's copy overlaps this step's compute); the first kernel after each copy waits for it
+  bool tf32 = false;       // fp32 GEMMs on the tensor cores in TF32 (torch.backends.cuda.matmul.allow_tf32 = True):
+                           // their time × detail::kTf32GemmRatio
+  bool bf16 = false;       // bf16 autocast: fp32 GEMMs × kBf16GemmRatio plus their operands' casts, fp32 attention
+                           // × kBf16AttentionRatio; each GEMM's launch preceded by kAutocastCastsPerGemm small ops
+  bool optimizer = false;  // a fused optimizer (fused=True) for one that steps one tensor at a time (foreach=False):
+                           // each "Optimizer.step#" range's CPU ops become one op launching one kernel, which moves the
+                           // bytes of the single-tensor kernels once (detail::fused_optimizer_pass_ratio)
   std::vector<std::pair<std::string, double>> faster;  // kernels whose name contains the text run N× faster
   int workers = 0;  // DataLoader(num_workers=N): each batch's next() (its enumerate(DataLoader) range; without one, the
                     // host's time before the step's first input copy) done by one of N workers that prefetch; the
@@ -56,11 +59,11 @@ struct NamedFix {
   bool Fixes::*member;
 };
 inline constexpr NamedFix kNamedFixes[] = {
-    {"sync", &Fixes::sync},         {"pinned", &Fixes::pinned}, {"fuse", &Fixes::fuse},
-    {"graphs", &Fixes::graphs},     {"host", &Fixes::host},     {"layout", &Fixes::layout},
-    {"prefetch", &Fixes::prefetch}, {"tf32", &Fixes::tf32},     {"bf16", &Fixes::bf16}};
-// "sync,pinned,fuse,graphs,host,layout,prefetch,tf32,bf16,kernel:gemm=2" → Fixes. Throws Error(bad_input) naming the
-// unknown word.
+    {"sync", &Fixes::sync}, {"pinned", &Fixes::pinned},      {"fuse", &Fixes::fuse},         {"graphs", &Fixes::graphs},
+    {"host", &Fixes::host}, {"layout", &Fixes::layout},      {"prefetch", &Fixes::prefetch}, {"tf32", &Fixes::tf32},
+    {"bf16", &Fixes::bf16}, {"optimizer", &Fixes::optimizer}};
+// "sync,pinned,fuse,graphs,host,layout,prefetch,tf32,bf16,optimizer,kernel:gemm=2" → Fixes. Throws Error(bad_input)
+// naming the unknown word.
 [[nodiscard]] Fixes parse_fixes(const std::string& list);
 [[nodiscard]] std::string fixes_name(const Fixes& f);
 

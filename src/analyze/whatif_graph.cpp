@@ -419,11 +419,40 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
 
 }  // namespace
 
+// The optimizer's step ranges of the process that launches the most, and each item that starts inside one tagged with
+// it.
+void find_optimizer_steps(const Trace& t, ReplayGraph& g) {
+  std::map<int32_t, size_t> by_pid;
+  for (const auto& e : t.events)
+    if (e.kind == Kind::runtime && detail::is_launch_call(t.name(e))) ++by_pid[e.pid];
+  if (by_pid.empty()) return;
+  const int32_t pid = std::max_element(by_pid.begin(), by_pid.end(), [](const auto& a, const auto& b) {
+                        return a.second < b.second;
+                      })->first;
+  for (const auto& e : t.events)
+    if (e.kind == Kind::annotation && e.pid == pid && detail::is_optimizer_step_range(t.name(e))) {
+      const auto& n = t.name(e);  // "Optimizer.step#AdamW.step"
+      const auto hash = n.find('#'), dot = n.find('.', hash + 1);
+      g.optimizer_steps.push_back(
+          {e.start_ns, e.end_ns(), n.substr(hash + 1, dot == std::string::npos ? dot : dot - hash - 1)});
+    }
+  std::sort(g.optimizer_steps.begin(), g.optimizer_steps.end(),
+            [](const OptimizerStep& a, const OptimizerStep& b) { return a.start < b.start; });
+  for (auto& s : g.steps)
+    for (auto& it : s.items) {
+      const auto r = std::upper_bound(g.optimizer_steps.begin(), g.optimizer_steps.end(), it.start,
+                                      [](int64_t v, const OptimizerStep& x) { return v < x.start; });
+      if (r != g.optimizer_steps.begin() && it.start < std::prev(r)->end)
+        it.optimizer_step = static_cast<int32_t>(std::prev(r) - g.optimizer_steps.begin());
+    }
+}
+
 std::shared_ptr<const ReplayGraph> build_graph(const Trace& t, const RecorderCorrection& corr) {
   auto g = std::make_shared<ReplayGraph>();
   g->steps = build(t, g->thread, g->why, g->threads, g->records);
   if (g->steps.empty()) return g;
   g->waits_for = event_waits(t);
+  find_optimizer_steps(t, *g);
   // The GPU time the replayed thread launched, against all GPU time from its first step's start to the end of its
   // last step or of the last GPU op it launched.
   int64_t mine = 0, all = 0, end = g->steps.back().end;
