@@ -93,14 +93,19 @@ const std::vector<ErrorKind>& error_catalogue() {
        {"Got completion from peer", "Got completion with error", "completion with error",
         "transport retry counter "
         "exceeded",
-        "IBV_WC_RETRY_EXC_ERR", "local catastrophic error"},
+        "IBV_WC_RETRY_EXC_ERR", "local catastrophic error",
+        // AWS EFA through the OFI plugin: "ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x… completed with error.
+        // RC: 20", and libfabric's own "rxr_cq_write_tx_error: err: 20, prov_err: …" beside it
+        "completed with error. RC:", "_cq_write_tx_error", "_cq_write_rx_error"},
        true,
        "an InfiniBand/RoCE work request failed (status 12 = retry counter exceeded: the peer did not answer over RDMA "
        "within NCCL_IB_TIMEOUT × NCCL_IB_RETRY_CNT; 5 = flushed after an earlier error; 4 = protection error; 10 = "
        "remote access error)",
        "The network, not the code: check the ports on both hosts (ibstatus, ibv_devinfo, mlxlink -d <dev> for errors "
        "and flaps), RoCE GID index (NCCL_IB_GID_INDEX) and PFC/ECN on the switches; run nccl-tests between the two "
-       "hosts named. Status 5 lines are the consequence of the first non-5 status: read that one"},
+       "hosts named. Status 5 lines are the consequence of the first non-5 status: read that one. On AWS EFA (NET/OFI "
+       "lines) a send that fails at once is most often the security group: EFA needs all traffic allowed to and from "
+       "the group itself (fi_pingpong -p efa between the two hosts checks it)"},
       {"ib-async-event",
        {"Got async event", "async fatal event", "async_event failed"},
        true,
@@ -116,6 +121,9 @@ const std::vector<ErrorKind>& error_catalogue() {
         "ibv_open_device failed", "NET/IB : Unable to open", "ibv_get_device_list failed", "output empty list",
         "No eligible providers", "Unable to find a libfabric provider", "NET/OFI Failed to initialize",
         "Couldn't find any optimal provider",
+        // libfabric found no provider for the OFI plugin: "NET/OFI OFI fi_getinfo() call failed: No data available"
+        // (FI_ENODATA: no EFA device visible, e.g. /dev/infiniband not passed to the container)
+        "fi_getinfo() call failed",
         // The network NCCL_NET names is not there ("net.cc:579 NCCL WARN Error: network gIB not found."), or the
         // plugin that provides it could not be loaded ("NET/Plugin: Plugin load returned 2 : …libc.so.6: version
         // `GLIBC_2.32' not found (required by …/libnccl-net.so)")
@@ -491,7 +499,8 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
     // Its INFO lines, and a provider it did not find (ib-unavailable), are not failures.
     if (id == "nccl-system-error" && has(line, "NET/OFI") && !has(line, "ncclSystemError") &&
         !has(line, "unhandled system error") &&
-        (!has(line, "WARN") || has(line, "Failed to initialize") ||
+        (!has(line, "WARN") || has(line, "Failed to initialize") || has(line, "fi_getinfo() call failed") ||
+         has(line, "completed with error. RC:") ||
          !(has(line, "ERROR") || has(line, "RC: -") || has_ci(line, "couldn't") || has_ci(line, "failed") ||
            has_ci(line, "failure"))))
       continue;

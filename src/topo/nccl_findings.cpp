@@ -458,6 +458,27 @@ void nccl_tests_findings(const NcclLog& log, std::vector<Finding>& out) {
                        "table measures bandwidth only",
                        {{"rows", std::to_string(log.rows.size())}},
                        "Run once with -c 1 (the default) to check the results before trusting the path"));
+  // A bandwidth the user's own benchmark printed (no nccl-tests table, so no device lines name the hardware): said,
+  // with what the paths give, rather than judged against a guess.
+  if (log.rows.empty() && !log.reported_busbw.empty()) {
+    const double best = *std::max_element(log.reported_busbw.begin(), log.reported_busbw.end());
+    const bool across_nodes = log.reported_ranks > 8 || log.nnodes > 1;
+    out.push_back(make(
+        "nccl-reported-bandwidth", Severity::info,
+        fmt::format("A benchmark's own output reports bus bandwidth {:.1f} GB/s{}: not an nccl-tests table, so "
+                    "nothing here names the hardware to judge it by",
+                    best,
+                    log.reported_ranks > 0
+                        ? fmt::format(" over {} ranks{}", log.reported_ranks,
+                                      across_nodes ? " (more than one 8-GPU node: the ring crosses the network)" : "")
+                        : ""),
+        {{"busbw_gbps", fmt::format("{:.2f}", best)}, {"ranks", std::to_string(log.reported_ranks)}},
+        "Compare with the path: between GPU servers ≈46–48 GB/s busbw per 400 Gb/s RDMA NIC through NCCL and "
+        "≈11–12 per 100 Gb/s (nccl-tests#290), 370–396 GB/s with the 8 NICs of an HGX node; within an NVSwitch node "
+        "≈370 GB/s (H100). Far less between servers is TCP (NET/Socket) or the cloud's default network instead of its "
+        "GPU fabric (EFA, GPUDirect-TCPX/TCPXO, InfiniBand): run nccl-tests with NCCL_DEBUG=INFO to see the transport "
+        "and `gpusqueeze nccl analyze` its log"));
+  }
   if (!log.rows.empty()) {
     const auto& last = log.rows.back();
     const bool stopped = !log.avg_busbw && log.max_bytes > 0 && last.bytes < log.max_bytes;

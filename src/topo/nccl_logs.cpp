@@ -429,6 +429,32 @@ struct Reader {
       if (!w.empty()) log.test_hosts.emplace(w[0]);
       hit = true;
     }
+    // A benchmark's own print of its bus bandwidth: "busbw: 18.973 GBps (151.8 Gbps)", "busbw = 45.2 GB/s". Not the
+    // nccl-tests header, whose "busbw" is a column name.
+    if (scan.has<"busbw">())
+      if (const size_t b = line.find("busbw"); b != std::string::npos) {
+        size_t i = b + 5;
+        while (i < line.size() && line[i] == ' ') ++i;
+        if (i < line.size() && (line[i] == ':' || line[i] == '=')) {
+          char* end = nullptr;
+          const double v = std::strtod(line.c_str() + i + 1, &end);
+          std::string_view unit(end, static_cast<size_t>(line.c_str() + line.size() - end));
+          while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+          const bool bytes = unit.starts_with("GBps") || unit.starts_with("GB/s") || unit.starts_with("GB ");
+          const bool bits = unit.starts_with("Gbps") || unit.starts_with("Gb/s");
+          if (end != line.c_str() + i + 1 && v > 0 && (bytes || bits)) {
+            log.reported_busbw.push_back(bits ? v / 8 : v);
+            hit = true;
+          }
+        }
+      }
+    if (scan.has<" ranks">())
+      if (const size_t r = line.find(" ranks");
+          r != std::string::npos && r > 0 && std::isdigit(static_cast<unsigned char>(line[r - 1]))) {
+        size_t d = r;
+        while (d > 0 && std::isdigit(static_cast<unsigned char>(line[d - 1]))) --d;
+        if (r - d <= 6) log.reported_ranks = std::stoi(line.substr(d, r - d));
+      }
     if (scan.has<"Avg bus bandwidth">()) {
       const size_t c = line.find(':', line.find("Avg bus bandwidth"));
       if (c != std::string::npos) log.avg_busbw = std::strtod(line.c_str() + c + 1, nullptr);

@@ -39,6 +39,10 @@ struct NcclLog {
   std::set<std::string> test_hosts;  // the hosts of those lines
   std::vector<NcclTestRow> rows;
   std::optional<double> avg_busbw;
+  // A bus bandwidth a benchmark of the user's own printed outside any nccl-tests table ("busbw: 18.973 GBps (151.8
+  // Gbps)"), in GB/s, and the ranks its lines name ("(5 trials, 16 ranks)"; 0 when none)
+  std::vector<double> reported_busbw;
+  int reported_ranks = 0;
   uint64_t min_bytes = 0, max_bytes = 0;  // the sweep asked for ("minBytes 8 maxBytes 8589934592")
   int64_t out_of_bounds = -1;             // "Out of bounds values : N OK|FAILED"
   bool tests_failed = false;              // a FAILED verdict printed by nccl-tests

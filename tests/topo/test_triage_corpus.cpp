@@ -172,6 +172,35 @@ TEST(TriageCorpus, BandwidthIsJudgedAgainstTheHardware) {
   EXPECT_NE(low.find("nccl-tests-low-bandwidth"), nullptr);
 }
 
+TEST(TriageCorpus, TheOfiPluginsFailuresReadAsTheirIbCounterparts) {
+  // AWS EFA through aws-ofi-nccl: libfabric finds no EFA device (fi_getinfo: No data available) → no RDMA network;
+  // a send completing with an error → a failed network completion, fatal.
+  const auto none = read(
+      "nccl-errors/"
+      "awsofi1020_p5_container_timestamp_prefix_nccl_net_ofi_rdma_init_fi_getinfo_no_data_available_dev_infiniband_not_"
+      "exposed.log");
+  EXPECT_NE(none.find("nccl-ib-unavailable"), nullptr);
+  EXPECT_EQ(none.find("nccl-nccl-system-error"), nullptr);
+  const auto failed = read(
+      "nccl-errors/"
+      "awsofi156_mpijob_tag_output_backticked_ofi_process_cq_rc20_rxr_tx_error_not_a_directory_efa_security_group.log");
+  EXPECT_NE(failed.find("nccl-ib-completion-error"), nullptr);
+  EXPECT_TRUE(failed.fatal());
+}
+
+TEST(TriageCorpus, ABenchmarksOwnBusBandwidthIsReadNotRefused) {
+  const auto r =
+      read("nccl-info/skypilot3592_gcp_2x_h100x8_no_tcpx_allreduce_bench_40gb_busbw_151gbps_ray_head_prefix.log");
+  ASSERT_EQ(r.log.reported_busbw.size(), 1U);
+  EXPECT_NEAR(r.log.reported_busbw.front(), 18.973, 1e-9);
+  EXPECT_EQ(r.log.reported_ranks, 16);
+  const auto* f = r.find("nccl-reported-bandwidth");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(evidence(*f, "ranks"), "16");
+  // nccl-tests' own header names the column, no value: not a reported bandwidth.
+  EXPECT_TRUE(read("nccl-tests/nccltests347_8xh100_single_node_nvls_480.log").log.reported_busbw.empty());
+}
+
 TEST(TriageCorpus, WrongResultsAreFatal) {
   const auto r = read("nccl-tests/nccltests37_v100_allgather_4G_oob_failed.log");
   EXPECT_NE(r.find("nccl-tests-wrong"), nullptr);
