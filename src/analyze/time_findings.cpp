@@ -72,8 +72,9 @@ void time_findings(const Trace& t, const TraceIndex& ix, const KernelTally& k, c
                     single ? ", in the training process itself: num_workers=0" : ""),
         {{"dataloader_ns", std::to_string(ix.loader_ns)}, {"batches", std::to_string(ix.loader_calls)}}, ix.loader_ns,
         "DataLoader(num_workers=N (the CPU cores the augmentation needs), pin_memory=True, persistent_workers=True, "
-        "prefetch_factor=2+); move per-sample CPU transforms to the GPU (torchvision.transforms.v2 on tensors, DALI) "
-        "when the workers cannot keep up.",
+        "prefetch_factor=2+) and batch.to(device, non_blocking=True) (a pinned batch copied without blocking the "
+        "loop; `--what-if workers:N,pinned` replays both); move per-sample CPU transforms to the GPU "
+        "(torchvision.transforms.v2 on tensors, DALI) when the workers cannot keep up.",
         "enumerate(DataLoader) ranges ≥ 5% of the steady-state window; saving: their time, an upper bound (the "
         "workers must keep up)",
         b.wall_ns));

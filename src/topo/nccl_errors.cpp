@@ -205,12 +205,19 @@ const std::vector<ErrorKind>& error_catalogue() {
        "the consequence"},
       {"nccl-oom",
        {"out of memory", "Failed to CUDA calloc", "Failed to CUDA malloc", "OutOfMemoryError",
-        "cudaErrorMemoryAllocation"},
+        "cudaErrorMemoryAllocation",
+        // The host's memory: Slurm reporting the kernel's OOM killer ("slurmstepd: error: Detected 1 oom_kill event
+        // in StepId=…. Some of the step tasks have been OOM Killed.")
+        "oom_kill event", "have been OOM Killed"},
        true,
-       "GPU (or pinned host) memory ran out, in NCCL's buffers or in the job around them",
+       "GPU (or pinned host) memory ran out, in NCCL's buffers or in the job around them; or the host's memory, where "
+       "the kernel's OOM killer ended a task (Slurm's oom_kill events)",
        "Leave NCCL room: lower the batch or model memory, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; NCCL's "
        "own buffers grow with channels and peers (NCCL_BUFFSIZE, NCCL_NCHANNELS_PER_NET_PEER, fewer communicators). "
-       "`gpusqueeze memory` on PyTorch's OOM message says what held the memory"},
+       "`gpusqueeze memory` on PyTorch's OOM message says what held the memory. Host memory (oom_kill): what one rank "
+       "gathers in RAM (a full state dict saved from rank 0, DataLoader workers × prefetch, pinned buffers): shard the "
+       "checkpoint (sharded state dict / torch.distributed.checkpoint), fewer workers, or more memory for the job "
+       "(--mem)"},
       {"cuda-error",
        {"Cuda failure", "CUDA failure", "CUDA error:", "unhandled cuda error", "unhandled CUDA error",
         "ncclUnhandledCudaError", "illegal memory access", "cudaErrorIllegalAddress", "cudaIpcOpenMemHandle",
@@ -472,7 +479,7 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
         (!has(line, "nccl") || has_ci(line, "cuda failure") || has(line, "CUDA error") || has(line, "cudaError")))
       continue;  // CUDA's cudaErrorInvalidValue says "invalid argument" too
     if (id == "nccl-oom" && !(has(line, "NCCL") || has(line, "CUDA") || has(line, "cuda") || has(line, "OutOfMemory") ||
-                              has(line, "Failed to CUDA")))
+                              has(line, "Failed to CUDA") || has(line, "oom_kill event") || has(line, "OOM Killed")))
       continue;
     if (id == "nccl-internal-error" && has(line, "internal error") && !has(line, "NCCL") && !has(line, "nccl") &&
         !has(line, "ncclInternal"))

@@ -201,6 +201,16 @@ TEST(TriageCorpus, ABenchmarksOwnBusBandwidthIsReadNotRefused) {
   EXPECT_TRUE(read("nccl-tests/nccltests347_8xh100_single_node_nvls_480.log").log.reported_busbw.empty());
 }
 
+TEST(TriageCorpus, ASlurmOomKillIsTheHostsMemoryRunningOut) {
+  // slurmstepd's "Detected 1 oom_kill event … have been OOM Killed": the kernel's OOM killer, fatal, whatever else
+  // the step's teardown printed (CXI services busy, the other tasks terminated).
+  const auto r = read(
+      "torch-dist/"
+      "lumiai20241126_e12_slurmstepd_oom_kill_cxi_service_busy_task0_out_of_memory_fsdp_full_state_dict_save_70b.log");
+  EXPECT_NE(r.find("nccl-nccl-oom"), nullptr);
+  EXPECT_TRUE(r.fatal());
+}
+
 TEST(TriageCorpus, WrongResultsAreFatal) {
   const auto r = read("nccl-tests/nccltests37_v100_allgather_4G_oob_failed.log");
   EXPECT_NE(r.find("nccl-tests-wrong"), nullptr);
