@@ -20,23 +20,8 @@ import time
 
 import torch
 
-
-class TensorAug(torch.utils.data.Dataset):
-    """pairs.py's SynthImages: uint8 3×256×256 through transforms.v2 on tensors (crop, flip, float, normalize)."""
-
-    def __init__(self):
-        from torchvision.transforms import v2
-
-        self.tf = v2.Compose([v2.RandomResizedCrop(224, antialias=True), v2.RandomHorizontalFlip(),
-                              v2.ToDtype(torch.float32, scale=True),
-                              v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
-
-    def __len__(self):
-        return 1 << 20
-
-    def __getitem__(self, i):
-        g = torch.Generator().manual_seed(i)
-        return self.tf(torch.randint(0, 256, (3, 256, 256), dtype=torch.uint8, generator=g)), i % 1000
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pairs import SynthImages as TensorAug  # noqa: E402  the corpus's own pipeline (transforms.v2 on tensors)
 
 
 class JpegAug(torch.utils.data.Dataset):

@@ -131,6 +131,21 @@ std::vector<int32_t> outermost_ops(const Trace& t) {
   return out;
 }
 
+std::unordered_map<int32_t, size_t> launches_by_pid(const Trace& t) {
+  std::unordered_map<int32_t, size_t> launches;
+  for (const auto& e : t.events)
+    if (e.kind == Kind::runtime && is_launch_call(t.name(e))) ++launches[e.pid];
+  return launches;
+}
+
+std::optional<int32_t> main_launching_pid(const Trace& t) {
+  const auto launches = launches_by_pid(t);
+  if (launches.empty()) return std::nullopt;
+  return std::max_element(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
+           return a.second < b.second;
+         })->first;
+}
+
 }  // namespace gsq::analyze::detail
 
 namespace gsq::analyze {
@@ -138,13 +153,10 @@ namespace gsq::analyze {
 void keep_steady_state(Trace& t) {
   // The process that launches the most work; its step markers (on any of its threads: the Python thread marks steps,
   // autograd's thread may launch more).
-  std::unordered_map<int32_t, size_t> launches;
-  for (const auto& e : t.events)
-    if (e.kind == Kind::runtime && detail::is_launch_call(t.name(e))) ++launches[e.pid];
-  if (launches.empty()) return;
-  const int32_t pid = std::max_element(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
-                        return a.second < b.second;
-                      })->first;
+  const auto launches = detail::launches_by_pid(t);
+  const auto main_pid = detail::main_launching_pid(t);
+  if (!main_pid) return;
+  const int32_t pid = *main_pid;
   int64_t lo = INT64_MAX, host_hi = INT64_MIN;
   size_t steps = 0;
   std::string first, last;

@@ -5,8 +5,10 @@
 #include "analyze/model.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace gsq::analyze::detail {
@@ -31,6 +33,9 @@ struct Interval {
 [[nodiscard]] inline bool is_dataloader_range(std::string_view n) {
   return n.starts_with("enumerate(DataLoader)");
 }
+// Launch calls per process, and the process that launches the most (the program's, where a trace holds several).
+[[nodiscard]] std::unordered_map<int32_t, size_t> launches_by_pid(const Trace& t);
+[[nodiscard]] std::optional<int32_t> main_launching_pid(const Trace& t);
 // torch.optim's step: PyTorch records each as "Optimizer.step#AdamW.step" (and `gpusqueeze trace`'s Python shim
 // records the same name as an NVTX range).
 [[nodiscard]] inline bool is_optimizer_step_range(std::string_view n) {

@@ -422,15 +422,10 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
 // The optimizer's step ranges of the process that launches the most, and each item that starts inside one tagged with
 // it.
 void find_optimizer_steps(const Trace& t, ReplayGraph& g) {
-  std::map<int32_t, size_t> by_pid;
+  const auto pid = detail::main_launching_pid(t);
+  if (!pid) return;
   for (const auto& e : t.events)
-    if (e.kind == Kind::runtime && detail::is_launch_call(t.name(e))) ++by_pid[e.pid];
-  if (by_pid.empty()) return;
-  const int32_t pid = std::max_element(by_pid.begin(), by_pid.end(), [](const auto& a, const auto& b) {
-                        return a.second < b.second;
-                      })->first;
-  for (const auto& e : t.events)
-    if (e.kind == Kind::annotation && e.pid == pid && detail::is_optimizer_step_range(t.name(e))) {
+    if (e.kind == Kind::annotation && e.pid == *pid && detail::is_optimizer_step_range(t.name(e))) {
       const auto& n = t.name(e);  // "Optimizer.step#AdamW.step"
       const auto hash = n.find('#'), dot = n.find('.', hash + 1);
       g.optimizer_steps.push_back(
