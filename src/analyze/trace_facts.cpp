@@ -141,9 +141,9 @@ std::unordered_map<int32_t, size_t> launches_by_pid(const Trace& t) {
 std::optional<int32_t> main_launching_pid(const Trace& t) {
   const auto launches = launches_by_pid(t);
   if (launches.empty()) return std::nullopt;
-  return std::max_element(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
-           return a.second < b.second;
-         })->first;
+  return std::max_element(launches.begin(), launches.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
 }
 
 }  // namespace gsq::analyze::detail
