@@ -42,7 +42,9 @@ FIX_NAMES = {
 
 
 # The --what-if that models each pair's fix, where its name in realmodels.json is not one.
-WHATIF_OF = {"host": "workers:8"}
+# The DataLoader pairs' fix is 8 workers with pin_memory=True and the batch copied with non_blocking=True
+# (pairs.dataloader_pair): both parts replayed.
+WHATIF_OF = {"host": "workers:8,pinned"}
 # Fixes recorded before a what-if modelled them (the pair's `fix` empty), by the words that name the fix in its
 # description (the part after "→"): the precision and optimizer what-ifs came after the first corpora were measured.
 WHATIF_BY_WORDS = (("bf16 autocast", "bf16"), ("TF32", "tf32"), ("fused", "optimizer"))
@@ -141,7 +143,8 @@ def main():
                 recorded = (wi.get("replayed_step_p50_ns") or 0) / 1e6
                 pred, by_finding = None, False
                 for r in wi.get("rows", []):
-                    if modelled and r.get("fixes") == fix:
+                    # The row of all the fix's parts together (the analyzer names them in its own order).
+                    if modelled and set(r.get("fixes", "").split(",")) == set(fix.split(",")):
                         pred = r["step_p50_ns"] / 1e6
                 # No what-if models the fix (precision, optimizer, attention): the saving of the finding that names
                 # it, of the step the analyzer gives as untraced (the given one in untraced mode), tallied apart.

@@ -146,6 +146,27 @@ std::optional<int32_t> main_launching_pid(const Trace& t) {
       ->first;
 }
 
+std::vector<OptimizerRange> optimizer_step_ranges(const Trace& t) {
+  std::vector<OptimizerRange> out;
+  const auto pid = main_launching_pid(t);
+  if (!pid) return out;
+  for (const auto& e : t.events)
+    if (e.kind == Kind::annotation && e.pid == *pid && is_optimizer_step_range(t.name(e))) {
+      const auto& n = t.name(e);  // "Optimizer.step#AdamW.step"
+      const auto hash = n.find('#'), dot = n.find('.', hash + 1);
+      out.push_back({e.start_ns, e.end_ns(), n.substr(hash + 1, dot == std::string::npos ? dot : dot - hash - 1)});
+    }
+  std::sort(out.begin(), out.end(), [](const OptimizerRange& a, const OptimizerRange& b) { return a.start < b.start; });
+  // Launches by start time (`gpusqueeze trace` records the range on NVTX's thread id, the launches on CUDA's).
+  for (const auto& e : t.events)
+    if (e.kind == Kind::runtime && e.pid == *pid && is_launch_call(t.name(e)))
+      if (const auto r = std::upper_bound(out.begin(), out.end(), e.start_ns,
+                                          [](int64_t v, const OptimizerRange& x) { return v < x.start; });
+          r != out.begin() && e.start_ns < std::prev(r)->end)
+        ++std::prev(r)->launches;
+  return out;
+}
+
 }  // namespace gsq::analyze::detail
 
 namespace gsq::analyze {

@@ -41,6 +41,14 @@ struct Interval {
 [[nodiscard]] inline bool is_optimizer_step_range(std::string_view n) {
   return n.starts_with("Optimizer.step#");
 }
+// The optimizer's steps in the process that launches the most, in time order, each with its class ("AdamW", "SGD",
+// …) and the kernel launches its thread made inside it.
+struct OptimizerRange {
+  int64_t start = 0, end = 0;
+  std::string optimizer;
+  size_t launches = 0;
+};
+[[nodiscard]] std::vector<OptimizerRange> optimizer_step_ranges(const Trace& t);
 // The fused optimizer's passes over memory against the single-tensor path's (foreach=False), counted from
 // torch.optim's code, not fitted: the fused kernel reads each parameter's tensors once and writes the changed ones
 // once. AdamW/Adam: param, grad, exp_avg and exp_avg_sq read, three written (7), where the single-tensor step's ops

@@ -327,16 +327,17 @@ std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& 
   if (fx.host) out.push_back("one worker thread; each step waits for its input from the worker");
   if (fx.workers > 0 && loader_seen)
     out.push_back(fmt::format(
-        "workers:{}: each batch's enumerate(DataLoader) time spent by one of {} workers in parallel, prefetching; the "
-        "main process's next() then costs nothing, and the workers' CPU cores are free",
-        fx.workers, fx.workers));
+        "workers:{}: each batch's enumerate(DataLoader) time × {:.1f} (a worker's torch ops on one thread, the batch "
+        "through shared memory) spent by one of {} workers in parallel, prefetching; the main process's next() then "
+        "costs nothing, and the workers' CPU cores are free",
+        fx.workers, kWorkerBatchSlowdown, fx.workers));
   else if (fx.workers > 0 && input_inferred)
     out.push_back(fmt::format(
         "workers:{}: the trace has no enumerate(DataLoader) ranges (torch.profiler and `gpusqueeze trace`'s Python "
         "shim record them; not a loader of another kind, nor `--no-python-shim`): the host's own time before each "
         "step's first host-to-device copy, where it comes before the step's first kernel, is taken as the batch's "
-        "making, spent by one of {} workers in parallel",
-        fx.workers, fx.workers));
+        "making (× {:.1f} in a worker), spent by one of {} workers in parallel",
+        fx.workers, kWorkerBatchSlowdown, fx.workers));
   else if (fx.workers > 0)
     out.push_back(
         "workers: the trace has no enumerate(DataLoader) ranges, and no step copies its input to the GPU before its "
@@ -436,7 +437,7 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       int64_t gap = graph && i > 0 && captured[i - 1] ? 0 : host(it.gap_before);
       if (first_input < items.size() && i <= first_input && gap > kDispatchGapNs) {
         input_inferred = true;
-        worker += gap / fx.workers;                  // made by one of N workers, N at a time
+        worker += static_cast<int64_t>(static_cast<double>(gap) * kWorkerBatchSlowdown) / fx.workers;  // one of N
       } else if (fx.host && gap > kDispatchGapNs) {  // input work moves to the worker; the per-op dispatch cannot
         worker += gap;
       } else {
@@ -445,7 +446,8 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
       }
       if (fx.workers > 0 && detail::is_dataloader_range(t.names[it.name])) {
         loader_seen = true;
-        worker += host(it.dur) / fx.workers;  // the batch is made by one of N workers, N at a time
+        // the batch is made by one of N workers, N at a time, each slower than the main process was
+        worker += static_cast<int64_t>(static_cast<double>(host(it.dur)) * kWorkerBatchSlowdown) / fx.workers;
         continue;
       }
       int64_t shift = 0, seg_cursor = now;

@@ -105,6 +105,14 @@ inline constexpr double kKinetoRecordCostNs = 1'500, kGsqtRecordCostNs = 6'000;
 // ≤ 100 µs, DataLoader-bound steps 8-10%.
 inline constexpr int64_t kDispatchGapNs = 100'000;
 
+// A DataLoader worker makes a batch more slowly than the training process made it with num_workers=0 (the time a
+// trace's enumerate(DataLoader) range shows): it runs torch's ops on one intra-op thread (the DataLoader sets
+// torch.set_num_threads(1) in each) and writes the batch to shared memory for the main process to pin. Per batch, on an
+// H100 host of 16 cores (bench/results/2026-12-07-h100-worker-rate, bench/realmodels/worker_rate.py): transforms.v2
+// on uint8 tensors 1.50× with one worker and 1.57× a worker with eight at batch 64 (2.23× with eight at batch 128), PIL
+// JPEG decoding 1.25× and 1.26×; the training process on one thread alone gave 1.43×, 1.48× and 1.23× of its own.
+inline constexpr double kWorkerBatchSlowdown = 1.5;
+
 struct CriticalPath {
   int64_t host_ns = 0;                   // gaps over kDispatchGapNs on the launching thread: input preparation
   int64_t cpu_ops_ns = 0;                // CPU op time that is not waiting, and shorter gaps: dispatch and launches

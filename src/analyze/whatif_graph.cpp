@@ -419,24 +419,13 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
 
 }  // namespace
 
-// The optimizer's step ranges of the process that launches the most, and each item that starts inside one tagged with
-// it.
+// The optimizer's step ranges (detail::optimizer_step_ranges), and each item that starts inside one tagged with it.
 void find_optimizer_steps(const Trace& t, ReplayGraph& g) {
-  const auto pid = detail::main_launching_pid(t);
-  if (!pid) return;
-  for (const auto& e : t.events)
-    if (e.kind == Kind::annotation && e.pid == *pid && detail::is_optimizer_step_range(t.name(e))) {
-      const auto& n = t.name(e);  // "Optimizer.step#AdamW.step"
-      const auto hash = n.find('#'), dot = n.find('.', hash + 1);
-      g.optimizer_steps.push_back(
-          {e.start_ns, e.end_ns(), n.substr(hash + 1, dot == std::string::npos ? dot : dot - hash - 1)});
-    }
-  std::sort(g.optimizer_steps.begin(), g.optimizer_steps.end(),
-            [](const OptimizerStep& a, const OptimizerStep& b) { return a.start < b.start; });
+  g.optimizer_steps = detail::optimizer_step_ranges(t);
   for (auto& s : g.steps)
     for (auto& it : s.items) {
       const auto r = std::upper_bound(g.optimizer_steps.begin(), g.optimizer_steps.end(), it.start,
-                                      [](int64_t v, const OptimizerStep& x) { return v < x.start; });
+                                      [](int64_t v, const detail::OptimizerRange& x) { return v < x.start; });
       if (r != g.optimizer_steps.begin() && it.start < std::prev(r)->end)
         it.optimizer_step = static_cast<int32_t>(std::prev(r) - g.optimizer_steps.begin());
     }

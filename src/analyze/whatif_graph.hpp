@@ -2,6 +2,7 @@
 #pragma once
 
 #include "analyze/model.hpp"
+#include "analyze/trace_facts.hpp"
 
 #include <cstdint>
 #include <string>
@@ -30,13 +31,6 @@ struct Item {
   // The optimizer step (an "Optimizer.step#Class.step" range of the main process) the item ran inside, as an index
   // into ReplayGraph::optimizer_steps; -1 outside any.
   int32_t optimizer_step = -1;
-};
-
-// An optimizer's step as PyTorch records it (torch.optim's "Optimizer.step#AdamW.step" range; `gpusqueeze trace`'s
-// Python shim records the same name): what `--what-if optimizer` fuses.
-struct OptimizerStep {
-  int64_t start = 0, end = 0;
-  std::string optimizer;  // the class: "AdamW", "SGD", …
 };
 
 struct Step {
@@ -69,7 +63,8 @@ struct ReplayGraph {
   // The launch calls' durations as recorded over the steps: median (an asynchronous launch's cost in the replay) and
   // tenth percentile (a launch's own cost where the queue makes most of them wait).
   int64_t launch_median_ns = 0, launch_p10_ns = 0;
-  std::vector<OptimizerStep> optimizer_steps;  // the optimizer's step ranges, in time order
+  std::vector<detail::OptimizerRange> optimizer_steps;  // the optimizer's step ranges, in time order (what `--what-if
+                                                        // optimizer` fuses)
 };
 
 }  // namespace gsq::analyze
