@@ -17,7 +17,7 @@ namespace detail {
 
 struct FixSignals {
   int64_t convert_ns = 0, nchw_bn_ns = 0, fp32_gemm_ns = 0, optim_ns = 0, softmax_ns = 0;
-  size_t optim_kernels = 0;
+  size_t optim_kernels = 0, softmax_kernels = 0;
   bool fused_attention = false, multi_tensor_optim = false;
   // One kernel: its name and the top-level CPU op that launched it ("" in a recording without ops).
   void observe(const Event& e, const std::string& n, const std::string& op);

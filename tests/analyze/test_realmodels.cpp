@@ -390,5 +390,41 @@ TEST(RealModels, AnUnfusedSgdIsNamedFromTheLaunchesInsideItsStep) {
   EXPECT_EQ(find(analyze(trace(false))), nullptr);  // mul_/add_ kernels alone could be anything
 }
 
+// Attention by hand in short sequences: its softmax kernels a small share of the step but one a layer (synthetic
+// trace: a 400 µs GEMM, then `per_step` softmax kernels of `dur` µs, each step); a classifier's one softmax kernel a
+// step, of the same share, is not attention.
+TEST(RealModels, AttentionByHandIsNamedFromItsSoftmaxKernelsPerLayer) {
+  auto trace = [&](int per_step, int softmax_us) {
+    std::string ev;
+    int corr = 1, ts = 0;
+    auto kernel = [&](const char* name, int dur) {
+      ev += fmt::format(
+          R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,)"
+          R"("args":{{"correlation":{}}}}},{{"ph":"X","cat":"kernel","name":"{}","pid":0,"tid":7,"ts":{},"dur":{},)"
+          R"("args":{{"stream":7,"device":0,"correlation":{}}}}},)",
+          ts, corr, name, ts + 6, dur, corr);
+      ++corr, ts += dur + 10;
+    };
+    for (int step = 0; step < 3; ++step) {
+      ev += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},)"
+                        R"("dur":{}}},)",
+                        step, ts, 410 + (softmax_us + 10) * per_step + 5);
+      kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 400);
+      for (int i = 0; i < per_step; ++i)
+        kernel("void (anonymous namespace)::softmax_warp_forward<float, float>", softmax_us);
+      ts += 5;
+    }
+    ev.pop_back();
+    return parse_kineto("{\"traceEvents\": [" + ev + "]}", "attention");
+  };
+  auto has = [](const Analysis& a) {
+    return std::any_of(a.findings.begin(), a.findings.end(),
+                       [](const Finding& f) { return f.id == "unfused-attention"; });
+  };
+  EXPECT_TRUE(has(analyze(trace(8, 1))));   // 8 × 1 µs: 2.0% of kernel time, one a layer
+  EXPECT_FALSE(has(analyze(trace(1, 8))));  // one of 8 µs: 2.0%, a classifier's
+  EXPECT_TRUE(has(analyze(trace(1, 40))));  // one of 40 µs: 9.1%, over 5% whatever the count
+}
+
 }  // namespace
 }  // namespace gsq::analyze
