@@ -10,11 +10,12 @@ against what the fix really did untraced.
   recorded the analyzer's "as recorded" step (the recorder's cost taken out) vs the measured untraced before step
 
 Two modes, both in the table:
-  plain     `analyze` as a user runs it: the recorder's cost per record is the corpus default — here computed
-            leaving the pair out (the median of the other pairs' implied costs), so no pair judges itself
+  plain     `analyze` as a user runs it: the recorder's cost is the corpus default (its share of the host time; a
+            cost per record for sparse Kineto recordings) — here with its constant computed leaving the pair out (the
+            median of the other pairs' implied factors), passed as the cost per record it comes to for the recording
   untraced  `analyze --untraced-step MS` with the measured untraced before step (what `report -- CMD` measures)
---calibrate prints each recording's implied cost per record and the medians the analyzer's defaults come from
-(whatif.hpp kKinetoRecordCostNs, kGsqtRecordCostNs).
+--calibrate prints each recording's implied host factor, cost per record and records a ms, and the medians the
+analyzer's defaults come from (whatif.hpp kKinetoHostScale, kGsqtHostScale, kKinetoRecordCostNs).
 
 Usage: python3 bench/realmodels/accuracy.py RESULTS_DIR TRACES_DIR [--bin build/gpusqueeze] [--out table.md]
                                             [--calibrate]
@@ -75,7 +76,8 @@ RECORDERS = (("torch", "torch/{}-{}.pt.json.gz"), ("gsq", "gsq/{}-{}.gsqt"))
 
 
 def implied_costs(binary, traces, pairs):
-    """Per recording: the cost per record (ns) that --untraced-step implies, where the host limits the step."""
+    """Per recording: (host factor that --untraced-step implies, host ns, records); the factor None unless the host
+    limits the step (the factor lies in (0, 1))."""
     out = {}
     for name, p in pairs.items():
         for v in ("before", "after"):
@@ -87,9 +89,24 @@ def implied_costs(binary, traces, pairs):
                 doc, _ = analyze(binary, trace, "", "--untraced-step", p[v]["median_ms"], "--recorder-cost", 0)
                 c = (doc or {}).get("critical_path", {})
                 s, h, n = c.get("host_scale"), c.get("host_ns", 0), c.get("records", 0)
-                if s is not None and 0 < s < 1 and n:
-                    out[(name, v, rec)] = (1 - s) * h / n
+                if h and n:
+                    out[(name, v, rec)] = (s if s is not None and 0 < s < 1 else None, h, n)
     return out
+
+
+# The analyzer's default correction (src/analyze/whatif.hpp): the recorder's share of the host time, except a Kineto
+# recording sparser than SHARE_FROM records a ms of host time, which gets a cost per record.
+SHARE_FROM = 75
+
+
+def leave_out_cost(costs, name, v, rec):
+    """The cost per record to pass as --recorder-cost for this recording so that plain `analyze` applies the
+    analyzer's default model with its constant taken from the other pairs' recordings (leave the pair out)."""
+    others = [(s, h, n) for (k, _, r), (s, h, n) in costs.items() if r == rec and k != name and s is not None]
+    _, h, n = costs[(name, v, rec)]
+    if rec == "torch" and n / (h / 1e6) < SHARE_FROM:
+        return statistics.median((1 - s) * hh / nn for s, hh, nn in others)
+    return (1 - statistics.median(s for s, _, _ in others)) * h / n
 
 
 def main():
@@ -105,9 +122,13 @@ def main():
     costs = implied_costs(a.bin, a.traces, pairs)
     if a.calibrate:
         for rec, _ in RECORDERS:
-            mine = sorted((c, f"{n} {v}") for (n, v, r), c in costs.items() if r == rec)
-            print(f"{rec}: {len(mine)} recordings, median {statistics.median(c for c, _ in mine) / 1e3:.1f} µs/record; "
-                  + ", ".join(f"{w} {c / 1e3:.1f}" for c, w in mine))
+            mine = sorted((s, (1 - s) * h / nn, nn / (h / 1e6), f"{n} {v}")
+                          for (n, v, r), (s, h, nn) in costs.items() if r == rec and s is not None)
+            if not mine:
+                continue
+            print(f"{rec}: {len(mine)} recordings, median host factor {statistics.median(m[0] for m in mine):.3f}, "
+                  f"median {statistics.median(m[1] for m in mine) / 1e3:.1f} µs/record; "
+                  + ", ".join(f"{w} ×{s:.2f} ({c / 1e3:.1f} µs, {d:.0f}/ms)" for s, c, d, w in mine))
         return
     rows, tally = [], {f"{k}-{m}": [0, 0] for k in ("class", "verdict", "top", "pred10", "pred5", "fpred10", "fpred5")
              for m in ("plain", "untraced")}
@@ -126,7 +147,9 @@ def main():
             # modelled fix, any what-if, for its "as recorded" row.
             modelled = whatif_of(p)
             fix = modelled or "sync"
-            loo = statistics.median(c for (n, _, r), c in costs.items() if r == rec and n != name)
+            if (name, "before", rec) not in costs:
+                continue
+            loo = leave_out_cost(costs, name, "before", rec)
             cells = {}
             for mode, extra in (("plain", ["--recorder-cost", round(loo)]), ("untraced", ["--untraced-step", before])):
                 doc, err = analyze(a.bin, trace, fix, *extra)
@@ -190,8 +213,8 @@ def main():
         n, d = tally[k]
         return f"{n}/{d} ({n / d:.0%})" if d else "-"
     lines = ["# Analyzer accuracy on the real-model corpus", "",
-             "Plain `analyze` (the recorder's cost per record left out of the host time, its default computed "
-             "without the pair):",
+             "Plain `analyze` (the recorder's cost left out of the host time by the analyzer's default model, its "
+             "constant computed without the pair):",
              f"verdict class or top finding names the measured fix: {share('class-plain')}; the verdict class alone: "
              f"{share('verdict-plain')}; top finding names it: {share('top-plain')};"
              f" predicted after-fix step within 10% of measured, by the fix's what-if: {share('pred10-plain')} "
@@ -206,7 +229,7 @@ def main():
              f"step within 10%, by the what-if: {share('pred10-untraced')} (within 5%: {share('pred5-untraced')}), by "
              f"the finding's saving: {share('fpred10-untraced')} (within 5%: {share('fpred5-untraced')}).", "",
              "| pair | recorder | class (fix) | verdict | top finding | measured untraced ms (before → after) | "
-             "as recorded, cost out ms (vs untraced before) [cost/record] | predicted after ms (vs measured) | "
+             "as recorded, cost out ms (vs untraced before) [cost/record applied] | predicted after ms (vs measured) | "
              "verdict, --untraced-step | predicted after, --untraced-step |",
              "|---|---|---|---|---|---|---|---|---|---|"] + rows
     text = "\n".join(lines) + "\n"

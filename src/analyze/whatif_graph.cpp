@@ -328,14 +328,20 @@ double factor_for(double lo, double hi, int64_t target, StepAt&& step_at) {
 }
 
 // The recorder's cost out of the host time (RecorderCorrection): by the untraced step when there is one, else by the
-// recorder's cost per record.
+// recorder's share of the host time on the corpus, or a cost per record given.
 void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& corr) {
   const bool gsqt = t.source == "gpusqueeze";
   const char* recorder = gsqt ? "gpusqueeze trace" : "the profiler";
   if (g.steps.empty() || g.host_ns <= 0) return;
-  // The host's share left after the recorder's cost per record (--recorder-cost, else the corpus's) is taken out.
-  const double cost = corr.record_ns >= 0 ? corr.record_ns : gsqt ? kGsqtRecordCostNs : kKinetoRecordCostNs;
-  const double by_cost = std::max(0.0, 1.0 - cost * static_cast<double>(g.records) / static_cast<double>(g.host_ns));
+  // The host's share left once the recorder's cost is out: --recorder-cost per record, else the corpus's share (a
+  // Kineto recording sparser than the corpus's: its cost per record).
+  const double density = static_cast<double>(g.records) / (static_cast<double>(g.host_ns) / 1e6);
+  const bool per_record = corr.record_ns >= 0 || (!gsqt && density < kShareFromRecordsPerMs);
+  const double cost = corr.record_ns >= 0 ? corr.record_ns : per_record ? kKinetoRecordCostNs : 0.0;
+  const double by_cost =
+      per_record ? std::max(0.0, 1.0 - cost * static_cast<double>(g.records) / static_cast<double>(g.host_ns))
+      : gsqt     ? kGsqtHostScale
+                 : kKinetoHostScale;
   if (corr.untraced_step_ns > 0) {
     ReplayRates rates = rates_for(t);
     auto p50 = [&](double s) {
@@ -347,9 +353,10 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     // show in it there, so a longer untraced step is a slower GPU (another process, clocks, its own spread; a recorder
     // only adds host time): the host is corrected by the recorder's cost per record and the GPU's ops are slowed
     // until the replay gives the untraced step.
-    const std::string cost_from = corr.record_ns >= 0
-                                      ? "--recorder-cost"
-                                      : fmt::format("{}'s cost per record on the real-model corpus", recorder);
+    const std::string cost_from = corr.record_ns >= 0 ? "--recorder-cost"
+                                  : per_record
+                                      ? fmt::format("{}'s cost per record on the real-model corpus", recorder)
+                                      : fmt::format("{}'s share of the host time on the real-model corpus", recorder);
     const int64_t floor = p50(0), as_recorded = p50(1);
     // Whether the GPU sets the step once the recorder's cost per record is out of the host (not only as recorded: a
     // recording whose host was slowed to near the GPU's pace, GPT-2 training under torch.profiler, is GPU-bound
@@ -404,17 +411,27 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
         g.host_scale, static_cast<double>(corr.untraced_step_ns) / 1e6);
     return;
   }
-  if (cost <= 0 || g.records == 0) {
+  if (per_record && (cost <= 0 || g.records == 0)) {
     g.correction = "none: the host replayed as recorded";
     return;
   }
   g.host_scale = by_cost;
-  g.correction = fmt::format(
-      "host time × {:.3f}: {:.2f} µs per record ({}) taken out of {:.3f} ms of host time over {} CPU ops and CUDA "
-      "calls recorded{}",
-      g.host_scale, cost / 1e3,
-      corr.record_ns >= 0 ? "--recorder-cost" : std::string(recorder) + "'s cost on the real-model corpus",
-      static_cast<double>(g.host_ns) / 1e6, g.records, g.host_scale == 0 ? " (all of it)" : "");
+  const std::string per_record_from =
+      corr.record_ns >= 0 ? std::string("--recorder-cost")
+                          : fmt::format(
+                                "{}'s cost on the real-model corpus: {:.0f} records a ms of host time, sparser "
+                                "than the corpus's",
+                                recorder, density);
+  g.correction = per_record
+                     ? fmt::format(
+                           "host time × {:.3f}: {:.2f} µs per record ({}) taken out of {:.3f} ms of host time over {} "
+                           "CPU ops and CUDA calls recorded{}",
+                           g.host_scale, cost / 1e3, per_record_from, static_cast<double>(g.host_ns) / 1e6, g.records,
+                           g.host_scale == 0 ? " (all of it)" : "")
+                     : fmt::format(
+                           "host time × {:.3f}: {}'s share of the host time on the real-model corpus taken out of "
+                           "{:.3f} ms of host time ({} CPU ops and CUDA calls recorded)",
+                           g.host_scale, recorder, static_cast<double>(g.host_ns) / 1e6, g.records);
 }
 
 }  // namespace
