@@ -36,6 +36,16 @@ std::string top_finding(const Analysis& a) {
   return fs.empty() ? "" : fs.front()->id;
 }
 
+// A synthetic Kineto launch (pid 1, thread 1) at `ts` and the kernel it feeds on stream 7 at `kernel_ts`, as JSON
+// events followed by a comma.
+std::string launch_json(int ts, int corr, std::string_view kernel, int kernel_ts, int kernel_us) {
+  return fmt::format(
+      R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,)"
+      R"("args":{{"correlation":{}}}}},{{"ph":"X","cat":"kernel","name":"{}","pid":0,"tid":7,"ts":{},"dur":{},)"
+      R"("args":{{"stream":7,"device":0,"correlation":{}}}}},)",
+      ts, corr, kernel, kernel_ts, kernel_us, corr);
+}
+
 TEST(RealModels, TheVerdictOrTheTopFindingNamesTheMeasuredFix) {
   const struct {
     const char* pair;
@@ -333,11 +343,7 @@ TEST(RealModels, AnUnfusedOptimizerIsNamedFromItsKernelsWithoutOps) {
       for (int i = 0; i < (fused ? 1 : 150); ++i, ++corr, ts += 20) {
         const std::string name =
             fused ? "void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor>" : kernels[i % 3];
-        ev += fmt::format(
-            R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":15,)"
-            R"("args":{{"correlation":{}}}}},{{"ph":"X","cat":"kernel","name":"{}","pid":0,"tid":7,"ts":{},"dur":3,)"
-            R"("args":{{"stream":7,"device":0,"correlation":{}}}}},)",
-            ts, corr, name, ts + 16, corr);
+        ev += launch_json(ts, corr, name, ts + 16, 3);
       }
     }
     ev.pop_back();
@@ -365,14 +371,10 @@ TEST(RealModels, AnUnfusedSgdIsNamedFromTheLaunchesInsideItsStep) {
                           R"("ts":{},"dur":3050}},)",
                           ts + 10);
       for (int i = 0; i < 150; ++i, ++corr, ts += 20)
-        ev += fmt::format(
-            R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":15,)"
-            R"("args":{{"correlation":{}}}}},{{"ph":"X","cat":"kernel","name":"{}","pid":0,"tid":7,"ts":{},"dur":3,)"
-            R"("args":{{"stream":7,"device":0,"correlation":{}}}}},)",
-            ts + 20, corr,
-            i % 2 ? "void at::native::vectorized_elementwise_kernel<4, MulFunctor>"
-                  : "void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add>",
-            ts + 36, corr);
+        ev += launch_json(ts + 20, corr,
+                          i % 2 ? "void at::native::vectorized_elementwise_kernel<4, MulFunctor>"
+                                : "void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add>",
+                          ts + 36, 3);
       ts += 100;
     }
     ev.pop_back();
@@ -399,11 +401,7 @@ TEST(RealModels, AttentionByHandIsNamedFromItsSoftmaxKernelsPerLayer) {
     std::string ev;
     int corr = 1, ts = 0;
     auto kernel = [&](const char* name, int dur) {
-      ev += fmt::format(
-          R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,)"
-          R"("args":{{"correlation":{}}}}},{{"ph":"X","cat":"kernel","name":"{}","pid":0,"tid":7,"ts":{},"dur":{},)"
-          R"("args":{{"stream":7,"device":0,"correlation":{}}}}},)",
-          ts, corr, name, ts + 6, dur, corr);
+      ev += launch_json(ts, corr, name, ts + 6, dur);
       ++corr, ts += dur + 10;
     };
     for (int step = 0; step < 3; ++step) {
