@@ -38,6 +38,13 @@ std::string top_finding(const Analysis& a) {
 
 // A synthetic Kineto launch (pid 1, thread 1) at `ts` and the kernel it feeds on stream 7 at `kernel_ts`, as JSON
 // events followed by a comma.
+// A ProfilerStep#N range of pid 1, thread 1, followed by a comma.
+std::string step_json(int step, int ts, int dur) {
+  return fmt::format(
+      R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},"dur":{}}},)", step, ts,
+      dur);
+}
+
 std::string launch_json(int ts, int corr, std::string_view kernel, int kernel_ts, int kernel_us) {
   return fmt::format(
       R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,)"
@@ -337,9 +344,7 @@ TEST(RealModels, AnUnfusedOptimizerIsNamedFromItsKernelsWithoutOps) {
     std::string ev;
     int corr = 1, ts = 0;
     for (int step = 0; step < 2; ++step) {
-      ev += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},)"
-                        R"("dur":{}}},)",
-                        step, ts, fused ? 60 : 3000);
+      ev += step_json(step, ts, fused ? 60 : 3000);
       for (int i = 0; i < (fused ? 1 : 150); ++i, ++corr, ts += 20) {
         const std::string name =
             fused ? "void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor>" : kernels[i % 3];
@@ -363,9 +368,7 @@ TEST(RealModels, AnUnfusedSgdIsNamedFromTheLaunchesInsideItsStep) {
     std::string ev;
     int corr = 1, ts = 0;
     for (int step = 0; step < 2; ++step) {
-      ev += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},)"
-                        R"("dur":3100}},)",
-                        step, ts);
+      ev += step_json(step, ts, 3100);
       if (range)
         ev += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"Optimizer.step#SGD.step","pid":1,"tid":1,)"
                           R"("ts":{},"dur":3050}},)",
@@ -405,9 +408,7 @@ TEST(RealModels, AttentionByHandIsNamedFromItsSoftmaxKernelsPerLayer) {
       ++corr, ts += dur + 10;
     };
     for (int step = 0; step < 3; ++step) {
-      ev += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},)"
-                        R"("dur":{}}},)",
-                        step, ts, 410 + (softmax_us + 10) * per_step + 5);
+      ev += step_json(step, ts, 410 + (softmax_us + 10) * per_step + 5);
       kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 400);
       for (int i = 0; i < per_step; ++i)
         kernel("void (anonymous namespace)::softmax_warp_forward<float, float>", softmax_us);
