@@ -497,7 +497,9 @@ Replay replay(const Trace& t, const ReplayGraph& graph_in, const Fixes& fx, cons
           const bool prefetched = fx.prefetch && !blocks && op.kind == Kind::memcpy && op.copy == CopyKind::htod;
           int64_t ready = graph ? now : queue_wait > 0 ? cs + dur : cs + std::min(dur, c.dur);
           if (prefetched && prev_step_start >= 0) ready = std::min(ready, prev_step_start);
-          const auto& rec = place_gpu_op(t, graph_in, g, ready, kernel_dur(g), prefetched, gpu);
+          // A graph's kernels follow each other with the GPU's own gap between them (ReplayRates).
+          const int64_t graph_gap = graph && op.kind == Kind::kernel ? rates.graph_kernel_gap_ns : 0;
+          const auto& rec = place_gpu_op(t, graph_in, g, ready, kernel_dur(g) + graph_gap, prefetched, gpu);
           if (graph_in.queue_depth > 0 && !graph) pending.emplace(rec.start, g);
           if (rec.end >= step_gpu_end) {
             step_gpu_end = rec.end;

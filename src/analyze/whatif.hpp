@@ -71,6 +71,12 @@ inline constexpr NamedFix kNamedFixes[] = {
 struct ReplayRates {
   double pinned_h2d_bytes_per_s = 25e9;  // PCIe with pinned memory
   int64_t graph_per_kernel_ns = 1000;    // a kernel replayed from a CUDA graph
+  // The GPU's own gap between consecutive kernels of a replayed graph, which an eager recording cannot show (its gaps
+  // are launches): the smallest of the median gaps in the corpus's four graph replays (H100 torch.profiler recordings:
+  // EfficientNet-B0 0.26 µs, ResNet-50 and Swin-T 0.42, ViT-B/16 0.45; bench/realmodels/graph_gaps.py). With the
+  // kernels back to back the replay was 4-11% under the measured step on nine graph recordings (BERT-base 40%); with
+  // it, 3.4% off on average (bench/results/2026-12-07-cpu-graph-gap).
+  int64_t graph_kernel_gap_ns = 260;
   std::string source = "stated defaults (PCIe Gen4 x16 pinned 25 GB/s, 1 µs per graph kernel)";
   bool recorder_corrected = true;  // false: replay the host as recorded (the replay's fidelity check)
 };
