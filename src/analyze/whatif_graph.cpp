@@ -351,14 +351,14 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
     // The replayed step grows with the host's share, so bisect; past the recorded host (the untraced run slower than
     // the recording) up to twice it. Except where the GPU sets the replayed step as recorded: the host's time does not
     // show in it there, so a longer untraced step is a slower GPU (another process, clocks, its own spread; a recorder
-    // only adds host time): the host is corrected by the recorder's cost per record and the GPU's ops are slowed
+    // only adds host time): the host is corrected by the default correction (by_cost) and the GPU's ops are slowed
     // until the replay gives the untraced step.
     const std::string cost_from = corr.record_ns >= 0 ? "--recorder-cost"
                                   : per_record
                                       ? fmt::format("{}'s cost per record on the real-model corpus", recorder)
                                       : fmt::format("{}'s share of the host time on the real-model corpus", recorder);
     const int64_t floor = p50(0), as_recorded = p50(1);
-    // Whether the GPU sets the step once the recorder's cost per record is out of the host (not only as recorded: a
+    // Whether the GPU sets the step once the default correction is out of the host (not only as recorded: a
     // recording whose host was slowed to near the GPU's pace, GPT-2 training under torch.profiler, is GPU-bound
     // untraced all the same).
     if (corr.untraced_step_ns > floor && corr.untraced_step_ns >= as_recorded &&
@@ -434,8 +434,6 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
                            g.host_scale, recorder, static_cast<double>(g.host_ns) / 1e6, g.records);
 }
 
-}  // namespace
-
 // The optimizer's step ranges (detail::optimizer_step_ranges), and each item that starts inside one tagged with it.
 void find_optimizer_steps(const Trace& t, ReplayGraph& g) {
   g.optimizer_steps = detail::optimizer_step_ranges(t);
@@ -447,6 +445,8 @@ void find_optimizer_steps(const Trace& t, ReplayGraph& g) {
         it.optimizer_step = static_cast<int32_t>(std::prev(r) - g.optimizer_steps.begin());
     }
 }
+
+}  // namespace
 
 std::shared_ptr<const ReplayGraph> build_graph(const Trace& t, const RecorderCorrection& corr) {
   auto g = std::make_shared<ReplayGraph>();

@@ -113,7 +113,8 @@ void layout_benchmark(State& st, bool to_nhwc) {
   st.set_bytes_per_launch(2.0 * static_cast<double>(bytes));
   st.compare_to_dram_peak();
   const int64_t rows = to_nhwc ? c : h * w, cols = to_nhwc ? h * w : c;
-  st.exec([&, naive, rows, cols](cudaStream_t s) {
+  // The shape's parts by value: structured bindings are not capturable before clang 16 (the fuzz build's compiler).
+  st.exec([&, naive, rows, cols, n = n, c = c, h = h, w = w](cudaStream_t s) {
     if (naive) {
       GSQ_CUDA_CHECK(launch_transpose_naive(dt, y.get(), x.get(), n, rows, cols, s));
     } else {
