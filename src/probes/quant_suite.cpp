@@ -65,7 +65,7 @@ void quant_benchmark(State& st, Impl impl) {
   const auto handle = impl == Impl::cublas ? std::make_unique<cuda::CublasHandle>(st.stream()) : nullptr;
   const auto gemm_ex = handle ? cuda::cublas().gemm_ex : nullptr;  // looked up once, outside the timed calls
   size_t next = 0;
-  st.exec([&](cudaStream_t s) {
+  st.exec([&, n = n, k = k](cudaStream_t s) {  // the shape by value: clang 14 cannot capture structured bindings
     const size_t c = next++ % copies;
     gsq_status r = GSQ_SUCCESS;
     if (impl == Impl::w4) {
