@@ -129,9 +129,10 @@ Table quant_table(const bench::Run& run) {
     const auto key = std::pair{r.axes.at("shape"), std::stoll(r.axes.at("m"))};
     cells[key][r.name] = {d.p50 / 1e3, d.bytes_per_s};
   }
-  for (const auto& [key, c] : cells) {
-    auto us = [&](const char* name) { return c.contains(name) ? c.at(name).us : 0.0; };
-    auto bw = [&](const char* name) { return c.contains(name) ? c.at(name).weight_gbps : 0.0; };
+  for (const auto& cell : cells) {
+    const auto& key = cell.first;  // the lambdas take `cell`: clang 14 cannot capture structured bindings
+    auto us = [&cell](const char* name) { return cell.second.contains(name) ? cell.second.at(name).us : 0.0; };
+    auto bw = [&cell](const char* name) { return cell.second.contains(name) ? cell.second.at(name).weight_gbps : 0.0; };
     const double w4 = us("quant.w4a16"), w8 = us("quant.w8a16"), cb = us("quant.cublas_fp16");
     auto ratio = [](double a, double b) { return a > 0 && b > 0 ? fmt::format("{:.2f}×", b / a) : std::string(); };
     t.rows.push_back({key.first, std::to_string(key.second), w4 > 0 ? fmt::format("{:.1f}", w4) : "",
