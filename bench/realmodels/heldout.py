@@ -14,19 +14,6 @@ def register(p):
     def pair(name, cls, fix, mode, what):
         return p.pair(name, cls, fix, mode, what, held_out=True)
 
-    def pinned_input_pair(model_name, batch):
-        """bf16 inference of a torchvision model on an fp32 batch copied each step: from pageable memory, and from
-        pinned memory with non_blocking."""
-        m1 = p.tv_model(model_name).eval().to(torch.bfloat16)
-        m2 = p.tv_model(model_name).eval().to(torch.bfloat16)
-        pageable, pinned = p.images(batch), p.images(batch, pinned=True)
-
-        def run(m, x):
-            with torch.no_grad():
-                return m(x.to(torch.bfloat16))
-
-        return (lambda: run(m1, pageable.to(dev))), (lambda: run(m2, pinned.to(dev, non_blocking=True)))
-
     def fused_optimizer_pair(model_name, optimizer, batch):
         """AMP training of a torchvision model with `optimizer` one tensor at a time (foreach=False), and fused."""
         m1, m2 = p.tv_model(model_name), p.tv_model(model_name)
@@ -50,14 +37,14 @@ def register(p):
           "EfficientNet-B0 bf16 inference, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + "
           "non_blocking")
     def _():
-        return pinned_input_pair("efficientnet_b0", 128)
+        return p.pinned_infer_pair("efficientnet_b0", 128)
 
     @pair("item_mobilenet_v2_train", "sync", "sync", "train",
           "MobileNetV2 AMP training, b32 on device-resident data, loss.item() and accuracy .item() logged every step "
           "→ no per-step sync")
     def _():
         m1, m2 = p.tv_model("mobilenet_v2"), p.tv_model("mobilenet_v2")
-        o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
+        o1, o2 = (p.sgd_momentum(m) for m in (m1, m2))
         x, y = p.images(32).to(dev), p.labels(32)
 
         def make(m, opt, log):
@@ -254,7 +241,7 @@ def register(p):
     @pair("h2d_convnext_tiny_infer", "copy", "pinned", "infer",
           "ConvNeXt-T bf16 inference, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
     def _():
-        return pinned_input_pair("convnext_tiny", 128)
+        return p.pinned_infer_pair("convnext_tiny", 128)
 
     # Held-out set 3 (2026-12-07): defined before any run and first measured with the analyzer as it stood at this
     # commit (the precision what-ifs and the launch-queue model included). Models, sizes and variants of each class that
@@ -271,16 +258,12 @@ def register(p):
     @pair("h2d_resnet18_train", "copy", "pinned", "train",
           "ResNet-18 AMP training, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
     def _():
-        m1, m2 = p.tv_model("resnet18"), p.tv_model("resnet18")
-        o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
-        pageable, pinned, y = p.images(128), p.images(128, pinned=True), p.labels(128)
-        return ((lambda: p.vision_train_step(m1, o1, pageable.to(dev), y)),
-                (lambda: p.vision_train_step(m2, o2, pinned.to(dev, non_blocking=True), y)))
+        return p.pinned_train_pair("resnet18", 128)
 
     @pair("h2d_swin_t_infer", "copy", "pinned", "infer",
           "Swin-T bf16 inference, b128, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
     def _():
-        return pinned_input_pair("swin_t", 128)
+        return p.pinned_infer_pair("swin_t", 128)
 
     @pair("item_bert_train", "sync", "sync", "train",
           "BERT-base AMP training, b16 × 128 tokens, loss.item() logged every step → no per-step sync")
@@ -328,12 +311,7 @@ def register(p):
     @pair("cl_resnet34_train", "layout", "layout", "train",
           "ResNet-34 AMP training, b64, NCHW → model and input channels_last")
     def _():
-        m1 = p.tv_model("resnet34")
-        m2 = p.tv_model("resnet34").to(memory_format=torch.channels_last)
-        o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
-        x1, y = p.images(64).to(dev), p.labels(64)
-        x2 = x1.contiguous(memory_format=torch.channels_last)
-        return (lambda: p.vision_train_step(m1, o1, x1, y)), (lambda: p.vision_train_step(m2, o2, x2, y))
+        return p.channels_last_train_pair("resnet34", 64)
 
     @pair("bf16_resnet50_train", "precision", "", "train",
           "ResNet-50 fp32 training, b64, PyTorch's defaults (TF32 convolutions, fp32 matmuls) → bf16 autocast")

@@ -18,8 +18,7 @@ def register(p):
     def amp_train(model, opt, x, y):
         return lambda: p.vision_train_step(model, opt, x, y)
 
-    def sgd(m, **kw):
-        return torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9, **kw)
+    sgd = p.sgd_momentum
 
     @pair("dl_resnet34_train", "dataloader", "host", "train",
           "ResNet-34 AMP training, b64, CPU augmentation in the DataLoader: num_workers=0 → 8 workers + pin_memory")
@@ -29,23 +28,12 @@ def register(p):
     @pair("h2d_mobilenet_v2_infer", "copy", "pinned", "infer",
           "MobileNetV2 bf16 inference, b256, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
     def _():
-        m1, m2 = (p.tv_model("mobilenet_v2").eval().to(torch.bfloat16) for _ in range(2))
-        pageable, pinned = p.images(256), p.images(256, pinned=True)
-
-        def run(m, x):
-            with torch.no_grad():
-                return m(x.to(torch.bfloat16))
-
-        return (lambda: run(m1, pageable.to(dev))), (lambda: run(m2, pinned.to(dev, non_blocking=True)))
+        return p.pinned_infer_pair("mobilenet_v2", 256)
 
     @pair("h2d_densenet121_train", "copy", "pinned", "train",
           "DenseNet-121 AMP training, b64, fp32 batch in pageable memory .to(cuda) each step → pinned + non_blocking")
     def _():
-        m1, m2 = p.tv_model("densenet121"), p.tv_model("densenet121")
-        pageable, pinned, y = p.images(64), p.images(64, pinned=True), p.labels(64)
-        o1, o2 = sgd(m1), sgd(m2)
-        return ((lambda: p.vision_train_step(m1, o1, pageable.to(dev), y)),
-                (lambda: p.vision_train_step(m2, o2, pinned.to(dev, non_blocking=True), y)))
+        return p.pinned_train_pair("densenet121", 64)
 
     @pair("cpu_mobilenet_v3_small_infer", "sync", "sync", "infer",
           "MobileNetV3-small bf16 inference, b8, each step's top-5 classes copied to the host (.topk(5).indices.cpu()) "
@@ -110,11 +98,7 @@ def register(p):
     @pair("cl_resnet152_train", "layout", "layout", "train",
           "ResNet-152 AMP training, b32, NCHW → model and input channels_last")
     def _():
-        m1 = p.tv_model("resnet152")
-        m2 = p.tv_model("resnet152").to(memory_format=torch.channels_last)
-        x1, y = p.images(32).to(dev), p.labels(32)
-        x2 = x1.contiguous(memory_format=torch.channels_last)
-        return amp_train(m1, sgd(m1), x1, y), amp_train(m2, sgd(m2), x2, y)
+        return p.channels_last_train_pair("resnet152", 32)
 
     @pair("cl_regnet_x_8gf_infer", "layout", "layout", "infer",
           "RegNetX-8GF bf16 inference, b64, NCHW → model and input channels_last")

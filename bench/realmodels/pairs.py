@@ -80,6 +80,11 @@ def labels(batch, n=1000):
     return torch.randint(0, n, (batch,), device=dev)
 
 
+def sgd_momentum(model, **kw):
+    """The training pairs' optimizer: SGD, lr 0.01, momentum 0.9 (kw: foreach=False, fused=True)."""
+    return torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, **kw)
+
+
 def vision_train_step(model, opt, x, y, sync_loss=False, bf16=True):
     """One training step of a torchvision model: under bf16 autocast (AMP) unless bf16=False (PyTorch's defaults)."""
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
@@ -94,7 +99,7 @@ def autocast_train_pair(model_name, batch):
     """SGD training of a torchvision model at PyTorch's defaults (fp32 activations, TF32 convolutions), and under bf16
     autocast: the precision pairs' CNN training step (heldout.py's bf16_resnet50_train, cnn_bf16.py's)."""
     m1, m2 = tv_model(model_name), tv_model(model_name)
-    o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
+    o1, o2 = (sgd_momentum(m) for m in (m1, m2))
     x, y = images(batch).to(dev), labels(batch)
     return (lambda: vision_train_step(m1, o1, x, y, bf16=False)), (lambda: vision_train_step(m2, o2, x, y))
 
@@ -160,7 +165,7 @@ def dataloader_pair(model_name, batch, train):
     model_b = tv_model(model_name)
     if not train:
         model, model_b = model.eval().to(torch.bfloat16), model_b.eval().to(torch.bfloat16)
-    opts = [torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (model, model_b)]
+    opts = [sgd_momentum(m) for m in (model, model_b)]
 
     def make(m, opt, workers):
         it = batches(workers, batch)
@@ -249,7 +254,7 @@ def _():
       "ResNet-18 AMP training, b64 on device-resident data, loss.item() logged every step → no per-step sync")
 def _():
     m1, m2 = tv_model("resnet18"), tv_model("resnet18")
-    o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
+    o1, o2 = (sgd_momentum(m) for m in (m1, m2))
     x, y = images(64).to(dev), labels(64)
     return (lambda: vision_train_step(m1, o1, x, y, sync_loss=True)), (lambda: vision_train_step(m2, o2, x, y))
 
@@ -311,6 +316,40 @@ def _():
     return (lambda: fwd(ids)), graphed(fwd, ids)
 
 
+def pinned_infer_pair(model_name, batch):
+    """bf16 inference of a torchvision model on an fp32 batch copied each step: from pageable memory, and from pinned
+    memory with non_blocking."""
+    m1 = tv_model(model_name).eval().to(torch.bfloat16)
+    m2 = tv_model(model_name).eval().to(torch.bfloat16)
+    pageable, pinned = images(batch), images(batch, pinned=True)
+
+    def run(m, x):
+        with torch.no_grad():
+            return m(x.to(torch.bfloat16))
+
+    return (lambda: run(m1, pageable.to(dev))), (lambda: run(m2, pinned.to(dev, non_blocking=True)))
+
+
+def pinned_train_pair(model_name, batch):
+    """AMP training of a torchvision model on an fp32 batch copied each step: from pageable memory, and from pinned
+    memory with non_blocking."""
+    m1, m2 = tv_model(model_name), tv_model(model_name)
+    o1, o2 = sgd_momentum(m1), sgd_momentum(m2)
+    pageable, pinned, y = images(batch), images(batch, pinned=True), labels(batch)
+    return ((lambda: vision_train_step(m1, o1, pageable.to(dev), y)),
+            (lambda: vision_train_step(m2, o2, pinned.to(dev, non_blocking=True), y)))
+
+
+def channels_last_train_pair(model_name, batch):
+    """AMP training of a torchvision model in NCHW, and with the model and its input channels_last."""
+    m1 = tv_model(model_name)
+    m2 = tv_model(model_name).to(memory_format=torch.channels_last)
+    o1, o2 = sgd_momentum(m1), sgd_momentum(m2)
+    x1, y = images(batch).to(dev), labels(batch)
+    x2 = x1.contiguous(memory_format=torch.channels_last)
+    return (lambda: vision_train_step(m1, o1, x1, y)), (lambda: vision_train_step(m2, o2, x2, y))
+
+
 def channels_last_infer_pair(model_name, batch):
     """bf16 inference of a torchvision model in NCHW, and with the model and its input channels_last."""
     m1 = tv_model(model_name).eval().to(torch.bfloat16)
@@ -334,12 +373,7 @@ def _():
 @pair("cl_resnet50_train", "layout", "layout", "train",
       "ResNet-50 AMP training, b32, NCHW → model and input channels_last")
 def _():
-    m1 = tv_model("resnet50")
-    m2 = tv_model("resnet50").to(memory_format=torch.channels_last)
-    o1, o2 = (torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in (m1, m2))
-    x1, y = images(32).to(dev), labels(32)
-    x2 = x1.contiguous(memory_format=torch.channels_last)
-    return (lambda: vision_train_step(m1, o1, x1, y)), (lambda: vision_train_step(m2, o2, x2, y))
+    return channels_last_train_pair("resnet50", 32)
 
 
 @pair("tf32_vit_train", "precision", "", "train",
