@@ -232,9 +232,14 @@ def main():
              "as recorded, cost out ms (vs untraced before) [cost/record applied] | predicted after ms (vs measured) | "
              "verdict, --untraced-step | predicted after, --untraced-step |",
              "|---|---|---|---|---|---|---|---|---|---|"] + rows
+    emit(lines, a.out)
+
+
+def emit(lines, out):
+    """The table's lines printed, and written to `out` too when it is given."""
     text = "\n".join(lines) + "\n"
-    if a.out:
-        open(a.out, "w").write(text)
+    if out:
+        open(out, "w").write(text)
     print(text)
 
 

@@ -4,7 +4,7 @@ gives the untraced step), then two models of it, each with its constant taken fr
 pair left out, the sets pooled):
   per record  factor = 1 − cost × records / host time, cost = the median implied cost per record
   share       factor = the median implied factor (the recorder's share of the host time); Kineto recordings sparser
-              than SHARE_FROM records a ms of host time keep the cost per record (the analyzer's default,
+              than accuracy.SHARE_FROM records a ms of host time keep the cost per record (the analyzer's default,
               src/analyze/whatif.hpp)
 and how often each puts the "as recorded" step within 5% of the measured untraced one, per set; and the implied cost
 per record and factor by quartile of record density.
@@ -15,39 +15,30 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
+import sys
 
-SHARE_FROM = 75  # records a ms of host time (src/analyze/whatif.hpp kShareFromRecordsPerMs)
-
-
-def run(binary, trace, *extra):
-    p = subprocess.run([binary, "analyze", trace, "--json", *map(str, extra)], capture_output=True, text=True,
-                       timeout=300)
-    try:
-        return json.loads(p.stdout).get("critical_path", {})
-    except json.JSONDecodeError:
-        return {}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The implied factors, the analyzer's default model with its constant left out and the table writer are accuracy.py's,
+# so both scripts judge the recorder's cost the same way.
+from accuracy import RECORDERS, analyze, emit, implied_costs, leave_out_cost  # noqa: E402
 
 
 def recordings(binary, results, traces):
-    pairs = json.load(open(os.path.join(results, "realmodels.json")))["pairs"]
-    for name, p in pairs.items():
-        if "before" not in p:
-            continue
-        for v in ("before", "after"):
-            for rec, pats in (("torch", ("torch/{}-{}.pt.json.gz", "traces/{}-{}.pt.json.gz")),
-                              ("gsq", ("gsq/{}-{}.gsqt",))):
-                trace = next((os.path.join(traces, x.format(name, v)) for x in pats
-                              if os.path.exists(os.path.join(traces, x.format(name, v)))), None)
-                if not trace:
-                    continue
-                untraced = p[v]["median_ms"]
-                c = run(binary, trace, "--untraced-step", untraced, "--recorder-cost", 0)
-                s, h, n = c.get("host_scale"), c.get("host_ns", 0), c.get("records", 0)
-                if h and n:
-                    yield {"set": os.path.basename(results.rstrip("/")), "name": name, "v": v, "rec": rec,
-                           "trace": trace, "untraced": untraced, "h": h, "n": n,
-                           "s": s if s is not None and 0 < s < 1 else None}
+    """Every recording of the set with its implied host factor (accuracy.implied_costs), its trace and untraced step."""
+    pairs = {k: v for k, v in json.load(open(os.path.join(results, "realmodels.json")))["pairs"].items()
+             if "before" in v}
+    pattern = dict(RECORDERS)
+    for (name, v, rec), (s, h, n) in implied_costs(binary, traces, pairs).items():
+        yield {"set": os.path.basename(results.rstrip("/")), "name": name, "v": v, "rec": rec,
+               "trace": os.path.join(traces, pattern[rec].format(name, v)), "untraced": pairs[name][v]["median_ms"],
+               "h": h, "n": n, "s": s}
+
+
+def untraced_ms(binary, trace, cost):
+    """The analyzer's untraced step (ms) with the recorder's cost per record given, None where it gives none."""
+    doc, _ = analyze(binary, trace, "", "--recorder-cost", round(cost))
+    ns = (doc or {}).get("critical_path", {}).get("untraced_step_p50_ns")
+    return ns / 1e6 if ns is not None else None
 
 
 def main():
@@ -61,6 +52,9 @@ def main():
              f"{len(rows)} recordings of {len(a.sets)} sets; the pair left out of every constant, the sets pooled. "
              f"Re-made by `python3 bench/realmodels/recorder_share.py {' '.join(a.sets)}`.", ""]
     tally = {}
+    # The factors pooled over the sets, keyed as accuracy.leave_out_cost reads them (pair names differ between sets).
+    pooled = {(r["name"], r["v"], r["rec"]): (r["s"], r["h"], r["n"]) for r in rows}
+    assert len(pooled) == len(rows), "a pair name in two sets"
     for rec in ("torch", "gsq"):
         mine = [r for r in rows if r["rec"] == rec]
         usable = [r for r in mine if r["s"] is not None]
@@ -71,16 +65,14 @@ def main():
         for r in mine:
             others = [o for o in usable if o["name"] != r["name"]]
             per_rec = statistics.median(o["per_rec"] for o in others)
-            dense = rec == "gsq" or r["n"] / (r["h"] / 1e6) >= SHARE_FROM
-            share = (1 - statistics.median(o["s"] for o in others)) * r["h"] / r["n"] if dense else per_rec
+            share = leave_out_cost(pooled, r["name"], r["v"], rec)  # the analyzer's default model
             t = tally.setdefault((r["set"], rec), [0, 0, 0])
-            got = [run(a.bin, r["trace"], "--recorder-cost", round(c)).get("untraced_step_p50_ns") for c in
-                   (per_rec, share)]
+            got = [untraced_ms(a.bin, r["trace"], c) for c in (per_rec, share)]
             if None in got:
                 continue
             t[0] += 1
             for k, g in enumerate(got):
-                t[1 + k] += abs(g / 1e6 / r["untraced"] - 1) < 0.05
+                t[1 + k] += abs(g / r["untraced"] - 1) < 0.05
         lines += [f"## {rec}: {len(usable)} recordings whose untraced step the host limits", "",
                   f"median implied host factor **{statistics.median(r['s'] for r in usable):.3f}**, median cost per "
                   f"record {statistics.median(r['per_rec'] for r in usable) / 1e3:.2f} µs", "",
@@ -103,10 +95,7 @@ def main():
         lines.append(f"| {s} | {rec} | {n} | {a1} | {a2} |")
     tot = [sum(v[k] for v in tally.values()) for k in range(3)]
     lines.append(f"| all | | {tot[0]} | {tot[1]} | {tot[2]} |")
-    text = "\n".join(lines) + "\n"
-    if a.out:
-        open(a.out, "w").write(text)
-    print(text)
+    emit(lines, a.out)
 
 
 if __name__ == "__main__":
