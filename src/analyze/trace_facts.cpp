@@ -139,7 +139,10 @@ std::unordered_map<int32_t, size_t> launches_by_pid(const Trace& t) {
 }
 
 std::optional<int32_t> main_launching_pid(const Trace& t) {
-  const auto launches = launches_by_pid(t);
+  return main_launching_pid(launches_by_pid(t));
+}
+
+std::optional<int32_t> main_launching_pid(const std::unordered_map<int32_t, size_t>& launches) {
   if (launches.empty()) return std::nullopt;
   return std::max_element(launches.begin(), launches.end(),
                           [](const auto& a, const auto& b) { return a.second < b.second; })
@@ -151,7 +154,8 @@ std::vector<OptimizerRange> optimizer_step_ranges(const Trace& t) {
   const auto pid = main_launching_pid(t);
   if (!pid) return out;
   for (const auto& e : t.events)
-    if (e.kind == Kind::annotation && e.pid == *pid && is_optimizer_step_range(t.name(e))) {
+    // A range (user_annotation); older recorders write record_function ranges as CPU ops.
+    if ((e.kind == Kind::annotation || e.kind == Kind::cpu_op) && e.pid == *pid && is_optimizer_step_range(t.name(e))) {
       const auto& n = t.name(e);  // "Optimizer.step#AdamW.step"
       const auto hash = n.find('#'), dot = n.find('.', hash + 1);
       out.push_back({e.start_ns, e.end_ns(), n.substr(hash + 1, dot == std::string::npos ? dot : dot - hash - 1)});
@@ -175,7 +179,7 @@ void keep_steady_state(Trace& t) {
   // The process that launches the most work; its step markers (on any of its threads: the Python thread marks steps,
   // autograd's thread may launch more).
   const auto launches = detail::launches_by_pid(t);
-  const auto main_pid = detail::main_launching_pid(t);
+  const auto main_pid = detail::main_launching_pid(launches);
   if (!main_pid) return;
   const int32_t pid = *main_pid;
   int64_t lo = INT64_MAX, host_hi = INT64_MIN;

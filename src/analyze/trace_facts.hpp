@@ -35,6 +35,7 @@ struct Interval {
 }
 // Launch calls per process, and the process that launches the most (the program's, where a trace holds several).
 [[nodiscard]] std::unordered_map<int32_t, size_t> launches_by_pid(const Trace& t);
+[[nodiscard]] std::optional<int32_t> main_launching_pid(const std::unordered_map<int32_t, size_t>& launches);
 [[nodiscard]] std::optional<int32_t> main_launching_pid(const Trace& t);
 // torch.optim's step: PyTorch records each as "Optimizer.step#AdamW.step" (and `gpusqueeze trace`'s Python shim
 // records the same name as an NVTX range).

@@ -209,7 +209,9 @@ std::vector<Item> fuse_optimizer_steps(const Trace& t, const ReplayGraph& g, con
 // dur_override; `optimizer` (fuse_optimizer_steps).
 std::vector<Item> shape_items(const Trace& t, const ReplayGraph& graph, const Fixes& fx,
                               const std::vector<Item>& in_items, std::unordered_map<size_t, int64_t>& dur_override) {
-  const std::vector<Item> in = fx.optimizer ? fuse_optimizer_steps(t, graph, in_items, dur_override) : in_items;
+  std::vector<Item> fused;  // only `optimizer` reshapes the items first; the others read the step's own
+  if (fx.optimizer) fused = fuse_optimizer_steps(t, graph, in_items, dur_override);
+  const std::vector<Item>& in = fx.optimizer ? fused : in_items;
   auto single_elementwise = [&](const Item& x) {
     size_t kernels = 0;
     for (const auto& c : x.calls) {
