@@ -11,7 +11,7 @@ everyday problem and the fix an engineer makes, measured untraced, then recorded
                                             -- python3 pairs.py run …` records); prints the wall time per step as JSON
   python3 pairs.py list [SET]               the pairs, their class, the fix and their set: corpus, heldout (heldout.py:
                                             models the analyzer was never tuned on), cnn-bf16 (cnn_bf16.py), heldout4
-                                            (heldout4.py, the fourth held-out set)
+                                            (heldout4.py, the fourth held-out set), heldout5 (heldout5.py, the fifth)
 
 Every pair says which class of problem it plants (`cls`), which `--what-if` fix models it (`fix`, empty when none
 does) and whether it trains or infers. Step = one training or inference iteration as the user's loop runs it,
@@ -579,12 +579,14 @@ if __name__ == "__main__":
     import cnn_bf16  # the CNN precision calibration pairs (cnn_bf16.py)
     import heldout  # the held-out batch (heldout.py), registered into this table
     import heldout4  # the fourth held-out set (heldout4.py)
+    import heldout5  # the fifth held-out set (heldout5.py)
 
     heldout.register(sys.modules[__name__])
     cnn_bf16.register(sys.modules[__name__])
     heldout4.register(sys.modules[__name__])
+    heldout5.register(sys.modules[__name__])
     args = sys.argv[1:]
-    if not args or args[0] == "list":  # [list [corpus|heldout|cnn-bf16|heldout4]]
+    if not args or args[0] == "list":  # [list [corpus|heldout|cnn-bf16|heldout4|heldout5]]
         for k, v in PAIRS.items():
             if len(args) < 2 or v["set"] == args[1]:
                 print(f"{k:28} {v['cls']:10} {v['fix'] or '-':16} {v['mode']:6} {v['set']:8} {v['what']}")
