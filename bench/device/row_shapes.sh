@@ -6,6 +6,7 @@
 #   3. bench/kernels/row_shapes.py: the row kernels on the rows × widths grid against eager, torch.compile and
 #      Liger-Kernel (carried as a wheel in .whl), ROW_DTYPES (default bfloat16), within ROW_BUDGET seconds each;
 #   4. quant_tune at M = 1, 2, 4 (SKIP_TUNE=1 leaves it out): which W4A16 kernel this card wants at each M.
+#   SKIP_TESTS=1 and SKIP_QUANT=1 leave out 1 and 2; ROW_ARGS replaces the grid (--rows, --widths, --ops).
 # Usage: scripts/device_carry.sh, then
 #   run(command="bash bench/device/row_shapes.sh", carry=[".carry/build.txz", ".whl"])
 set -uo pipefail
@@ -16,7 +17,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
     export PYTHONPATH=/tmp/site
 fi
 [ "${SKIP_TESTS:-0}" = 1 ] || run timeout 150 ctest --test-dir /work/main/build -R '^(KernelsGpu|QuantGpu)\.' --output-on-failure
-run timeout 100 python3 bench/kernels/quant_compare.py --dtype bfloat16 --shapes "${QUANT_SHAPES:-8192x8192,28672x8192,8192x28672}" \
+[ "${SKIP_QUANT:-0}" = 1 ] || run timeout 100 python3 bench/kernels/quant_compare.py --dtype bfloat16 --shapes "${QUANT_SHAPES:-8192x8192,28672x8192,8192x28672}" \
   --out "$FINAL/quant-bf16.json"
 for dt in ${ROW_DTYPES:-bfloat16}; do
   run timeout $(( ${ROW_BUDGET:-150} + 60 )) python3 bench/kernels/row_shapes.py --dtype "$dt" \

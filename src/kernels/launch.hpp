@@ -60,6 +60,10 @@ struct RowPlan {
   // thread-block cluster. Two reads a block of block_threads.
   bool span = false;
   int parts = 1;
+  // Rows too few to give half the SMs a block, held in registers (16-byte rows of up to 2048 accesses): latency, not
+  // bandwidth, bounds them, so a row takes one block of up to 512 threads with one to four accesses each, the norms
+  // load their weight (and bias) beside x, and LayerNorm's two statistics share one reduction.
+  bool few = false;
   [[nodiscard]] std::string describe() const;
 };
 // The plan for `op` over `rows` rows of `cols` elements (aligned16: every pointer is 16-byte aligned). rows = 0:

@@ -191,7 +191,11 @@ __device__ __forceinline__ P load_with_policy(const P* ptr, uint64_t policy) {
 // ROWS > 1 (the norms): each group of tpr threads takes ROWS rows, rows_per_block apart, loading all their packs at
 // once and the weight (and bias) packs only once for all of them, so a row costs one load of x, not of x, weight and
 // bias. Blocks of up to 512 threads then (128 registers).
-template <RowOp OP, class T, int VEC, int VPT, bool FULL, int ROWS>
+//
+// FEW (plan_row's few-row plans: one to four packs a thread, blocks of up to 512): the norms load their weight (and
+// bias) packs beside x, and LayerNorm reduces its two shifted sums at once, so the row's chain of dependent steps is one
+// load, one reduction and the stores.
+template <RowOp OP, class T, int VEC, int VPT, bool FULL, int ROWS, bool FEW = false>
 __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
   __shared__ float scratch[64];
   using P = Pack<T, VEC>;
@@ -246,7 +250,7 @@ __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
   // latency instead of following the reduction: 0.2-0.9% faster on the H200 at rows of 256-2048; LayerNorm, with
   // bias packs too, was 0.1-0.8% slower that way (bench/results/2026-12-03-h200-row-plans/), and with four packs the
   // registers for them would spill. Several rows a thread share one load.
-  constexpr bool kAffineFirst = ROWS > 1 || (is_rms(OP) && VPT <= 2);
+  constexpr bool kAffineFirst = ROWS > 1 || (is_rms(OP) && VPT <= 2) || (FEW && kNorm);
   P wp[kAffineFirst ? VPT : 1], bp[kAffineFirst ? VPT : 1];
   if constexpr (kAffineFirst) {
 #pragma unroll
@@ -285,7 +289,7 @@ __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
     const float n = static_cast<float>(a.cols);
     float mean = 0, scale = 1;
     if constexpr (kNorm) {
-      if constexpr (OP == RowOp::layer_norm && VPT == 8) {
+      if constexpr (OP == RowOp::layer_norm && (VPT == 8 || FEW)) {
         // Eight packs a thread: one pass over the registers and one reduction of two sums, of x - shift and its
         // square, where shift is the row's first element (it keeps the sums exact enough for rows whose mean is far
         // from zero). Two passes, below, keep the unpacked floats live across the first reduction and spill at the
@@ -340,6 +344,12 @@ __device__ __forceinline__ void row_body(const RowArgs& a, int tpr) {
 template <RowOp OP, class T, int VEC, int VPT, bool FULL, int ROWS = 1>
 __global__ void __launch_bounds__(ROWS > 1 ? 512 : 1024) row_kernel(RowArgs a, int tpr) {
   row_body<OP, T, VEC, VPT, FULL, ROWS>(a, tpr);
+}
+// The few-row plans (plan_row: rows too few for half the SMs): blocks of up to 512, so the weight and bias packs held
+// beside x get the registers they need.
+template <RowOp OP, class T, int VEC, int VPT, bool FULL>
+__global__ void __launch_bounds__(512) row_kernel_few(RowArgs a, int tpr) {
+  row_body<OP, T, VEC, VPT, FULL, 1, true>(a, tpr);
 }
 // The norms' widest register-resident rows (plan_row: LayerNorm past 1024 16-byte accesses, up to 4096):
 // eight a thread in blocks of up to 512, at most 64 registers so two such blocks fit on an SM (a block of 1024
@@ -745,6 +755,20 @@ cudaError_t launch_planned(const RowArgs& a, const RowPlan& plan, cudaStream_t s
     return cudaGetLastError();
   };
   const int key = plan.accesses_per_thread * 10 + plan.rows_per_thread;
+  if constexpr (VEC > 1 && OP != RowOp::softmax_dropout)
+    if (plan.few) {
+      if (plan.block_threads > 512) return cudaErrorInvalidValue;
+      switch (key) {
+        case 11:
+          return full ? launch(row_kernel_few<OP, T, VEC, 1, true>) : launch(row_kernel_few<OP, T, VEC, 1, false>);
+        case 21:
+          return full ? launch(row_kernel_few<OP, T, VEC, 2, true>) : launch(row_kernel_few<OP, T, VEC, 2, false>);
+        case 41:
+          return full ? launch(row_kernel_few<OP, T, VEC, 4, true>) : launch(row_kernel_few<OP, T, VEC, 4, false>);
+        default:
+          return cudaErrorInvalidValue;
+      }
+    }
   switch (key) {
     case 11:
       return full ? launch(row_kernel<OP, T, VEC, 1, true>) : launch(row_kernel<OP, T, VEC, 1, false>);

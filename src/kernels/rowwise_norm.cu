@@ -19,6 +19,8 @@ std::vector<std::pair<std::string, const void*>> sample_norm_kernels() {
       {"layer_norm f32 scalar, 2 accesses/thread", k(&row_kernel<RowOp::layer_norm, float, 1, 2, false>)},
       {"rms_norm f16, 2 accesses/thread", k(&row_kernel<RowOp::rms_norm, __half, 8, 2, false>)},
       {"layer_norm wide bf16", k(&row_kernel_wide<RowOp::layer_norm, bf16, 8>)},
+      {"layer_norm bf16 few rows, 4 accesses/thread", k(&row_kernel_few<RowOp::layer_norm, bf16, 8, 4, false>)},
+      {"add_rms_norm f16 few rows, 4 accesses/thread", k(&row_kernel_few<RowOp::add_rms_norm, __half, 8, 4, true>)},
   };
 }
 

@@ -176,6 +176,30 @@ TEST(RowPlan, SplitsRowsTooFewForTheGpuOverACluster) {
     }
 }
 
+TEST(RowPlan, FewRowsTakeOneBlockARowWithFewAccessesEach) {
+  for (RowOp op : {RowOp::layer_norm, RowOp::rms_norm, RowOp::add_rms_norm, RowOp::softmax}) {
+    RowPlan p = plan_row(op, DType::bf16, 768, true, 8, 132);  // 96 packs: one a thread
+    EXPECT_TRUE(p.few);
+    EXPECT_EQ(p.accesses_per_thread, 1);
+    EXPECT_EQ(p.threads_per_row, 128);
+    EXPECT_EQ(p.block_threads, 128);
+    p = plan_row(op, DType::bf16, 4096, true, 1, 132);  // 512 packs: two a thread
+    EXPECT_TRUE(p.few);
+    EXPECT_EQ(p.accesses_per_thread, 2);
+    EXPECT_EQ(p.block_threads, 256);
+    p = plan_row(op, DType::bf16, 14336, true, 32, 132);  // 1792 packs: four a thread in 512
+    EXPECT_TRUE(p.few);
+    EXPECT_EQ(p.accesses_per_thread, 4);
+    EXPECT_EQ(p.block_threads, 512);
+    EXPECT_NE(p.describe().find("few rows"), std::string::npos);
+    EXPECT_FALSE(plan_row(op, DType::bf16, 32768, true, 8, 132).few);  // 4096 packs: the plans for many rows
+    EXPECT_FALSE(plan_row(op, DType::bf16, 4096, true, 67, 132).few);  // rows for over half the SMs
+    EXPECT_FALSE(plan_row(op, DType::bf16, 4096, true, 8, 0).few);     // the GPU's size unknown
+    EXPECT_FALSE(plan_row(op, DType::bf16, 4096, false, 8, 132).few);  // unaligned: one element an access
+  }
+  EXPECT_FALSE(plan_row(RowOp::softmax_dropout, DType::bf16, 4096, true, 8, 132).few);  // Philox-bound, not latency
+}
+
 // What any plan must satisfy, whatever the tuner chose (the choices themselves are measured, not asserted:
 // bench/tune/row_tune times each against the shipped dispatch on the device). A plan that broke one of these would
 // read past or short of its row, or launch a block the hardware refuses.

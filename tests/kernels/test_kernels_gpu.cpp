@@ -101,6 +101,10 @@ const Shape kShapes[] = {{37, 1},
                          // Rows enough for the GPU (more than half its SMs): the two-read plans with cache hints
                          // that few rows no longer take (512 × 2, 256 × 2, 1024 × 1-4 blocks).
                          {70, 4096},
+                         // and the register plans for many rows that few rows no longer take either.
+                         {70, 100},
+                         {70, 768},
+                         {70, 1000},
                          {70, 8192},
                          {70, 16384},
                          {67, 40000}};
