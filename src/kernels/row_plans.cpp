@@ -137,16 +137,16 @@ RowPlan plan_row(RowOp op, DType dtype, int64_t cols, bool aligned16, int64_t ro
   const int64_t accesses = (cols + p.elems_per_access - 1) / p.elems_per_access;
   // Few rows: a row's time is its chain of dependent steps (the loads, the reductions, the stores), and a thread's
   // share of the row is part of that chain. One access a thread up to 256, two up to 1024, four up to 2048 (Liger's
-  // Triton norms give a row one program of 4-16 warps the same way). On an H100 (bench/results/2026-12-07-h100-row-probe)
-  // LayerNorm's plans for many rows took 2.65-2.98 µs a call at 1-8 × 768-8192 bf16 where Liger's took 1.50-2.26:
-  // 55-92 registers, a warp issuing every 5-11 cycles, the weight and bias loaded after two reductions.
-  // Softmax + dropout keeps its plans (its Philox rounds, not latency, bound it).
+  // Triton norms give a row one program of 4-16 warps the same way). On an H100
+  // (bench/results/2026-12-07-h100-row-probe) LayerNorm's plans for many rows took 2.65-2.98 µs a call at 1-8 ×
+  // 768-8192 bf16 where Liger's took 1.50-2.26: 55-92 registers, a warp issuing every 5-11 cycles, the weight and bias
+  // loaded after two reductions. Softmax + dropout keeps its plans (its Philox rounds, not latency, bound it).
   if (few && p.vector && op != RowOp::softmax_dropout && accesses <= 2048) {
     const int64_t per = accesses <= 256 ? 1 : accesses <= 1024 ? 2 : 4;
     p.threads_per_row = static_cast<int>(
         std::clamp<uint64_t>(std::bit_ceil(static_cast<uint64_t>((accesses + per - 1) / per)), 4, 512));
-    p.accesses_per_thread = static_cast<int>(
-        std::bit_ceil(static_cast<uint64_t>((accesses + p.threads_per_row - 1) / p.threads_per_row)));
+    p.accesses_per_thread =
+        static_cast<int>(std::bit_ceil(static_cast<uint64_t>((accesses + p.threads_per_row - 1) / p.threads_per_row)));
     p.block_threads = std::max(p.threads_per_row, 32);
     p.few = true;
     return p;
