@@ -47,8 +47,10 @@ FIX_NAMES = {
 # (pairs.dataloader_pair): both parts replayed.
 WHATIF_OF = {"host": "workers:8,pinned"}
 # Fixes recorded before a what-if modelled them (the pair's `fix` empty), by the words that name the fix in its
-# description (the part after "→"): the precision and optimizer what-ifs came after the first corpora were measured.
-WHATIF_BY_WORDS = (("bf16 autocast", "bf16"), ("TF32", "tf32"), ("fused", "optimizer"))
+# description (the part after "→"): the precision, optimizer and attention what-ifs came after the first corpora were
+# measured.
+WHATIF_BY_WORDS = (("bf16 autocast", "bf16"), ("TF32", "tf32"), ("fused", "optimizer"),
+                   ("scaled_dot_product_attention", "attention"))
 
 
 def whatif_of(p):

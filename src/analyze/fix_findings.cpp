@@ -26,8 +26,7 @@ void FixSignals::observe(const Event& e, const std::string& n, const std::string
   if (op.starts_with("aten::_foreach_") || op.starts_with("aten::_fused_") ||
       n.find("multi_tensor_apply") != std::string::npos)
     multi_tensor_optim = true;
-  if (n.find("softmax") != std::string::npos && n.find("fmha") == std::string::npos)
-    softmax_ns += e.dur_ns, ++softmax_kernels;
+  if (is_attention_softmax_kernel(n) && n.find("fmha") == std::string::npos) softmax_ns += e.dur_ns, ++softmax_kernels;
   if (n.find("fmha") != std::string::npos || n.find("flash") != std::string::npos ||
       n.find("attention") != std::string::npos || n.find("_attn") != std::string::npos)
     fused_attention = true;
@@ -137,9 +136,10 @@ void fix_findings(const Trace& t, const Analysis& a, const FixSignals& s, int64_
                     static_cast<double>(s.softmax_kernels) / steps, pct(softmax_share)),
         {{"softmax_ns", std::to_string(s.softmax_ns)}, {"softmax_kernels", std::to_string(s.softmax_kernels)}}, saving,
         "torch.nn.functional.scaled_dot_product_attention (flash/memory-efficient kernels); in transformers "
-        "attn_implementation=\"sdpa\" or \"flash_attention_2\".",
-        "softmax kernels above 5% of kernel time, or 4+ a step above 1%, with no fused attention kernel; saving 4× "
-        "their time "
+        "attn_implementation=\"sdpa\" or \"flash_attention_2\" (`--what-if attention`).",
+        "softmax kernels above 5% of kernel time, or 4+ a step above 1%, with no fused attention kernel; saving: the "
+        "replay of `--what-if attention` (each matmul-softmax-matmul run one op and one kernel costing its GEMMs) "
+        "where the replay judges the critical path, else (an upper bound) 4× the softmax kernels' time "
         "(bench/results/2026-12-06-h100-realmodels: GPT-2 −42% inference, −33% training)",
         wall_ns));
   }

@@ -86,6 +86,12 @@ bool is_gemm_kernel(std::string_view n) {
   return false;
 }
 
+bool is_attention_softmax_kernel(std::string_view n) {
+  const auto has = [&](std::string_view k) { return n.find(k) != std::string_view::npos; };
+  return (has("softmax") || has("SoftMax") || has("Softmax")) && !has("log_softmax") && !has("LogSoftMax") &&
+         !has("LogSoftmax") && !has("cross_entropy");
+}
+
 std::string size_bucket(uint64_t bytes) {
   if (bytes <= 4096) return "a ≤4 KiB";
   if (bytes <= 65536) return "b 4–64 KiB";

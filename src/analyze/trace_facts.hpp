@@ -50,6 +50,44 @@ struct OptimizerRange {
   size_t launches = 0;
 };
 [[nodiscard]] std::vector<OptimizerRange> optimizer_step_ranges(const Trace& t);
+// A softmax kernel that attention computed by hand launches (forward or backward), not the loss's log-softmax.
+[[nodiscard]] bool is_attention_softmax_kernel(std::string_view kernel);
+// Attention computed by hand in a step's items (a launching thread's ops in order, or its launches where the recording
+// has no CPU ops): each item that launches a softmax kernel (is_attention_softmax_kernel), from the nearest item before
+// it that launches a GEMM to the nearest after it that does, each within kAttentionReach items; runs in order, none
+// overlapping. The forward's run is matmul (QK^T), scale, mask, softmax, cast, dropout, matmul (·V); its backward's the
+// same ops' backward in reverse, between the two matmuls' backward.
+inline constexpr size_t kAttentionReach = 8;
+template <class Item>
+[[nodiscard]] std::vector<std::pair<size_t, size_t>> attention_runs(const Trace& t, const std::vector<Item>& items) {
+  auto launches = [&](const Item& x, auto&& pred) {
+    for (const auto& c : x.calls)
+      for (size_t g : c.gpu)
+        if (t.events[g].kind == Kind::kernel && pred(t.name(t.events[g]))) return true;
+    return false;
+  };
+  auto gemm = [&](size_t i) { return launches(items[i], [](std::string_view n) { return is_gemm_kernel(n); }); };
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!launches(items[i], [](std::string_view n) { return is_attention_softmax_kernel(n); })) continue;
+    if (!runs.empty() && i <= runs.back().second) continue;  // inside the run already found
+    const size_t floor = runs.empty() ? 0 : runs.back().second + 1;
+    std::optional<size_t> lo, hi;
+    for (size_t k = i; k-- > floor && i - k <= kAttentionReach;)
+      if (gemm(k)) {
+        lo = k;
+        break;
+      }
+    for (size_t k = i + 1; k < items.size() && k - i <= kAttentionReach; ++k)
+      if (gemm(k)) {
+        hi = k;
+        break;
+      }
+    if (lo && hi) runs.emplace_back(*lo, *hi);
+  }
+  return runs;
+}
+
 // The fused optimizer's passes over memory against the single-tensor path's (foreach=False), counted from
 // torch.optim's code, not fitted: the fused kernel reads each parameter's tensors once and writes the changed ones
 // once. AdamW/Adam: param, grad, exp_avg and exp_avg_sq read, three written (7), where the single-tensor step's ops

@@ -204,14 +204,56 @@ std::vector<Item> fuse_optimizer_steps(const Trace& t, const ReplayGraph& g, con
   return out;
 }
 
+// `attention`: each run of items that computes attention by hand (detail::attention_runs) becomes one op launching one
+// kernel, the fused attention's. The kernel does the run's matrix multiplies and nothing else (the score matrix's
+// scaling, masking, softmax, dropout and casts are inside it, never written to memory): the run's GEMM kernels' time.
+// On the host it costs the run's costliest op (the dispatch of one scaled_dot_product_attention); the Python between
+// the run's ops goes with them.
+std::vector<Item> fuse_attention_runs(const Trace& t, const std::vector<Item>& in,
+                                      std::unordered_map<size_t, int64_t>& dur_override) {
+  std::vector<Item> out;
+  size_t next = 0;
+  for (const auto& [lo, hi] : detail::attention_runs(t, in)) {
+    out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(next), in.begin() + static_cast<std::ptrdiff_t>(lo));
+    Item fused = in[lo];
+    fused.calls.clear();
+    int64_t gemm_ns = 0;
+    size_t first_gemm = SIZE_MAX;
+    const Call* first_launch = nullptr;
+    for (size_t j = lo; j <= hi; ++j) {
+      fused.dur = std::max(fused.dur, in[j].dur);
+      for (const auto& c : in[j].calls)
+        for (size_t k : c.gpu)
+          if (t.events[k].kind == Kind::kernel && detail::is_gemm_kernel(t.name(t.events[k]))) {
+            gemm_ns += t.events[k].dur_ns;
+            if (first_gemm == SIZE_MAX) first_gemm = k, first_launch = &c;
+          }
+    }
+    if (first_launch) {
+      Call c = *first_launch;
+      c.off = 0;
+      c.dur = c.own = std::min(c.dur, fused.dur);
+      c.blocking = c.pageable = c.pageable_input = false;
+      c.gpu = {first_gemm};
+      fused.calls.push_back(std::move(c));
+      dur_override[first_gemm] = gemm_ns;
+    }
+    out.push_back(std::move(fused));
+    next = hi + 1;
+  }
+  out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(next), in.end());
+  return out;
+}
+
 // The fixes that change a step's shape: the ops `sync` and `layout` drop, and runs of single elementwise kernels that
 // `fuse` makes one (one dispatch, the slowest op's; one kernel, the slowest: it reads once), the kept kernel's time in
-// dur_override; `optimizer` (fuse_optimizer_steps).
+// dur_override; `optimizer` (fuse_optimizer_steps), `attention` (fuse_attention_runs).
 std::vector<Item> shape_items(const Trace& t, const ReplayGraph& graph, const Fixes& fx,
                               const std::vector<Item>& in_items, std::unordered_map<size_t, int64_t>& dur_override) {
-  std::vector<Item> fused;  // only `optimizer` reshapes the items first; the others read the step's own
+  std::vector<Item> fused;  // `optimizer` and `attention` reshape the items first; the others read the step's own
   if (fx.optimizer) fused = fuse_optimizer_steps(t, graph, in_items, dur_override);
-  const std::vector<Item>& in = fx.optimizer ? fused : in_items;
+  if (fx.attention) fused = fuse_attention_runs(t, fx.optimizer ? fused : in_items, dur_override);
+  const std::vector<Item>& in = fx.optimizer || fx.attention ? fused : in_items;
   auto single_elementwise = [&](const Item& x) {
     size_t kernels = 0;
     for (const auto& c : x.calls) {
@@ -326,6 +368,13 @@ std::vector<std::string> replay_assumptions(const Fixes& fx, const ReplayRates& 
         "or 5/8 (SGD), the passes over memory counted from torch.optim's code; other optimizers' kernels as recorded. "
         "Without such ranges (a recording of neither torch.profiler nor `gpusqueeze trace`'s Python shim) it changes "
         "nothing");
+  if (fx.attention)
+    out.push_back(
+        "attention: each run of ops from a matrix multiply through a softmax kernel to the next matrix multiply (up to "
+        "eight ops either side; its backward likewise) made one op, the run's costliest, launching one kernel that "
+        "costs the run's GEMM kernels (the fused kernel does their arithmetic; the scores' scaling, mask, softmax, "
+        "dropout and casts never reach memory); a softmax outside attention between two GEMMs (a router) is taken "
+        "for attention too");
   if (fx.host) out.push_back("one worker thread; each step waits for its input from the worker");
   if (fx.workers > 0 && loader_seen)
     out.push_back(fmt::format(

@@ -43,6 +43,9 @@ struct Fixes {
   bool optimizer = false;  // a fused optimizer (fused=True) for one that steps one tensor at a time (foreach=False):
                            // each "Optimizer.step#" range's CPU ops become one op launching one kernel, which moves the
                            // bytes of the single-tensor kernels once (detail::fused_optimizer_pass_ratio)
+  bool attention = false;  // fused attention (scaled_dot_product_attention) for attention computed by hand: each run of
+                           // ops from a matmul through a softmax to the next matmul (forward, and its backward) becomes
+                           // one op launching one kernel that costs the run's GEMMs (detail::attention_runs)
   std::vector<std::pair<std::string, double>> faster;  // kernels whose name contains the text run N× faster
   int workers = 0;  // DataLoader(num_workers=N): each batch's next() (its enumerate(DataLoader) range; without one, the
                     // host's time before the step's first input copy) done by one of N workers that prefetch; the
@@ -59,11 +62,12 @@ struct NamedFix {
   bool Fixes::*member;
 };
 inline constexpr NamedFix kNamedFixes[] = {
-    {"sync", &Fixes::sync}, {"pinned", &Fixes::pinned},      {"fuse", &Fixes::fuse},         {"graphs", &Fixes::graphs},
-    {"host", &Fixes::host}, {"layout", &Fixes::layout},      {"prefetch", &Fixes::prefetch}, {"tf32", &Fixes::tf32},
-    {"bf16", &Fixes::bf16}, {"optimizer", &Fixes::optimizer}};
-// "sync,pinned,fuse,graphs,host,layout,prefetch,tf32,bf16,optimizer,kernel:gemm=2" → Fixes. Throws Error(bad_input)
-// naming the unknown word.
+    {"sync", &Fixes::sync},           {"pinned", &Fixes::pinned},      {"fuse", &Fixes::fuse},
+    {"graphs", &Fixes::graphs},       {"host", &Fixes::host},          {"layout", &Fixes::layout},
+    {"prefetch", &Fixes::prefetch},   {"tf32", &Fixes::tf32},          {"bf16", &Fixes::bf16},
+    {"optimizer", &Fixes::optimizer}, {"attention", &Fixes::attention}};
+// "sync,pinned,fuse,graphs,host,layout,prefetch,tf32,bf16,optimizer,attention,kernel:gemm=2" → Fixes. Throws
+// Error(bad_input) naming the unknown word.
 [[nodiscard]] Fixes parse_fixes(const std::string& list);
 [[nodiscard]] std::string fixes_name(const Fixes& f);
 

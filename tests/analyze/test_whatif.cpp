@@ -446,16 +446,74 @@ TEST(WhatIf, TheFusedOptimizerReplacesTheStepsOpsAndMovesTheirBytesOnce) {
   EXPECT_EQ(as_recorded(plain, parse_fixes("optimizer")).step_p50_ns, as_recorded(plain).step_p50_ns);
 }
 
+// A synthetic loop (not a recording): a layer's attention by hand, matmul (QK^T, a 100 µs GEMM), scale, mask, softmax,
+// dropout (20-40 µs kernels), matmul (·V, 100 µs), each op 30 µs on the host, then a 1 ms GEMM; and a classifier's
+// log-softmax between two GEMMs, which is no attention. `attention` makes the run one op launching one kernel that
+// costs its two GEMMs: the GPU's work 1.1 ms + 200 µs → 1 ms + 200 µs a step, the log-softmax kept.
+Trace attention_loop(bool log_softmax_only) {
+  std::string ev;
+  int corr = 1;
+  auto op = [&](const char* name, const char* kernel, int ts, int kernel_ts, int kernel_dur) {
+    ev += fmt::format(R"({{"ph":"X","cat":"cpu_op","name":"{}","pid":1,"tid":1,"ts":{},"dur":30}},)", name, ts);
+    ev += fmt::format(R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":10,)"
+                      R"("args":{{"correlation":{}}}}},)",
+                      ts + 5, corr);
+    ev += fmt::format(R"({{"ph":"X","cat":"kernel","name":"{}","pid":0,"tid":7,"ts":{},"dur":{},)"
+                      R"("args":{{"stream":7,"device":0,"correlation":{}}}}},)",
+                      kernel, kernel_ts, kernel_dur, corr);
+    ++corr;
+  };
+  constexpr int kStep = 2000;
+  for (int step = 0; step < 3; ++step) {
+    const int t0 = step * kStep;
+    ev += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},)"
+                      R"("dur":{}}},)",
+                      step, t0, kStep);
+    const char* softmax = log_softmax_only ? "cunn_SoftMaxForward<LogSoftMaxForwardEpilogue>"
+                                           : "softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 10>";
+    op("aten::matmul", "nvjet_sm90_tst_128x128_NNT", t0, t0 + 20, 100);
+    op("aten::mul", "vectorized_elementwise_kernel<MulFunctor>", t0 + 40, t0 + 120, 20);
+    op("aten::add", "vectorized_elementwise_kernel<AddFunctor>", t0 + 80, t0 + 140, 20);
+    op(log_softmax_only ? "aten::_log_softmax" : "aten::_softmax", softmax, t0 + 120, t0 + 160, 40);
+    op("aten::native_dropout", "fused_dropout_kernel_vec", t0 + 160, t0 + 200, 20);
+    op("aten::matmul", "nvjet_sm90_tst_128x128_NNT", t0 + 200, t0 + 220, 100);
+    op("aten::mm", "sm90_xmma_gemm_bf16bf16", t0 + 240, t0 + 320, 1000);
+  }
+  ev.pop_back();
+  return parse_kineto("{\"traceEvents\": [" + ev + "]}", "attention-loop");
+}
+
+TEST(WhatIf, FusedAttentionReplacesTheMatmulSoftmaxMatmulRunWithItsGemms) {
+  auto floor_of = [](const Trace& t, bool fused) {
+    Fixes f;
+    f.host_free = true;
+    f.attention = fused;
+    return as_recorded(t, f).step_p50_ns;
+  };
+  const auto t = attention_loop(false);
+  const auto base = as_recorded(t), fixed = as_recorded(t, parse_fixes("attention"));
+  ASSERT_TRUE(base.ok && fixed.ok) << base.model;
+  EXPECT_NEAR(static_cast<double>(floor_of(t, false)), 1'300'000.0, 2'000.0);
+  EXPECT_NEAR(static_cast<double>(floor_of(t, true)), 1'200'000.0, 2'000.0);
+  EXPECT_LT(fixed.step_p50_ns, base.step_p50_ns);
+  EXPECT_TRUE(std::any_of(fixed.assumptions.begin(), fixed.assumptions.end(),
+                          [](const std::string& a) { return a.starts_with("attention:"); }));
+  // A loss's log-softmax between two GEMMs is no attention: nothing changes.
+  const auto loss = attention_loop(true);
+  EXPECT_EQ(as_recorded(loss, parse_fixes("attention")).step_p50_ns, as_recorded(loss).step_p50_ns);
+  EXPECT_EQ(floor_of(loss, true), floor_of(loss, false));
+}
+
 TEST(WhatIf, UnknownFixesAreRefusedWithTheList) {
   try {
     (void)parse_fixes("sync,faster");
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_input);
-    EXPECT_NE(
-        std::string(e.what()).find(
-            "sync, pinned, fuse, graphs, host, layout, prefetch, tf32, bf16, optimizer, workers:N, kernel:NAME=N"),
-        std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(
+                  "sync, pinned, fuse, graphs, host, layout, prefetch, tf32, bf16, optimizer, attention, workers:N, "
+                  "kernel:NAME=N"),
+              std::string::npos);
   }
   EXPECT_THROW((void)parse_fixes("kernel:gemm=0"), Error);
   EXPECT_EQ(fixes_name(parse_fixes("fuse,sync")), "sync,fuse");
