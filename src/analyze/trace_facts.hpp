@@ -55,8 +55,9 @@ struct OptimizerRange {
 // Attention computed by hand in a step's items (a launching thread's ops in order, or its launches where the recording
 // has no CPU ops): each item that launches a softmax kernel (is_attention_softmax_kernel), from the nearest item before
 // it that launches a GEMM to the nearest after it that does, each within kAttentionReach items; runs in order, none
-// overlapping. The forward's run is matmul (QK^T), scale, mask, softmax, cast, dropout, matmul (·V); its backward's the
-// same ops' backward in reverse, between the two matmuls' backward.
+// overlapping; an item that launches both is a run alone (SDPA's math fallback). The forward's run is matmul (QK^T),
+// scale, mask, softmax, cast, dropout, matmul (·V); its backward's the same ops' backward in reverse, between the two
+// matmuls' backward.
 inline constexpr size_t kAttentionReach = 8;
 template <class Item>
 [[nodiscard]] std::vector<std::pair<size_t, size_t>> attention_runs(const Trace& t, const std::vector<Item>& items) {
@@ -71,6 +72,10 @@ template <class Item>
   for (size_t i = 0; i < items.size(); ++i) {
     if (!launches(items[i], [](std::string_view n) { return is_attention_softmax_kernel(n); })) continue;
     if (!runs.empty() && i <= runs.back().second) continue;  // inside the run already found
+    if (gemm(i)) {  // one op computes it all (SDPA's math fallback): the run is that op
+      runs.emplace_back(i, i);
+      continue;
+    }
     const size_t floor = runs.empty() ? 0 : runs.back().second + 1;
     std::optional<size_t> lo, hi;
     for (size_t k = i; k-- > floor && i - k <= kAttentionReach;)
