@@ -16,3 +16,10 @@ live_report() {
   echo "report wall (with its own measurements): $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
   tar czf "$FINAL/report.tgz" -C "$OUT" report
 }
+# The wheels carried in .whl (Liger-Kernel's, pure Python) installed for this run: PYTHONPATH gets them.
+install_wheels() {
+  if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
+      export PYTHONPATH=/tmp/site
+  fi
+}

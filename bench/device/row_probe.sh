@@ -7,10 +7,7 @@
 set -uo pipefail
 NAME=row_probe source "$(dirname "$0")/carried.sh"
 export GSQ_KERNELS_LIBRARY=$PWD/$BUILD/lib/libgsqkernels.so PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
-    export PYTHONPATH=/tmp/site
-fi
+install_wheels
 run timeout 150 python3 bench/kernels/row_probe.py ${PROBE_ARGS:-} --out "$FINAL/row-probe.json"
 for shape in ${NCU_SHAPES:-1x4096 1x768}; do
   for op in layer_norm rms_norm; do

@@ -12,10 +12,7 @@
 set -uo pipefail
 NAME=row_shapes source "$(dirname "$0")/carried.sh"
 export GSQ_KERNELS_LIBRARY=$PWD/$BUILD/lib/libgsqkernels.so PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
-    export PYTHONPATH=/tmp/site
-fi
+install_wheels
 [ "${SKIP_TESTS:-0}" = 1 ] || run timeout 150 ctest --test-dir /work/main/build -R '^(KernelsGpu|QuantGpu)\.' --output-on-failure
 [ "${SKIP_QUANT:-0}" = 1 ] || run timeout 100 python3 bench/kernels/quant_compare.py --dtype bfloat16 --shapes "${QUANT_SHAPES:-8192x8192,28672x8192,8192x28672}" \
   --out "$FINAL/quant-bf16.json"

@@ -153,18 +153,7 @@ def register(p):
     @pair("bf16_vit_infer", "precision", "", "infer",
           "ViT-B/16 fp32 inference, b64 (TF32 off, PyTorch's default) → bf16 autocast")
     def _():
-        model = p.tv_model("vit_b_16").eval()
-        x = p.images(64).to(dev)
-
-        def make(bf16):
-            def step():
-                torch.backends.cuda.matmul.allow_tf32 = False
-                with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-                    return model(x)
-
-            return step
-
-        return make(False), make(True)
+        return p.bf16_infer_pair("vit_b_16", 64)
 
     @pair("tf32_bert_train", "precision", "", "train",
           "BERT-base fp32 training, b16 × 128 tokens, full-precision fp32 matmuls → TF32 "

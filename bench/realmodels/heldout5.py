@@ -130,34 +130,12 @@ def register(p):
     @pair("cl_inception_v3_infer", "layout", "layout", "infer",
           "Inception v3 bf16 inference, b64 at 299×299, NCHW → model and input channels_last")
     def _():
-        def model():
-            return p.tv_model("inception_v3", aux_logits=False, init_weights=True).eval().to(torch.bfloat16)
-
-        m1, m2 = model(), model().to(memory_format=torch.channels_last)
-        x1 = torch.randn(64, 3, 299, 299).to(dev, torch.bfloat16)
-        x2 = x1.contiguous(memory_format=torch.channels_last)
-
-        def run(m, x):
-            with torch.no_grad():
-                return m(x)
-
-        return (lambda: run(m1, x1)), (lambda: run(m2, x2))
+        return p.channels_last_infer_pair("inception_v3", 64, size=299, aux_logits=False, init_weights=True)
 
     @pair("bf16_swin_s_infer", "precision", "", "infer",
           "Swin-S fp32 inference, b64 (TF32 off, PyTorch's default) → bf16 autocast")
     def _():
-        model = p.tv_model("swin_s").eval()
-        x = p.images(64).to(dev)
-
-        def make(bf16):
-            def step():
-                torch.backends.cuda.matmul.allow_tf32 = False
-                with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-                    return model(x)
-
-            return step
-
-        return make(False), make(True)
+        return p.bf16_infer_pair("swin_s", 64)
 
     @pair("fused_adamw_opt_350m_train", "optimizer", "", "train",
           "OPT-350m (its config) AMP training, b8 × 256 tokens, AdamW(foreach=False) (a kernel per parameter per op) "

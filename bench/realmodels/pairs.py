@@ -67,8 +67,8 @@ def hf_model(kind, attn="sdpa", **cfg):
     return m.to(dev)
 
 
-def images(batch, pinned=False, channels_last=False):
-    x = torch.randn(batch, 3, 224, 224)
+def images(batch, pinned=False, channels_last=False, size=224):
+    x = torch.randn(batch, 3, size, size)
     if pinned:
         x = x.pin_memory()
     if channels_last:
@@ -350,11 +350,12 @@ def channels_last_train_pair(model_name, batch):
     return (lambda: vision_train_step(m1, o1, x1, y)), (lambda: vision_train_step(m2, o2, x2, y))
 
 
-def channels_last_infer_pair(model_name, batch):
-    """bf16 inference of a torchvision model in NCHW, and with the model and its input channels_last."""
-    m1 = tv_model(model_name).eval().to(torch.bfloat16)
-    m2 = tv_model(model_name).eval().to(torch.bfloat16).to(memory_format=torch.channels_last)
-    x1 = images(batch).to(dev, torch.bfloat16)
+def channels_last_infer_pair(model_name, batch, size=224, **model_kw):
+    """bf16 inference of a torchvision model in NCHW, and with the model and its input channels_last (images of
+    size × size; model_kw to the model's constructor)."""
+    m1 = tv_model(model_name, **model_kw).eval().to(torch.bfloat16)
+    m2 = tv_model(model_name, **model_kw).eval().to(torch.bfloat16).to(memory_format=torch.channels_last)
+    x1 = images(batch, size=size).to(dev, torch.bfloat16)
     x2 = x1.contiguous(memory_format=torch.channels_last)
 
     def run(m, x):
@@ -362,6 +363,22 @@ def channels_last_infer_pair(model_name, batch):
             return m(x)
 
     return (lambda: run(m1, x1)), (lambda: run(m2, x2))
+
+
+def bf16_infer_pair(model_name, batch):
+    """fp32 inference of a torchvision model with TF32 off (PyTorch's default), and the same under bf16 autocast."""
+    model = tv_model(model_name).eval()
+    x = images(batch).to(dev)
+
+    def make(bf16):
+        def step():
+            torch.backends.cuda.matmul.allow_tf32 = False
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                return model(x)
+
+        return step
+
+    return make(False), make(True)
 
 
 @pair("cl_resnet50_infer", "layout", "layout", "infer",

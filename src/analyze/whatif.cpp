@@ -157,6 +157,17 @@ size_t first_gpu_op(const Item& x) {
   return size_t{0};
 }
 
+// The one launch of an op that a fix makes from several (a fused optimizer step, fused attention): `first`, the
+// first launch of the ops it replaces, at the op's start, launching `kernel` alone, within the op's `item_dur`.
+Call sole_launch(const Call& first, size_t kernel, int64_t item_dur) {
+  Call c = first;
+  c.off = 0;
+  c.dur = c.own = std::min(c.dur, item_dur);
+  c.blocking = c.pageable = c.pageable_input = false;
+  c.gpu = {kernel};
+  return c;
+}
+
 // `optimizer`: the items of each optimizer step become one op that launches one kernel, the fused optimizer's. The
 // kernel moves the bytes the single-tensor kernels moved, once: their time above the shortest one's (a kernel's fixed
 // cost, which the fused kernel pays once) × the passes the fused kernel makes over memory against theirs
@@ -188,12 +199,7 @@ std::vector<Item> fuse_optimizer_steps(const Trace& t, const ReplayGraph& g, con
     fused.dur = 2 * host / static_cast<int64_t>(j - i);
     fused.calls.clear();
     if (first_launch) {
-      Call c = *first_launch;
-      c.off = 0;
-      c.dur = c.own = std::min(c.dur, fused.dur);
-      c.blocking = c.pageable = c.pageable_input = false;
-      c.gpu = {first_kernel};
-      fused.calls.push_back(std::move(c));
+      fused.calls.push_back(sole_launch(*first_launch, first_kernel, fused.dur));
       const double ratio = detail::fused_optimizer_pass_ratio(g.optimizer_steps[in[i].optimizer_step].optimizer);
       dur_override[first_kernel] =
           shortest + static_cast<int64_t>(ratio * static_cast<double>(kernels_ns - kernels * shortest));
@@ -230,12 +236,7 @@ std::vector<Item> fuse_attention_runs(const Trace& t, const std::vector<Item>& i
           }
     }
     if (first_launch) {
-      Call c = *first_launch;
-      c.off = 0;
-      c.dur = c.own = std::min(c.dur, fused.dur);
-      c.blocking = c.pageable = c.pageable_input = false;
-      c.gpu = {first_gemm};
-      fused.calls.push_back(std::move(c));
+      fused.calls.push_back(sole_launch(*first_launch, first_gemm, fused.dur));
       dur_override[first_gemm] = gemm_ns;
     }
     out.push_back(std::move(fused));
