@@ -43,25 +43,7 @@ def register(p):
           "MobileNetV2 AMP training, b32 on device-resident data, loss.item() and accuracy .item() logged every step "
           "→ no per-step sync")
     def _():
-        m1, m2 = p.tv_model("mobilenet_v2"), p.tv_model("mobilenet_v2")
-        o1, o2 = (p.sgd_momentum(m) for m in (m1, m2))
-        x, y = p.images(32).to(dev), p.labels(32)
-
-        def make(m, opt, log):
-            def step():
-                with torch.autocast("cuda", dtype=torch.bfloat16):
-                    out = m(x)
-                    loss = torch.nn.functional.cross_entropy(out, y)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                if log:
-                    return loss.item(), (out.argmax(1) == y).float().mean().item()
-                return loss
-
-            return step
-
-        return make(m1, o1, True), make(m2, o2, False)
+        return p.item_logging_train_pair("mobilenet_v2", 32, 1, 0)
 
     @pair("graphs_resnet18_infer", "launch", "graphs", "infer",
           "ResNet-18 bf16 inference at batch 1, eager → the forward captured in a CUDA graph")

@@ -18,19 +18,7 @@ def register(p):
     sgd = p.sgd_momentum
 
     def hf(config, model, attn="sdpa", **cfg):
-        """transformers.<model> with random weights from transformers.<config>(**cfg), built as pairs.hf_model builds
-        BERT and GPT-2 (attn: "sdpa" or "eager")."""
-        import transformers
-
-        torch.manual_seed(0)
-        c = getattr(transformers, config)(**cfg)
-        cls = getattr(transformers, model)
-        try:
-            m = cls._from_config(c, attn_implementation=attn)
-        except (TypeError, ValueError):
-            c._attn_implementation = attn
-            m = cls(c)
-        return m.to(dev)
+        return p.hf_model((config, model), attn, **cfg)
 
     # Models none of the earlier sets used: ShuffleNetV2, SqueezeNet 1.1, MNASNet, EfficientNetV2-S, GoogLeNet,
     # VGG-19-BN, Inception v3 (at its own 299×299), Swin-S; DistilBERT, RoBERTa, OPT-350m and a Llama-style decoder
@@ -81,28 +69,7 @@ def register(p):
           "EfficientNetV2-S AMP training, b32 on device-resident data, loss.item() and accuracy .item() logged every "
           "step → logged every 50 steps")
     def _():
-        m1, m2 = p.tv_model("efficientnet_v2_s"), p.tv_model("efficientnet_v2_s")
-        o1, o2 = sgd(m1), sgd(m2)
-        x, y = p.images(32).to(dev), p.labels(32)
-
-        def make(m, opt, every):
-            count = [0]
-
-            def step():
-                with torch.autocast("cuda", dtype=torch.bfloat16):
-                    out = m(x)
-                    loss = torch.nn.functional.cross_entropy(out, y)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                count[0] += 1
-                if count[0] % every == 0:
-                    return loss.item(), (out.argmax(1) == y).float().mean().item()
-                return loss
-
-            return step
-
-        return make(m1, o1, 1), make(m2, o2, 50)
+        return p.item_logging_train_pair("efficientnet_v2_s", 32, 1, 50)
 
     @pair("graphs_googlenet_infer", "launch", "graphs", "infer",
           "GoogLeNet bf16 inference at batch 1, eager → the forward captured in a CUDA graph")

@@ -50,15 +50,15 @@ def tv_model(name, **kw):
 
 
 def hf_model(kind, attn="sdpa", **cfg):
+    """A transformers model with random weights: kind "bert" (BertForSequenceClassification), "gpt2" (GPT2LMHeadModel),
+    or a (config class, model class) pair of names, e.g. ("LlamaConfig", "LlamaForCausalLM"); attn "sdpa" or "eager"."""
     import transformers
 
     torch.manual_seed(0)
-    if kind == "bert":
-        config = transformers.BertConfig(**cfg)
-        cls = transformers.BertForSequenceClassification
-    else:
-        config = transformers.GPT2Config(**cfg)
-        cls = transformers.GPT2LMHeadModel
+    names = {"bert": ("BertConfig", "BertForSequenceClassification"), "gpt2": ("GPT2Config", "GPT2LMHeadModel")}
+    config_name, model_name = names[kind] if isinstance(kind, str) else kind
+    config = getattr(transformers, config_name)(**cfg)
+    cls = getattr(transformers, model_name)
     try:
         m = cls._from_config(config, attn_implementation=attn)
     except (TypeError, ValueError):
@@ -83,6 +83,33 @@ def labels(batch, n=1000):
 def sgd_momentum(model, **kw):
     """The training pairs' optimizer: SGD, lr 0.01, momentum 0.9 (kw: foreach=False, fused=True)."""
     return torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, **kw)
+
+
+def item_logging_train_pair(model_name, batch, every_before, every_after):
+    """AMP training of a torchvision model on device-resident data whose loss and accuracy are read to the host
+    (.item()) every N steps: every_before in the first program, every_after in the second (0: never)."""
+    m1, m2 = tv_model(model_name), tv_model(model_name)
+    o1, o2 = sgd_momentum(m1), sgd_momentum(m2)
+    x, y = images(batch).to(dev), labels(batch)
+
+    def make(m, opt, every):
+        count = [0]
+
+        def step():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                out = m(x)
+                loss = torch.nn.functional.cross_entropy(out, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            count[0] += 1
+            if every and count[0] % every == 0:
+                return loss.item(), (out.argmax(1) == y).float().mean().item()
+            return loss
+
+        return step
+
+    return make(m1, o1, every_before), make(m2, o2, every_after)
 
 
 def vision_train_step(model, opt, x, y, sync_loss=False, bf16=True):
