@@ -10,6 +10,7 @@
 #include "analyze/whatif.hpp"
 
 #include "support/fixtures.hpp"
+#include "support/kineto_json.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -36,22 +37,8 @@ std::string top_finding(const Analysis& a) {
   return fs.empty() ? "" : fs.front()->id;
 }
 
-// A synthetic Kineto launch (pid 1, thread 1) at `ts` and the kernel it feeds on stream 7 at `kernel_ts`, as JSON
-// events followed by a comma.
-// A ProfilerStep#N range of pid 1, thread 1, followed by a comma.
-std::string step_json(int step, int ts, int dur) {
-  return fmt::format(
-      R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},"dur":{}}},)", step, ts,
-      dur);
-}
-
-std::string launch_json(int ts, int corr, std::string_view kernel, int kernel_ts, int kernel_us) {
-  return fmt::format(
-      R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,)"
-      R"("args":{{"correlation":{}}}}},{{"ph":"X","cat":"kernel","name":"{}","pid":0,"tid":7,"ts":{},"dur":{},)"
-      R"("args":{{"stream":7,"device":0,"correlation":{}}}}},)",
-      ts, corr, kernel, kernel_ts, kernel_us, corr);
-}
+using test::launch_json;
+using test::step_json;
 
 TEST(RealModels, TheVerdictOrTheTopFindingNamesTheMeasuredFix) {
   const struct {

@@ -8,6 +8,7 @@
 #include "analyze/trace_facts.hpp"
 #include "core/error.hpp"
 #include "support/fixtures.hpp"
+#include "support/kineto_json.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -394,21 +395,12 @@ Trace optimizer_loop(const char* range) {
   std::string ev;
   int corr = 1;
   auto op = [&](const char* name, int ts, int dur, int kernel_ts, int kernel_dur) {
-    ev += fmt::format(R"({{"ph":"X","cat":"cpu_op","name":"{}","pid":1,"tid":1,"ts":{},"dur":{}}},)", name, ts, dur);
-    ev += fmt::format(R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":10,)"
-                      R"("args":{{"correlation":{}}}}},)",
-                      ts + 5, corr);
-    ev += fmt::format(R"({{"ph":"X","cat":"kernel","name":"k{}","pid":0,"tid":7,"ts":{},"dur":{},)"
-                      R"("args":{{"stream":7,"device":0,"correlation":{}}}}},)",
-                      kernel_dur, kernel_ts, kernel_dur, corr);
-    ++corr;
+    ev += test::op_launching_json(name, ts, dur, corr++, fmt::format("k{}", kernel_dur), kernel_ts, kernel_dur);
   };
   constexpr int kStep = 4300;
   for (int step = 0; step < 3; ++step) {
     const int t0 = step * kStep;
-    ev += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},)"
-                      R"("dur":{}}},)",
-                      step, t0, kStep);
+    ev += test::step_json(step, t0, kStep);
     op("aten::mm", t0, 50, t0 + 20, 1000);
     if (range)
       ev += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"{}","pid":1,"tid":1,"ts":{},"dur":4000}},)",
@@ -454,21 +446,12 @@ Trace attention_loop(bool log_softmax_only) {
   std::string ev;
   int corr = 1;
   auto op = [&](const char* name, const char* kernel, int ts, int kernel_ts, int kernel_dur) {
-    ev += fmt::format(R"({{"ph":"X","cat":"cpu_op","name":"{}","pid":1,"tid":1,"ts":{},"dur":30}},)", name, ts);
-    ev += fmt::format(R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":10,)"
-                      R"("args":{{"correlation":{}}}}},)",
-                      ts + 5, corr);
-    ev += fmt::format(R"({{"ph":"X","cat":"kernel","name":"{}","pid":0,"tid":7,"ts":{},"dur":{},)"
-                      R"("args":{{"stream":7,"device":0,"correlation":{}}}}},)",
-                      kernel, kernel_ts, kernel_dur, corr);
-    ++corr;
+    ev += test::op_launching_json(name, ts, 30, corr++, kernel, kernel_ts, kernel_dur);
   };
   constexpr int kStep = 2000;
   for (int step = 0; step < 3; ++step) {
     const int t0 = step * kStep;
-    ev += fmt::format(R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},)"
-                      R"("dur":{}}},)",
-                      step, t0, kStep);
+    ev += test::step_json(step, t0, kStep);
     const char* softmax = log_softmax_only ? "cunn_SoftMaxForward<LogSoftMaxForwardEpilogue>"
                                            : "softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 10>";
     op("aten::matmul", "nvjet_sm90_tst_128x128_NNT", t0, t0 + 20, 100);
