@@ -41,23 +41,7 @@ def register(p):
     def _():
         m1, m2 = (p.tv_model("mobilenet_v3_small").eval().to(torch.bfloat16) for _ in range(2))
         x = p.images(8).to(dev, torch.bfloat16)
-        kept = []
-
-        def make(m, to_host):
-            def step():
-                with torch.no_grad():
-                    top = m(x).topk(5).indices
-                if to_host:
-                    return top.cpu()
-                kept.append(top)
-                if len(kept) == 64:
-                    torch.cat(kept).cpu()
-                    kept.clear()
-                return top
-
-            return step
-
-        return make(m1, True), make(m2, False)
+        return p.host_copy_infer_pair(m1, m2, lambda m: m(x).topk(5).indices)
 
     @pair("item_gpt2_train", "sync", "sync", "train",
           "GPT-2 (124M) AMP training, b4 × 256 tokens, loss.item() and grad-norm .item() logged every step → logged "

@@ -47,23 +47,7 @@ def register(p):
         m1, m2 = (hf("DistilBertConfig", "DistilBertForSequenceClassification").eval().to(torch.bfloat16)
                   for _ in range(2))
         ids = torch.randint(0, 30522, (32, 128), device=dev)
-        kept = []
-
-        def make(m, to_host):
-            def step():
-                with torch.no_grad():
-                    pred = m(input_ids=ids).logits.argmax(-1)
-                if to_host:
-                    return pred.cpu()
-                kept.append(pred)
-                if len(kept) == 64:
-                    torch.cat(kept).cpu()
-                    kept.clear()
-                return pred
-
-            return step
-
-        return make(m1, True), make(m2, False)
+        return p.host_copy_infer_pair(m1, m2, lambda m: m(input_ids=ids).logits.argmax(-1))
 
     @pair("item_efficientnet_v2_s_train", "sync", "sync", "train",
           "EfficientNetV2-S AMP training, b32 on device-resident data, loss.item() and accuracy .item() logged every "

@@ -85,6 +85,28 @@ def sgd_momentum(model, **kw):
     return torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, **kw)
 
 
+def host_copy_infer_pair(m1, m2, predict):
+    """Inference whose per-step result (predict(model): a tensor on the GPU) is copied to the host every step by the
+    first program (.cpu(), a sync), and kept on the GPU and gathered to the host every 64 steps by the second."""
+    kept = []
+
+    def make(m, to_host):
+        def step():
+            with torch.no_grad():
+                out = predict(m)
+            if to_host:
+                return out.cpu()
+            kept.append(out)
+            if len(kept) == 64:
+                torch.cat(kept).cpu()
+                kept.clear()
+            return out
+
+        return step
+
+    return make(m1, True), make(m2, False)
+
+
 def item_logging_train_pair(model_name, batch, every_before, every_after):
     """AMP training of a torchvision model on device-resident data whose loss and accuracy are read to the host
     (.item()) every N steps: every_before in the first program, every_after in the second (0: never)."""
