@@ -414,13 +414,15 @@ Trace optimizer_loop(const char* range) {
   return parse_kineto("{\"traceEvents\": [" + ev + "]}", "optimizer-loop");
 }
 
+// The replay's GPU floor (the host's own time taken out) with or without one fix.
+int64_t gpu_floor(const Trace& t, bool Fixes::*fix, bool with) {
+  Fixes f;
+  f.host_free = true;
+  f.*fix = with;
+  return as_recorded(t, f).step_p50_ns;
+}
+
 TEST(WhatIf, TheFusedOptimizerReplacesTheStepsOpsAndMovesTheirBytesOnce) {
-  auto floor_of = [](const Trace& t, bool fused) {
-    Fixes f;
-    f.host_free = true;
-    f.optimizer = fused;
-    return as_recorded(t, f).step_p50_ns;
-  };
   for (const auto& [range, fused_kernel_us] :
        {std::pair{"Optimizer.step#AdamW.step", 73}, std::pair{"Optimizer.step#SGD.step", 128}}) {
     const auto t = optimizer_loop(range);
@@ -429,10 +431,12 @@ TEST(WhatIf, TheFusedOptimizerReplacesTheStepsOpsAndMovesTheirBytesOnce) {
     EXPECT_EQ(critical_verdict(base.path), "launch-bound");
     EXPECT_GT(base.step_p50_ns, 4'000'000);
     // The GPU's work after the fix: the GEMM, then the fused kernel.
-    EXPECT_NEAR(static_cast<double>(floor_of(t, false)), 1'500'000.0, 2'000.0);
-    EXPECT_NEAR(static_cast<double>(floor_of(t, true)), 1'000'000.0 + fused_kernel_us * 1'000.0, 2'000.0) << range;
+    EXPECT_NEAR(static_cast<double>(gpu_floor(t, &Fixes::optimizer, false)), 1'500'000.0, 2'000.0);
+    EXPECT_NEAR(static_cast<double>(gpu_floor(t, &Fixes::optimizer, true)), 1'000'000.0 + fused_kernel_us * 1'000.0,
+                2'000.0)
+        << range;
     EXPECT_LT(fixed.step_p50_ns, base.step_p50_ns / 3);
-    EXPECT_GE(fixed.step_p50_ns, floor_of(t, true));
+    EXPECT_GE(fixed.step_p50_ns, gpu_floor(t, &Fixes::optimizer, true));
   }
   const auto plain = optimizer_loop(nullptr);
   EXPECT_EQ(as_recorded(plain, parse_fixes("optimizer")).step_p50_ns, as_recorded(plain).step_p50_ns);
@@ -467,24 +471,18 @@ Trace attention_loop(bool log_softmax_only) {
 }
 
 TEST(WhatIf, FusedAttentionReplacesTheMatmulSoftmaxMatmulRunWithItsGemms) {
-  auto floor_of = [](const Trace& t, bool fused) {
-    Fixes f;
-    f.host_free = true;
-    f.attention = fused;
-    return as_recorded(t, f).step_p50_ns;
-  };
   const auto t = attention_loop(false);
   const auto base = as_recorded(t), fixed = as_recorded(t, parse_fixes("attention"));
   ASSERT_TRUE(base.ok && fixed.ok) << base.model;
-  EXPECT_NEAR(static_cast<double>(floor_of(t, false)), 1'300'000.0, 2'000.0);
-  EXPECT_NEAR(static_cast<double>(floor_of(t, true)), 1'200'000.0, 2'000.0);
+  EXPECT_NEAR(static_cast<double>(gpu_floor(t, &Fixes::attention, false)), 1'300'000.0, 2'000.0);
+  EXPECT_NEAR(static_cast<double>(gpu_floor(t, &Fixes::attention, true)), 1'200'000.0, 2'000.0);
   EXPECT_LT(fixed.step_p50_ns, base.step_p50_ns);
   EXPECT_TRUE(std::any_of(fixed.assumptions.begin(), fixed.assumptions.end(),
                           [](const std::string& a) { return a.starts_with("attention:"); }));
   // A loss's log-softmax between two GEMMs is no attention: nothing changes.
   const auto loss = attention_loop(true);
   EXPECT_EQ(as_recorded(loss, parse_fixes("attention")).step_p50_ns, as_recorded(loss).step_p50_ns);
-  EXPECT_EQ(floor_of(loss, true), floor_of(loss, false));
+  EXPECT_EQ(gpu_floor(loss, &Fixes::attention, true), gpu_floor(loss, &Fixes::attention, false));
 }
 
 TEST(WhatIf, UnknownFixesAreRefusedWithTheList) {
