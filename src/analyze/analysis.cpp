@@ -57,7 +57,7 @@ Analysis analyze(const Trace& t, const Thresholds& th) {
     fs.insert(fs.begin(), std::move(f));
     a.verdict.summary += " Judged on incomplete data: records were lost.";
   }
-  judge_by_critical_path(t, a, {th.untraced_step_ns, th.recorder_record_ns});
+  judge_by_critical_path(t, a, {.untraced_step_ns = th.untraced_step_ns, .record_ns = th.recorder_record_ns});
   rank_findings(a.findings);  // read in order: the worst and largest first, a specific cause before its whole
   // Lost records qualify every other finding: said first.
   std::stable_partition(a.findings.begin(), a.findings.end(),

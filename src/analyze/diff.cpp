@@ -28,12 +28,20 @@ std::set<std::string> finding_ids(const Analysis& a, Severity at_least) {
 std::string ms(double ns) {
   return fmt::format("{:.3f} ms", ns / 1e6);
 }
+std::string us(double ns) {
+  return ns > 0 ? fmt::format("{:.2f} µs", ns / 1e3) : std::string("-");
+}
 std::string change(double before, double after) {
   if (before == 0) return after == 0 ? "=" : "new";
   return fmt::format("{:+.1f}%", 100 * (after / before - 1));
 }
 
 }  // namespace
+
+double host_speed_ratio(const Analysis& before, const Analysis& after) {
+  if (before.median_eager_launch_ns <= 0 || after.median_eager_launch_ns <= 0) return 0;
+  return static_cast<double>(before.median_eager_launch_ns) / static_cast<double>(after.median_eager_launch_ns);
+}
 
 nlohmann::json diff_json(const Analysis& before, const Analysis& after) {
   using nlohmann::json;
@@ -73,10 +81,17 @@ nlohmann::json diff_json(const Analysis& before, const Analysis& after) {
                 {"idle_sync_ns", a.breakdown.idle_sync_ns},
                 {"idle_launch_ns", a.breakdown.idle_launch_ns},
                 {"idle_queued_ns", a.breakdown.idle_queued_ns},
-                {"kernel_busy_ns", a.breakdown.kernel_busy_ns}};
+                {"kernel_busy_ns", a.breakdown.kernel_busy_ns},
+                {"median_eager_launch_ns", a.median_eager_launch_ns}};
   };
-  return json{{"schema", "gpusqueeze.diff/1"}, {"before", side(before)}, {"after", side(after)},
-              {"findings_gained", gained},     {"findings_lost", lost},  {"kernels", kernels}};
+  const double speed = host_speed_ratio(before, after);
+  return json{{"schema", "gpusqueeze.diff/1"},
+              {"before", side(before)},
+              {"after", side(after)},
+              {"findings_gained", gained},
+              {"findings_lost", lost},
+              {"kernels", kernels},
+              {"host_speed", {{"launch_ratio", speed}, {"comparable", hosts_comparable(speed)}}}};
 }
 
 std::string diff_markdown(const Analysis& before, const Analysis& after) {
@@ -102,7 +117,17 @@ std::string diff_markdown(const Analysis& before, const Analysis& after) {
   row("pageable copies", "pageable_copies", false);
   row("synchronous copies", "synchronous_copies", false);
   row("host syncs", "syncs", false);
+  const double lb = b["median_eager_launch_ns"].get<double>(), la = a["median_eager_launch_ns"].get<double>();
+  t.rows.push_back({"median cudaLaunchKernel call", us(lb), us(la), change(lb, la)});
   std::string md = t.markdown();
+  if (const double r = j["host_speed"]["launch_ratio"].get<double>(); !hosts_comparable(r))
+    md += fmt::format(
+        "\nthe host ran {:.2f}× {} per CUDA call in the before recording than in the after one (median "
+        "cudaLaunchKernel "
+        "{} against {}; one program recorded twice on one machine stays within {:.2f}×): another load on the machine "
+        "or other CPU clocks during one recording. Its host-side rows (host idle, launches, step time where the host "
+        "sets it) compare the recordings as much as the change; record both again, or compare untraced step times.\n",
+        r > 1 ? r : 1 / r, r > 1 ? "slower" : "faster", us(lb), us(la), kHostSpeedSpread);
   auto list = [](const nlohmann::json& arr) {
     std::string s;
     for (const auto& x : arr) s += (s.empty() ? "" : ", ") + x.get<std::string>();

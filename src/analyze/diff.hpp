@@ -10,6 +10,22 @@
 
 namespace gsq::analyze {
 
+// How much slower the host ran per CUDA call in BEFORE's recording than in AFTER's: the ratio of their median
+// cudaLaunchKernel calls (Analysis::median_eager_launch_ns), 0 when either has none. One program recorded twice on one
+// machine keeps it within kHostSpeedSpread; beyond it the recordings' host times differ by that ratio too (another
+// load on the machine, CPU clocks), not by the change alone.
+[[nodiscard]] double host_speed_ratio(const Analysis& before, const Analysis& after);
+// From the before/after recordings of the real-model pairs (H100; held-out sets 3 and 4 with torch.profiler and
+// `gpusqueeze trace`, eight re-recorded corpus pairs with torch.profiler; bench/realmodels/host_speed.py,
+// bench/results/2026-12-07-cpu-host-speed): 44 of 48 recording pairs within 0.82-1.17, where the host factors their
+// untraced steps imply differ by 0.66-1.33 whatever the launch ratio; the four beyond (0.70, 0.71, 0.78, 1.62) had
+// factors that differ by nearly the same ratio (0.71, 0.79, 0.87, 1.65), and `diff --fixes` missed them by -28%, -29%,
+// -18% and +67% with BEFORE's host as recorded, by +2%, -1%, +5% and +3% at AFTER's speed.
+inline constexpr double kHostSpeedSpread = 1.25;
+[[nodiscard]] inline bool hosts_comparable(double ratio) {
+  return ratio == 0 || (ratio <= kHostSpeedSpread && ratio >= 1 / kHostSpeedSpread);
+}
+
 [[nodiscard]] nlohmann::json diff_json(const Analysis& before, const Analysis& after);
 [[nodiscard]] std::string diff_markdown(const Analysis& before, const Analysis& after);
 

@@ -20,7 +20,7 @@ TraceIndex index_trace(const Trace& t, Analysis& a) {
   TraceIndex ix;
   auto& [runtime_by_corr, runtime_by_thread, wall_lo, wall_hi, gpu_busy, kernel_busy, copy_busy, comm_busy,
          compute_busy, outer, gpu_ops, one_off, loader_ns, loader_calls] = ix;
-  std::vector<int64_t> launch_call_ns;
+  std::vector<int64_t> launch_call_ns, eager_launch_ns;
   std::vector<Interval> gpu_iv, kernel_iv, copy_iv, comm_iv, compute_iv;
   for (size_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
@@ -33,6 +33,8 @@ TraceIndex index_trace(const Trace& t, Analysis& a) {
       if (e.correlation >= 0) runtime_by_corr.emplace(e.correlation, i);
       runtime_by_thread[(int64_t{e.pid} << 32) | uint32_t(e.tid)].push_back(i);
       if (is_launch_call(t.name(e))) launch_call_ns.push_back(e.dur_ns);
+      if (const auto n = t.name(e); n == "cudaLaunchKernel" || n == "cudaLaunchKernel_ptsz")
+        eager_launch_ns.push_back(e.dur_ns);
     }
     if (e.on_gpu()) {
       gpu_iv.push_back({e.start_ns, e.end_ns()});
@@ -56,9 +58,12 @@ TraceIndex index_trace(const Trace& t, Analysis& a) {
   b.gpu_busy_ns = total(gpu_busy);
   b.kernel_busy_ns = total(kernel_busy);
   for (const auto& c : copy_busy) b.copy_only_ns += (c.hi - c.lo) - covered(kernel_busy, c.lo, c.hi);
-  if (!launch_call_ns.empty())
-    a.median_launch_call_ns =
-        static_cast<int64_t>(stats::percentile(std::vector<double>(launch_call_ns.begin(), launch_call_ns.end()), 0.5));
+  auto median = [](const std::vector<int64_t>& v) {
+    return v.empty() ? int64_t{0}
+                     : static_cast<int64_t>(stats::percentile(std::vector<double>(v.begin(), v.end()), 0.5));
+  };
+  a.median_launch_call_ns = median(launch_call_ns);
+  a.median_eager_launch_ns = median(eager_launch_ns);
 
   outer = outermost_ops(t);
 

@@ -95,7 +95,9 @@ struct ReplayRates {
 //    threads): factor = 1 − cost × records / host time (0 = as recorded).
 struct RecorderCorrection {
   int64_t untraced_step_ns = 0;
-  double record_ns = -1;  // < 0: the recorder's default
+  double record_ns = -1;   // < 0: the recorder's default
+  double host_scale = -1;  // >= 0: the factor itself (diff --fixes: BEFORE's host replayed at AFTER's speed)
+  std::string host_scale_why = {};
 };
 // The corpora's defaults: the factor the host's time is replayed at, torch.profiler (Kineto) and `gpusqueeze trace`.
 // Each is the median, over the recordings whose untraced step the host limits (the factor that gives the untraced step

@@ -334,6 +334,11 @@ void set_host_scale(const Trace& t, ReplayGraph& g, const RecorderCorrection& co
   const bool gsqt = t.source == "gpusqueeze";
   const char* recorder = gsqt ? "gpusqueeze trace" : "the profiler";
   if (g.steps.empty() || g.host_ns <= 0) return;
+  if (corr.host_scale >= 0) {
+    g.host_scale = corr.host_scale;
+    g.correction = fmt::format("host time × {:.3f}: {}", g.host_scale, corr.host_scale_why);
+    return;
+  }
   // The host's share left once the recorder's cost is out: --recorder-cost per record, else the corpus's share (a
   // Kineto recording sparser than the corpus's: its cost per record).
   const double density = static_cast<double>(g.records) / (static_cast<double>(g.host_ns) / 1e6);

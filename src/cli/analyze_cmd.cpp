@@ -175,24 +175,33 @@ Action register_diff(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print gpusqueeze.diff/1 JSON");
   cmd->add_option("--fixes", o->fixes,
                   "The fixes the change applied (as for analyze --what-if): the step time the replay of BEFORE "
-                  "predicts with them, against the step time AFTER measured");
+                  "predicts with them, against the step time AFTER measured (where the host ran at another speed per "
+                  "CUDA call in the two recordings, BEFORE's host is replayed at AFTER's)");
   return [o]() {
     // Each trace is read once: the analyses, and the prediction from the before trace.
     const auto before = analyze::load_trace(o->before);
     const auto a = analyze::analyze(before), b = analyze::analyze(analyze::load_trace(o->after));
     nlohmann::json check;
     if (!o->fixes.empty()) {
-      // Traced against traced: the recorder's cost stays in (both recordings carry it).
+      // Traced against traced: the recorder's cost stays in (both recordings carry it). Where the host ran at another
+      // speed per CUDA call in the two recordings (diff.hpp kHostSpeedSpread), BEFORE's host time is replayed at
+      // AFTER's speed: the prediction is then of the after recording, not of a host that changed between them.
+      const auto fixes = analyze::parse_fixes(o->fixes);
       auto rates = analyze::rates_for(before);
-      rates.recorder_corrected = false;
-      const auto r = analyze::replay(before, analyze::parse_fixes(o->fixes), rates);
+      const double speed = analyze::host_speed_ratio(a, b);
+      const bool rescale = !analyze::hosts_comparable(speed);
+      rates.recorder_corrected = rescale;
+      const auto graph = analyze::build_graph(
+          before, {.host_scale = rescale ? 1 / speed : 1.0, .host_scale_why = "the after recording's host speed"});
+      const auto r = analyze::replay(before, *graph, fixes, rates);
       // The after trace's recorded step time, as its analysis's replay read it.
       const int64_t measured = b.critical_path.recorded_step_p50_ns;
       if (r.ok && measured > 0)
         check = {{"fixes", o->fixes},
                  {"predicted_step_p50_ns", r.step_p50_ns},
                  {"measured_step_p50_ns", measured},
-                 {"error", static_cast<double>(r.step_p50_ns) / static_cast<double>(measured) - 1}};
+                 {"error", static_cast<double>(r.step_p50_ns) / static_cast<double>(measured) - 1},
+                 {"before_host_scale", rescale ? 1 / speed : 1.0}};
       // Beyond 10% the replay failed on this program: a dependency or a cost it does not model.
       if (!check.is_null()) check["model_failure"] = std::abs(check["error"].get<double>()) > 0.10;
     }
@@ -203,9 +212,14 @@ Action register_diff(CLI::App& app) {
     } else {
       std::cout << fmt::format("{} → {}\n\n{}", o->before, o->after, analyze::diff_markdown(a, b));
       if (!check.is_null())
-        std::cout << fmt::format("predicted with {}: step P50 {:.3f} ms; measured after: {:.3f} ms ({:+.1f}%)\n",
+        std::cout << fmt::format("predicted with {}: step P50 {:.3f} ms; measured after: {:.3f} ms ({:+.1f}%){}\n",
                                  o->fixes, check["predicted_step_p50_ns"].get<double>() / 1e6,
-                                 check["measured_step_p50_ns"].get<double>() / 1e6, 100 * check["error"].get<double>());
+                                 check["measured_step_p50_ns"].get<double>() / 1e6, 100 * check["error"].get<double>(),
+                                 check["before_host_scale"].get<double>() != 1.0
+                                     ? fmt::format(" (the before recording's host time × {:.2f}: the after "
+                                                   "recording's speed per CUDA call)",
+                                                   check["before_host_scale"].get<double>())
+                                     : "");
       if (!check.is_null() && check["model_failure"].get<bool>())
         std::cout << "the replay missed by more than 10%: a model failure on this program (a dependency or a cost it "
                      "does not model), not a measurement; its predictions for these fixes are not to be trusted here\n";

@@ -5,6 +5,7 @@
 #include "analyze/kineto.hpp"
 #include "support/analysis.hpp"
 #include "support/fixtures.hpp"
+#include "support/kineto_json.hpp"
 
 #include <gtest/gtest.h>
 
@@ -196,6 +197,37 @@ TEST(Diff, FixRemovesPageableCopiesAndSyncsAndShortensTheStep) {
   EXPECT_LT(d["after"]["step_p50_ns"].get<double>(), d["before"]["step_p50_ns"].get<double>());
   const auto& lost = d["findings_lost"];
   EXPECT_NE(std::find(lost.begin(), lost.end(), "pageable-copy"), lost.end());
+}
+
+// A SYNTHETIC launch-bound loop (made here, not a recording): 3 steps of 40 launch calls `launch_us` long, 20 µs
+// apart, each feeding a 2 µs kernel.
+std::string launch_loop(int launch_us) {
+  std::string ev;
+  int corr = 0;
+  for (int step = 0; step < 3; ++step) {
+    ev += test::step_json(step, step * 800, 800);
+    for (int i = 0; i < 40; ++i, ++corr)
+      ev += test::launch_json(step * 800 + i * 20, corr, "k", step * 800 + i * 20 + launch_us + 1, 2, launch_us);
+  }
+  ev.pop_back();
+  return "{\"traceEvents\": [" + ev + "]}";
+}
+
+// Two recordings of one program whose host ran 1.6× slower per CUDA call in one: diff says so (their host-side rows
+// compare the recordings), and says nothing within the spread one program's recordings keep (1.2×).
+TEST(Diff, AHostThatRanSlowerPerCudaCallInOneRecordingIsSaid) {
+  const auto slow = analyze(parse_kineto(launch_loop(8), "slow")), fast = analyze(parse_kineto(launch_loop(5), "fast"));
+  EXPECT_EQ(slow.median_eager_launch_ns, 8'000);
+  const auto d = diff_json(slow, fast);
+  EXPECT_NEAR(d["host_speed"]["launch_ratio"].get<double>(), 1.6, 1e-9);
+  EXPECT_FALSE(d["host_speed"]["comparable"].get<bool>());
+  EXPECT_NE(diff_markdown(slow, fast).find("the host ran 1.60× slower per CUDA call in the before recording"),
+            std::string::npos)
+      << diff_markdown(slow, fast);
+  EXPECT_NE(diff_markdown(fast, slow).find("1.60× faster"), std::string::npos);
+  const auto near = analyze(parse_kineto(launch_loop(6), "near"));
+  EXPECT_TRUE(diff_json(near, fast)["host_speed"]["comparable"].get<bool>());
+  EXPECT_EQ(diff_markdown(near, fast).find("per CUDA call"), std::string::npos);
 }
 
 // HTA's two sampled ranks of one job (../shared/data/kineto/hta.trace_filter--sampled_rank-{0,1}): rank 1 runs 30% more

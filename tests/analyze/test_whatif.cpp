@@ -6,6 +6,7 @@
 #include "analyze/gsqt.hpp"
 #include "analyze/kineto.hpp"
 #include "analyze/trace_facts.hpp"
+#include "analyze/whatif_graph.hpp"
 #include "core/error.hpp"
 #include "support/fixtures.hpp"
 #include "support/kineto_json.hpp"
@@ -29,7 +30,7 @@ double ratio(int64_t a, int64_t b) {
 
 // The replay with the host as recorded (no recorder's cost taken out): the model against the recording itself.
 Replay as_recorded(const Trace& t, const Fixes& f = {}) {
-  return replay(t, *build_graph(t, RecorderCorrection{0, 0}), f, rates_for(t));
+  return replay(t, *build_graph(t, RecorderCorrection{.untraced_step_ns = 0, .record_ns = 0}), f, rates_for(t));
 }
 
 TEST(WhatIf, TheUnmodifiedReplayReproducesTheRecordedSteps) {
@@ -60,7 +61,7 @@ TEST(WhatIf, TheFixesOfTheFixedLoopPredictItsMeasuredStepWithin3Percent) {
   EXPECT_EQ(critical_verdict(r.path), "host-bound");  // still the host: the fixes cannot move the bottleneck
   const auto corrected = replay(t, fixes, rates_for(t));
   EXPECT_NEAR(static_cast<double>(corrected.step_p50_ns) / 4.371e6, 1.0, 0.05) << corrected.step_p50_ns;
-  const auto given = replay(t, *build_graph(t, RecorderCorrection{4'806'000, -1}), fixes, rates_for(t));
+  const auto given = replay(t, *build_graph(t, RecorderCorrection{.untraced_step_ns = 4'806'000}), fixes, rates_for(t));
   EXPECT_NEAR(static_cast<double>(given.step_p50_ns) / 4.371e6, 1.0, 0.03) << given.step_p50_ns;
 }
 
@@ -317,6 +318,20 @@ TEST(WhatIf, AnUntracedStepLongerThanTheRecordingIsTheGpusWhereTheRecordersCostL
   EXPECT_LT(static_cast<double>(w.rows[1].step_p50_ns), 0.9 * 1.15e6);  // the faster kernels save
 }
 
+// `diff --fixes` replays BEFORE at the after recording's host speed where the two differ (diff.hpp kHostSpeedSpread):
+// a host factor given outright is the one replayed, and says why. The host-bound SYNTHETIC loop above at 80 µs an op.
+TEST(WhatIf, AHostFactorGivenIsTheOneReplayed) {
+  const auto t = parse_kineto(host_vs_gpu_loop(80), "host-bound");
+  const auto as_recorded = build_graph(t, {.host_scale = 1.0, .host_scale_why = "as recorded"});
+  const auto faster = build_graph(t, {.host_scale = 0.5, .host_scale_why = "the after recording's host speed"});
+  EXPECT_EQ(faster->host_scale, 0.5);
+  EXPECT_NE(faster->correction.find("× 0.500: the after recording's host speed"), std::string::npos)
+      << faster->correction;
+  const auto one = replay(t, *as_recorded, {}, rates_for(t)), half = replay(t, *faster, {}, rates_for(t));
+  EXPECT_NEAR(static_cast<double>(one.step_p50_ns), 1.6e6, 0.02 * 1.6e6);   // 20 ops × 80 µs: the host sets it
+  EXPECT_NEAR(static_cast<double>(half.step_p50_ns), 1.0e6, 0.05 * 1.0e6);  // 40 µs an op: the GPU's 20 × 50 µs
+}
+
 // A SYNTHETIC GPU-bound loop (made here) that fills the launch queue: 40 steps of 20 ops, each op's CPU side 10 µs
 // launching one 200 µs kernel, no sync; the driver holds 512 unstarted launches, so once the host is 512 ahead each
 // launch returns only when the GPU starts an earlier kernel (as a long ConvNeXt-T recording did after its seventh
@@ -375,7 +390,7 @@ TEST(WhatIf, LaunchesBlockedOnAFullQueueAreTheGpusPaceNotTheHosts) {
 // predict a slower step, and the assumption says what was inferred.
 TEST(WhatIf, WithoutDataLoaderRangesTheWorkersTakeTheHostTimeBeforeTheInputCopy) {
   const auto t = load_trace(test::fixture("h200-torch-host.gsqt"));
-  const auto graph = build_graph(t, RecorderCorrection{0, 0});
+  const auto graph = build_graph(t, RecorderCorrection{.untraced_step_ns = 0, .record_ns = 0});
   const auto base = replay(t, *graph, {}, rates_for(t));
   const auto two = replay(t, *graph, parse_fixes("workers:2"), rates_for(t));
   const auto eight = replay(t, *graph, parse_fixes("workers:8"), rates_for(t));
