@@ -240,7 +240,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         "forward compatibility was attempted on non supported HW",
         // A config attribute left at NCCL_CONFIG_UNDEF_INT (INT_MIN): the ncclConfig_t was initialised by another
         // NCCL's header than the library that reads it ("Invalid config blocking attribute value -2147483648")
-        "attribute value -2147483648"},
+        "attribute value -2147483648",
+        // ncclGetErrorString's words for a result code the NCCL library printing it does not know: the caller was
+        // built against another NCCL than the one it loaded (TensorRT-LLM's plugin beside the NCCL torch bundles)
+        "unknown result code"},
        true,
        "libraries that do not go together: the NCCL a framework loads, the CUDA runtime and the driver",
        "Print what each rank loads (torch.cuda.nccl.version(), nvidia-smi, ldd on libnccl) and align them: one NCCL "
@@ -300,10 +303,14 @@ const std::vector<ErrorKind>& error_catalogue() {
         "store->get(",
         // torch.distributed's rendezvous making the store (an exception raised in this frame is the store's: "use_libuv
         // was requested but PyTorch was build without libuv support")
-        "_create_c10d_store", "use_libuv was requested"},
+        "_create_c10d_store", "use_libuv was requested",
+        // JAX's distributed runtime: its coordination service's barrier, which every task must reach
+        // ("DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: … Timed out task names:
+        // /job:jax_worker/replica:0/task:3")
+        "Barrier timed out", "CoordinationService/Barrier"},
        true,
-       "the c10d store / rendezvous failed before NCCL started: ranks could not reach MASTER_ADDR:MASTER_PORT, or not "
-       "all ranks arrived in time",
+       "the c10d store / rendezvous (JAX: the coordination service's barrier) failed before NCCL started: ranks could "
+       "not reach MASTER_ADDR:MASTER_PORT (the coordinator), or not all ranks arrived in time",
        "Check that every rank got the same MASTER_ADDR/MASTER_PORT and WORLD_SIZE, that the port is open between "
        "hosts, and that all ranks were scheduled (a pending pod or Slurm task keeps the others waiting)"},
       {"nvls-error",
@@ -399,7 +406,11 @@ const std::vector<ErrorKind>& error_catalogue() {
         // The exceptions JAX and TensorFlow raise, printed without their traceback's header
         "XlaRuntimeError", "errors_impl.",
         // A GPU-sharing layer's (HAMi's libvgpu) own crash banner; vLLM's executor losing a worker process
-        "Segfault encountered", "died unexpectedly"},
+        "Segfault encountered", "died unexpectedly",
+        // Launchers reporting a rank that failed: Open MPI ("mpirun detected that one or more processes exited with
+        // non-zero status", "… exited on signal 11"), MPICH/Hydra, Slurm's srun ("task 8: Exited with exit code 3")
+        "processes exited with non-zero status", "the job has been aborted", "exited on signal",
+        "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "Exited with exit code"},
        true,
        "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
        "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},

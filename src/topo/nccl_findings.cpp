@@ -447,7 +447,8 @@ void nccl_tests_findings(const NcclLog& log, std::vector<Finding>& out) {
         {{"failed_at_bytes", std::to_string(log.failed_at_bytes)}},
         "Fix the error it printed (the CUDA or NCCL failure on that row); then re-run that size alone "
         "(-b and -e both at it) with NCCL_DEBUG=INFO before the whole sweep"));
-  if (log.rows.empty() && !log.devices.empty() && fatal_error && nccl_ran)
+  // Or its table's header and no row, where a failure follows (the devices' lines cut from the paste).
+  if (log.rows.empty() && fatal_error && ((!log.devices.empty() && nccl_ran) || log.table_header))
     out.push_back(make("nccl-tests-stopped", Severity::info,
                        "nccl-tests stopped before its first result: the error above ended (or hung) the run",
                        {{"devices", std::to_string(log.devices.size())}},

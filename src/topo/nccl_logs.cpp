@@ -429,6 +429,7 @@ struct Reader {
       if (!w.empty()) log.test_hosts.emplace(w[0]);
       hit = true;
     }
+    if (scan.has<"algbw">() && scan.has<"busbw">() && scan.has<"size">()) log.table_header = true;
     // A benchmark's own print of its bus bandwidth: "busbw: 18.973 GBps (151.8 Gbps)", "busbw = 45.2 GB/s". Not the
     // nccl-tests header, whose "busbw" is a column name.
     if (scan.has<"busbw">())

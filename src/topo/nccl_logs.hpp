@@ -38,6 +38,7 @@ struct NcclLog {
   std::vector<std::string> devices;  // "Rank 0 Group 0 Pid 1 on host device 0 [0x18] NVIDIA H100 PCIe" lines
   std::set<std::string> test_hosts;  // the hosts of those lines
   std::vector<NcclTestRow> rows;
+  bool table_header = false;  // a result table's header ("size count type redop … algbw busbw"), rows or not
   std::optional<double> avg_busbw;
   // A bus bandwidth a benchmark of the user's own printed outside any nccl-tests table ("busbw: 18.973 GBps (151.8
   // Gbps)"), in GB/s, and the ranks its lines name ("(5 trials, 16 ranks)"; 0 when none)

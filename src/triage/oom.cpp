@@ -122,10 +122,19 @@ struct Verdict {
 // The memory other processes held: from PyTorch 2.1+'s list of processes where it names this one (the entry equal to
 // "this process has …", or the only entry), else what lies outside PyTorch's segments less one process's context and
 // libraries.
+// "This process has M memory in use" is the driver's count for the process (NVML), which holds at least what PyTorch
+// reserved; a smaller one ("0 bytes" where NVML cannot see the process: WSL, a container without its PID namespace)
+// says nothing of this process, and the rest of the GPU is not another's for it.
+std::optional<double> this_process_seen(const OomMessage& m) {
+  if (m.this_process && m.reserved && *m.this_process + 0.01 * kGiB < *m.reserved) return std::nullopt;
+  return m.this_process;
+}
+
 double others_of(const OomMessage& m) {
+  const auto self = this_process_seen(m);
   if (!m.processes.empty()) {
     const auto is_self = [&](double bytes) {
-      return m.this_process ? std::abs(bytes - *m.this_process) <= 0.01 * kGiB : m.processes.size() == 1;
+      return self ? std::abs(bytes - *self) <= 0.01 * kGiB : m.processes.size() == 1;
     };
     size_t selves = 0;
     double others = 0;
@@ -138,7 +147,7 @@ double others_of(const OomMessage& m) {
     }
     if (selves == 1) return others;
   }
-  if (m.this_process && m.capacity && m.free) return std::max(0.0, *m.capacity - *m.free - *m.this_process);
+  if (self && m.capacity && m.free) return std::max(0.0, *m.capacity - *m.free - *self);
   const auto outside = m.outside_pytorch();
   return outside ? std::max(0.0, *outside - kContextAllowanceBytes) : 0;
 }

@@ -603,3 +603,36 @@ TEST(NcclLogs, WatchdogProgressIsComparedWithinOneProcessGroup) {
 
 }  // namespace
 }  // namespace gsq::topo
+
+namespace gsq::topo {
+namespace {
+
+// Held-out triage batch 36 (first pass 3/6): ncclGetErrorString's "unknown result code" (a caller built against
+// another NCCL than the one loaded), JAX's coordination-service barrier timing out before any collective, and an
+// nccl-tests header followed only by Open MPI's report of a rank that exited non-zero (a fatal log read as nothing).
+TEST(NcclLogs, HeldOutBatch36sFailuresAreRead) {
+  const auto trt = corpus_ids("nccl-errors",
+                              "trtllm1131_2x4090_mpirun_allreduceplugin_cpp183_unknown_result_code_torch_bundled_"
+                              "nccl2186_vs_2193.log");
+  EXPECT_TRUE(trt.count("nccl-version-mismatch"));
+  const auto jax = corpus_ids("torch-dist",
+                              "levanter432_jax_coordination_service_barrier_deadline_exceeded_multihost_broadcast_"
+                              "sync0_tasks_3_0_not_arrived_grpc_status4.log");
+  EXPECT_TRUE(jax.count("nccl-store-timeout"));
+  const auto mpi = corpus_ids("nccl-tests",
+                              "nccl241_10x_titanxp_mpi_one_proc_per_gpu_abort_after_header_rank8_exit3_xorg_used_"
+                              "peer_mappings_nccl247.log");
+  ASSERT_TRUE(mpi.count("nccl-process-failed"));
+  EXPECT_EQ(mpi.at("nccl-process-failed").severity, Severity::fail);
+  EXPECT_TRUE(mpi.count("nccl-tests-stopped"));
+  // The same header and INFO line with nothing failing after them (a paste cut short): nothing said of a stopped run.
+  const auto text = read_text_file(fs::path(GSQ_SOURCE_DIR) / "tests/data/triage/nccl-tests" /
+                                   "nccl241_10x_titanxp_mpi_one_proc_per_gpu_abort_after_header_rank8_exit3_xorg_used_"
+                                   "peer_mappings_nccl247.log");
+  const auto cut = ids(text.substr(0, text.find("-----")));
+  EXPECT_FALSE(cut.count("nccl-tests-stopped"));
+  EXPECT_FALSE(cut.count("nccl-process-failed"));
+}
+
+}  // namespace
+}  // namespace gsq::topo

@@ -107,6 +107,19 @@ TEST(Oom, TensorsFillingTheGpuAreAWorkloadThatDoesNotFit) {
   EXPECT_EQ(first_cause(r), "oom-too-large");
 }
 
+// The driver's count for this process holds at least what PyTorch reserved; "0 bytes" (NVML blind to the process: WSL,
+// a container, as the OOM corpus's regionalflux13 prints it) says nothing of it, and the full GPU is this process's
+// tensors, not another process's.
+TEST(Oom, AProcessCountUnderWhatPyTorchReservedIsNotAnotherProcesssMemory) {
+  const auto r = read_oom_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has a total capacity of 23.43 "
+      "GiB of which 4.06 MiB is free. Including non-PyTorch memory, this process has 0 bytes memory in use. Of the "
+      "allocated memory 23.03 GiB is allocated by PyTorch, and 15.67 MiB is reserved by PyTorch but unallocated.",
+      "t");
+  EXPECT_EQ(first_cause(r), "oom-too-large");
+  for (const auto& f : r.findings) EXPECT_NE(f.id, "oom-other-process");
+}
+
 TEST(Oom, RanksRepeatingOneMessageMakeOneFindingThatCountsThem) {
   const std::string one =
       "RuntimeError: CUDA out of memory. Tried to allocate 6.00 GiB (GPU 0; 39.59 GiB total capacity; 36.00 GiB "
