@@ -123,10 +123,10 @@ std::string diff_markdown(const Analysis& before, const Analysis& after) {
   if (const double r = j["host_speed"]["launch_ratio"].get<double>(); !hosts_comparable(r))
     md += fmt::format(
         "\nthe host ran {:.2f}× {} per CUDA call in the before recording than in the after one (median "
-        "cudaLaunchKernel "
-        "{} against {}; one program recorded twice on one machine stays within {:.2f}×): another load on the machine "
-        "or other CPU clocks during one recording. Its host-side rows (host idle, launches, step time where the host "
-        "sets it) compare the recordings as much as the change; record both again, or compare untraced step times.\n",
+        "cudaLaunchKernel {} against {}; one program recorded twice on one machine stays within {:.2f}×): another "
+        "load on the machine or other CPU clocks during one recording. Its host-side rows (host idle, launches, step "
+        "time where the host sets it) compare the recordings as much as the change; record both again, or compare "
+        "untraced step times.\n",
         r > 1 ? r : 1 / r, r > 1 ? "slower" : "faster", us(lb), us(la), kHostSpeedSpread);
   auto list = [](const nlohmann::json& arr) {
     std::string s;

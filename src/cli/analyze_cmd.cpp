@@ -187,10 +187,9 @@ Action register_diff(CLI::App& app) {
       // speed per CUDA call in the two recordings (diff.hpp kHostSpeedSpread), BEFORE's host time is replayed at
       // AFTER's speed: the prediction is then of the after recording, not of a host that changed between them.
       const auto fixes = analyze::parse_fixes(o->fixes);
-      auto rates = analyze::rates_for(before);
+      const auto rates = analyze::rates_for(before);
       const double speed = analyze::host_speed_ratio(a, b);
       const bool rescale = !analyze::hosts_comparable(speed);
-      rates.recorder_corrected = rescale;
       const auto graph = analyze::build_graph(
           before, {.host_scale = rescale ? 1 / speed : 1.0, .host_scale_why = "the after recording's host speed"});
       const auto r = analyze::replay(before, *graph, fixes, rates);
