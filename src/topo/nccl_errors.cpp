@@ -290,6 +290,39 @@ const std::vector<ErrorKind>& error_catalogue() {
        "the desync report names the rank(s) that never joined (or never finished) the collective the others waited in",
        "Read the named rank's own log and stack (py-spy dump --pid on it): a data-loader stall, an exception, a "
        "different code path, or a slow/ dead host"},
+      {"coordination-service",
+       // JAX's (XLA's) distributed runtime: its coordination service marking a task failed and aborting every task
+       // ("…/coordination/coordination_service.cc:1170] /job:jax_worker/replica:0/task:0 has been set to ERROR in
+       // coordination service: UNAVAILABLE: Task … heartbeat timeout", "… unexpectedly tried to connect with a
+       // different incarnation. It has likely restarted.")
+       {"distributed_runtime/coordination", "CoordinationServiceError", "different incarnation",
+        "Polled an error from coordination service"},
+       true,
+       "JAX's distributed runtime lost a task: its coordination service saw a task stop heartbeating (crashed, "
+       "preempted, or blocked past the heartbeat timeout) or reconnect as a new incarnation (a restarted process, or "
+       "a child process that ran jax.distributed.initialize() again), and aborts every task",
+       "Read the named task's own log for its first error. A new incarnation without a restart is a second "
+       "initialize in one job: guard jax.distributed.initialize() so data-loader workers and other child processes do "
+       "not run it. A heartbeat timeout of a task that was alive is a task blocked too long (a large host "
+       "allocation, a debugger): raise the coordination service's heartbeat timeout"},
+      {"horovod-stall",
+       // Horovod's stall inspector (horovod/common/stall_inspector.cc): a warning, the job goes on
+       {"by subset of ranks and are waiting for remainder of ranks", "stall_inspector"},
+       false,
+       "Horovod's stall inspector: some ranks submitted a collective that the others have not, for over a minute "
+       "(a slow rank, ranks submitting different tensors, or a rank that stopped); it turns into a hang if one never "
+       "submits",
+       "If the job moves on, a slow rank was catching up (check the rank's data loading). If it stops, find the rank "
+       "missing from the tensors it names (HOROVOD_STALL_CHECK_TIME_SECONDS sets the warning's delay; "
+       "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS ends the job instead of hanging)"},
+      {"horovod-shutdown",
+       {"Horovod has been shut down"},
+       true,
+       "Horovod shut down: a rank raised an exception, or finished (left the training loop) while others still called "
+       "allreduce, allgather or broadcast",
+       "Find the first exception across the ranks' logs; if there is none, a rank left the loop early (early "
+       "stopping, an uneven last batch): take such decisions on one rank and broadcast them, and give every rank the "
+       "same number of steps"},
       {"store-timeout",
        {"client socket has timed out", "client socket has failed to connect", "RendezvousTimeoutError",
         "RendezvousConnectionError", "RendezvousClosedError", "RendezvousStateError", "DistStoreError",

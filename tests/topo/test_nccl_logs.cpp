@@ -636,3 +636,32 @@ TEST(NcclLogs, HeldOutBatch36sFailuresAreRead) {
 
 }  // namespace
 }  // namespace gsq::topo
+
+namespace gsq::topo {
+namespace {
+
+// Held-out triage batch 38 (first pass 2/6, three refused as holding no distributed line): JAX's coordination service
+// aborting the job (a task's heartbeat timeout; a task reconnecting as a new incarnation), Horovod's stall inspector (a
+// warning: the job went on) and Horovod's shutdown after a rank left the loop early.
+TEST(NcclLogs, HeldOutBatch38sJaxAndHorovodLinesAreRead) {
+  const auto read = [](const char* name) { return corpus_ids("torch-dist", name); };
+  for (const char* name : {"jax23599_coordination_service_task0_heartbeat_timeout_single_process_8gpu_node_slow_pinned_"
+                           "host_alloc_at_init.log",
+                           "grain802_jax_coordination_service_task1_different_incarnation_aborted_dataloader_workers_"
+                           "rerun_distributed_init.log"}) {
+    const auto f = read(name);
+    ASSERT_TRUE(f.count("nccl-coordination-service")) << name;
+    EXPECT_EQ(f.at("nccl-coordination-service").severity, Severity::fail) << name;
+  }
+  const auto stall =
+      read("horovod2843_stall_inspector_cc105_60s_warning_single_line_bracket_timestamp_ops_completed_nonfatal.log");
+  ASSERT_TRUE(stall.count("nccl-horovod-stall"));
+  EXPECT_LT(stall.at("nccl-horovod-stall").severity, Severity::fail);
+  const auto shutdown = read(
+      "opennmttf985_horovod_shut_down_mpi_tag_output_prefix_allreduce_after_master_early_stopped_tab_node_line.log");
+  ASSERT_TRUE(shutdown.count("nccl-horovod-shutdown"));
+  EXPECT_EQ(shutdown.at("nccl-horovod-shutdown").severity, Severity::fail);
+}
+
+}  // namespace
+}  // namespace gsq::topo
