@@ -98,4 +98,17 @@ std::vector<size_t> one_off_calls(const Trace& t) {
   return out;
 }
 
+Interval one_off_span(const Trace& t, size_t call, const std::vector<int32_t>& outer) {
+  const Event& c = t.events[call];
+  Interval span{c.start_ns, c.end_ns()};
+  if (outer[call] < 0) return span;
+  // Events are sorted by start: the ops around the call start between its outermost op and the call.
+  for (size_t i = call; i-- > static_cast<size_t>(outer[call]);) {
+    const Event& e = t.events[i];
+    if (e.kind != Kind::cpu_op || e.pid != c.pid || e.tid != c.tid || e.end_ns() < c.end_ns()) continue;
+    if (t.name(e).starts_with("aten::")) return {e.start_ns, e.end_ns()};  // the latest start: the innermost
+  }
+  return span;
+}
+
 }  // namespace gsq::analyze::detail

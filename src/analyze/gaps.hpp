@@ -27,6 +27,10 @@ struct GapInputs {
 // call, lazy module loading, a large first allocation. A call is one when it lasts ≥ 1 ms and ≥ 1000× the median
 // runtime call; synchronising calls and copies, which wait on the GPU, never are. Returns event indices.
 [[nodiscard]] std::vector<size_t> one_off_calls(const Trace& t);
+// What a one-off call holds the GPU idle for: the innermost aten:: op around it on its thread, whose other work waits
+// on the same initialisation (a first aten::mm creating cuBLAS's handle and loading its kernels between calls the
+// recorder does not see), else the call itself. `outer`: each event's outermost CPU op (outermost_ops).
+[[nodiscard]] Interval one_off_span(const Trace& t, size_t call, const std::vector<int32_t>& outer);
 
 // Fills b.gaps and b.idle_{startup,queued,sync,launch,host}_ns.
 void classify_gaps(const Trace& t, const Thresholds& th, const GapInputs& in, Breakdown& b);

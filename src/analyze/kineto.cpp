@@ -333,6 +333,15 @@ Trace parse_padded(const char* data, size_t size, const std::string& origin) {
     throw_bad_input(origin + ": no \"traceEvents\" array: not a Kineto/Chrome trace");
   if (!span.array_format) parse_header(text, span, t, origin);
   parse_events(text, span, t, origin);
+  // PyTorch < 1.8's autograd profiler (torch.autograd.profiler.profile(use_cuda=…).export_chrome_trace): events
+  // without categories under the processes "CPU functions" and "CUDA functions", the latter each op's GPU time from a
+  // pair of CUDA events, not its kernels.
+  if (t.events.empty() && span.array_format && text.find("\"CPU functions\"") != std::string_view::npos)
+    throw_bad_input(origin +
+                    ": a legacy autograd-profiler trace (PyTorch before 1.8: \"CPU functions\" / \"CUDA "
+                    "functions\"): it times each op, not the kernels and CUDA calls the analysis needs; record again "
+                    "with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) and "
+                    "export_chrome_trace, or with `gpusqueeze trace -- CMD`");
   if (t.events.empty() && span.array_format)
     throw_bad_input(origin +
                     ": not a Kineto/Chrome trace: the top-level array holds no trace events (objects with "

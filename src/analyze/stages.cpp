@@ -69,7 +69,7 @@ TraceIndex index_trace(const Trace& t, Analysis& a) {
 
   std::vector<Interval> one_off_iv;
   for (const size_t i : one_off_calls(t)) {
-    one_off_iv.push_back({ev[i].start_ns, ev[i].end_ns()});
+    one_off_iv.push_back(one_off_span(t, i, outer));
     a.startup_calls.emplace_back(t.name(ev[i]), ev[i].dur_ns);
   }
   std::sort(a.startup_calls.begin(), a.startup_calls.end(),

@@ -7,6 +7,7 @@
 #include "support/fixtures.hpp"
 #include "support/kineto_json.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -197,6 +198,25 @@ TEST(Diff, FixRemovesPageableCopiesAndSyncsAndShortensTheStep) {
   EXPECT_LT(d["after"]["step_p50_ns"].get<double>(), d["before"]["step_p50_ns"].get<double>());
   const auto& lost = d["findings_lost"];
   EXPECT_NE(std::find(lost.begin(), lost.end(), "pageable-copy"), lost.end());
+}
+
+// A SYNTHETIC first matmul (made here after the public chisel matrix_multiply.json trace): aten::mm spends 80 ms
+// creating cuBLAS's handle and loading its kernel, one recorded call of it 14 ms long and the rest between calls the
+// recorder does not see, then launches its GEMM. The whole op's GPU idle is one-off start-up, not waiting on launches.
+TEST(Analyze, TheOpAroundAOneOffCallIsStartUpWhereTheRecorderSeesOnlyPartOfIt) {
+  std::string ev = test::launch_json(0, 1, "warm", 10, 20);
+  for (int i = 0; i < 12; ++i)  // the usual calls: short
+    ev += fmt::format(R"({{"ph":"X","cat":"cuda_runtime","name":"cudaDeviceGetAttribute","pid":1,"tid":1,"ts":{},)"
+                      R"("dur":1,"args":{{"correlation":{}}}}},)",
+                      40 + i, 100 + i);
+  ev += R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":80000},)";
+  ev += R"({"ph":"X","cat":"cuda_runtime","name":"cudaGetSymbolAddress","pid":1,"tid":1,"ts":200,"dur":14000,)"
+        R"("args":{"correlation":200}},)";
+  ev += test::launch_json(79990, 2, "gemm", 80000, 30);
+  ev.pop_back();
+  const auto a = analyze(parse_kineto("{\"traceEvents\": [" + ev + "]}", "first-mm"));
+  EXPECT_GT(a.breakdown.idle_startup_ns, 79'000'000) << a.breakdown.idle_startup_ns;
+  EXPECT_LT(a.breakdown.idle_launch_ns, 1'000'000) << a.breakdown.idle_launch_ns;
 }
 
 // A SYNTHETIC launch-bound loop (made here, not a recording): 3 steps of 40 launch calls `launch_us` long, 20 µs

@@ -65,6 +65,17 @@ TEST(Kineto, EmptyAndEventlessTracesAreReported) {
             std::string::npos);
 }
 
+// PyTorch < 1.8's autograd profiler, in its own layout (SYNTHETIC events written here after the public DLRM rank traces
+// of aoranwu/dlrm's prof/ folder): no categories, "CPU functions" and "CUDA functions" processes. Refused with what to
+// record instead, not as "not a trace".
+TEST(Kineto, ALegacyAutogradProfilerTraceIsRefusedWithWhatToRecordInstead) {
+  const auto e = error_of(
+      R"([{"name": "empty", "ph": "X", "ts": 388.7, "dur": 26.4, "tid": 1, "pid": "CPU functions", "args": {}},)"
+      R"({"name": "empty", "ph": "X", "ts": 391.8, "dur": 23.4, "tid": 0, "pid": "CUDA functions", "args": {}}])");
+  EXPECT_NE(e.find("legacy autograd-profiler trace"), std::string::npos) << e;
+  EXPECT_NE(e.find("ProfilerActivity.CUDA"), std::string::npos) << e;
+}
+
 TEST(Kineto, TraceWithoutGpuEventsSaysHowToRecordThem) {
   auto j = nlohmann::json::parse(recorded("matmul"));
   auto& evs = j["traceEvents"];
