@@ -44,6 +44,8 @@ ALIASES = {
     "nccl-coordination-service": "store-timeout",
     "nccl-horovod-stall": "lagging-rank",
     "nccl-horovod-shutdown": "lagging-rank",
+    "nccl-rdma-transport-failed": "ib-unavailable",
+    "nccl-ignored-exception": "other",
     "nccl-warn": "other",
     "topo-cross-socket": "topo-pcie-cross-socket",
     "topo-gpu-without-near-nic": "topo-nic-far",

@@ -225,7 +225,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         "peer mapping resources exhausted", "Call to CUDA function failed",
         // vLLM's CUDACHECK (its custom all-reduce): "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455
         // 'invalid argument'"
-        "Failed: Cuda error"},
+        "Failed: Cuda error",
+        // …and without "Failed: " in later versions: "Cuda error /workspace/csrc/custom_all_reduce.cuh:143 'invalid
+        // resource handle'"
+        "Cuda error "},
        true,
        "a CUDA call failed inside NCCL or the job (IPC/P2P mapping, an illegal address from a kernel, a GPU fault)",
        "Re-run with CUDA_LAUNCH_BLOCKING=1 to find the kernel; check `dmesg`/`nvidia-smi -q` for Xid errors and ECC; "
@@ -305,6 +308,27 @@ const std::vector<ErrorKind>& error_catalogue() {
        "initialize in one job: guard jax.distributed.initialize() so data-loader workers and other child processes do "
        "not run it. A heartbeat timeout of a task that was alive is a task blocked too long (a large host "
        "allocation, a debugger): raise the coordination service's heartbeat timeout"},
+      {"rdma-transport-failed",
+       // A KV-cache transfer engine (Mooncake's TransferEngine) starting its RDMA transport and finding no NIC it can
+       // use: "rdma_context.cpp:581] No suitable GID found on mlx5_bond_1/", "RdmaTransport: No available RNIC",
+       // "Failed to install RDMA transport, type=rdma"
+       {"No suitable GID found", "No available RNIC", "cannot initialize RDMA resources",
+        "Failed to install RDMA transport"},
+       true,
+       "the job's RDMA transport (a KV-cache transfer engine's) found no usable NIC: no RDMA device visible (a "
+       "container without /dev/infiniband), or none with a GID it accepts (IPv6-only GIDs, a bond without RoCE GIDs)",
+       "Check `ibv_devices` and `show_gids` inside the container: pass the RDMA devices in (--device=/dev/infiniband, "
+       "IPC_LOCK), then pick the NIC and GID index explicitly (Mooncake: MC_GID_INDEX; NCCL: NCCL_IB_HCA, "
+       "NCCL_IB_GID_INDEX)"},
+      {"ignored-exception",
+       // Python's report of an exception it could not raise (in a destructor or a callback, often at interpreter
+       // exit): "Exception ignored in: <function IpcMemory.__del__ at 0x7fe6…>", then a traceback
+       {"Exception ignored in"},
+       false,
+       "Python ignored an exception raised in a destructor or callback (it prints it and goes on; at interpreter exit, "
+       "module globals are already torn down): the job was not ended by it",
+       "Harmless at exit if the results are right; otherwise the object's cleanup ran too late: close or free it "
+       "explicitly before the program ends"},
       {"horovod-stall",
        // Horovod's stall inspector (horovod/common/stall_inspector.cc): a warning, the job goes on
        {"by subset of ranks and are waiting for remainder of ranks", "stall_inspector"},

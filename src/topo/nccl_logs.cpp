@@ -274,10 +274,21 @@ struct Reader {
   size_t sigbus_line = 0;    // the first SIGBUS line (a bus error)
   bool interrupted = false;  // gdb reported a SIGINT: the person debugging stopped the program
   std::string sigbus_text = {};
+  // Inside the traceback Python prints under "Exception ignored in: …" (an exception in a destructor or callback, at
+  // interpreter exit): up to the exception's own line, which ends it. Not a failure of the process.
+  bool in_ignored_exception = false;
 
   bool error_line(const FramedLine& fl) {
     std::map<std::string, std::string> facts;
-    const auto kinds = match_errors(fl.text, facts);
+    auto kinds = match_errors(fl.text, facts);
+    if (has(fl.text, "Exception ignored in")) {
+      in_ignored_exception = true;
+    } else if (in_ignored_exception) {
+      std::erase_if(kinds, [](const ErrorKind* k) { return std::string_view(k->id) == "process-failed"; });
+      const std::string_view t = fl.text;
+      if (!t.empty() && t.front() != ' ' && t.front() != '\t' && !t.starts_with("Traceback"))
+        in_ignored_exception = false;
+    }
     for (const auto* k : kinds) {
       auto it = std::find_if(log.errors.begin(), log.errors.end(), [&](const ErrorSeen& e) { return e.id == k->id; });
       if (it == log.errors.end()) {

@@ -665,3 +665,36 @@ TEST(NcclLogs, HeldOutBatch38sJaxAndHorovodLinesAreRead) {
 
 }  // namespace
 }  // namespace gsq::topo
+
+namespace gsq::topo {
+namespace {
+
+// Held-out triage batch 40 (first pass 3/8, two refused): vLLM's CUDACHECK line without "Failed: ", a KV-cache transfer
+// engine (Mooncake) finding no RDMA NIC it can use, and Python's "Exception ignored in" tracebacks at interpreter exit,
+// which end nothing (TensorRT-LLM's IpcMemory destructor: the run's results were right).
+TEST(NcclLogs, HeldOutBatch40sInferenceServerLinesAreRead) {
+  const auto vllm = corpus_ids("torch-dist",
+                               "vllm52778_custom_all_reduce_cuh143_invalid_resource_handle_cudaipcopenmemhandle_cross_"
+                               "node_tp2_mnnvl_gb200_bare_line.log");
+  EXPECT_TRUE(vllm.count("nccl-cuda-error"));
+  const auto mooncake = corpus_ids("nccl-errors",
+                                   "mooncake1593_transfer_engine_no_suitable_gid_ipv6_only_roce_bond_no_available_rnic_"
+                                   "client_20_retries_glog_prefix.log");
+  ASSERT_TRUE(mooncake.count("nccl-rdma-transport-failed"));
+  EXPECT_EQ(mooncake.at("nccl-rdma-transport-failed").severity, Severity::fail);
+  const auto ignored = corpus_ids("torch-dist",
+                                  "trtllm1190_ipcmemory_del_close_ipc_memory_nonetype_not_callable_at_interpreter_exit_"
+                                  "tp2_custom_allreduce_results_correct_nonfatal.log");
+  EXPECT_TRUE(ignored.count("nccl-ignored-exception"));
+  EXPECT_FALSE(ignored.count("nccl-process-failed"));
+  // A traceback after the ignored one's exception line is a failure again.
+  const auto after = ids(
+      "Exception ignored in: <function IpcMemory.__del__ at 0x7f>\nTraceback (most recent call last):\n  File "
+      "\"a.py\", "
+      "line 1, in __del__\nTypeError: 'NoneType' object is not callable\nTraceback (most recent call last):\n  File "
+      "\"b.py\", line 2, in <module>\nRuntimeError: NCCL error: unhandled system error\n");
+  EXPECT_TRUE(after.count("nccl-process-failed"));
+}
+
+}  // namespace
+}  // namespace gsq::topo
