@@ -81,6 +81,14 @@ size_t quote(std::string_view s, size_t i) {
   return i + 1 < s.size() && s[i] == '>' && s[i + 1] == ' ' ? 2 : (i + 1 == s.size() && s[i] == '>' ? 1 : 0);
 }
 
+// Markdown inline code around a pasted line ("`torch.distributed.DistBackendError: …`"): its opening backticks (a
+// fence's three too); the closing ones go with it (strip_prefixes).
+size_t code_ticks(std::string_view s, size_t i) {
+  size_t n = 0;
+  while (i + n < s.size() && n < 3 && s[i + n] == '`') ++n;
+  return n;
+}
+
 // Slurm --label "3: " (digits, a colon and a space at the start of the line).
 size_t slurm_label(std::string_view s, size_t i, int& rank) {
   const size_t start = i;
@@ -192,6 +200,7 @@ size_t host_tag(std::string_view s, size_t i) {
 
 std::string strip_prefixes(std::string_view line, int& rank) {
   size_t i = 0;
+  bool ticked = false;
   for (int round = 0; round < 6; ++round) {
     const size_t at = i;
     i = skip_spaces(line, i);
@@ -203,10 +212,17 @@ std::string strip_prefixes(std::string_view line, int& rank) {
       i += n;
       continue;
     }
+    if ((n = code_ticks(line, i))) {
+      i += n, ticked = true;
+      continue;
+    }
     i = at;
     break;
   }
-  std::string out(line.substr(i));
+  std::string_view rest = line.substr(i);
+  if (ticked)
+    while (!rest.empty() && (rest.back() == '`' || rest.back() == ' ' || rest.back() == '\r')) rest.remove_suffix(1);
+  std::string out(rest);
   // Output of two ranks interleaved by Open MPI leaves a tag in the middle of a line.
   for (size_t at = out.find("]<std"); at != std::string::npos; at = out.find("]<std", at)) {
     size_t open = out.rfind('[', at);

