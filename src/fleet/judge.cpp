@@ -1,5 +1,6 @@
 // The fleet's judgement: GPUs grouped by model; config fields against the group's majority, signals against its
 // median with a robust scale, health counters on their own.
+#include "core/xid.hpp"
 #include "fleet/fields.hpp"
 #include "fleet/fleet.hpp"
 
@@ -18,40 +19,6 @@ double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// What an NVIDIA XID code means for whoever runs the node (NVIDIA's XID catalogue,
-// docs.nvidia.com/deploy/xid-errors): the common ones only; others point at the catalogue.
-std::string xid_fix(double code) {
-  if (!(code >= 0 && code < 1e6)) return "XID of an unknown code: see NVIDIA's XID catalogue";
-  switch (static_cast<int>(code)) {
-    case 79:
-      return "XID 79: the GPU fell off the bus — drain the node, check power and seating, reset or replace it";
-    case 48:
-      return "XID 48: double-bit ECC error — drain the node, reset the GPU; replace it if it repeats";
-    case 94:
-      return "XID 94: contained ECC error — the affected process was stopped; reset the GPU when it drains";
-    case 95:
-      return "XID 95: uncontained ECC error — drain the node and reset the GPU before running more work";
-    case 63:
-    case 64:
-      return "XID 63/64: row remapping event — reset the GPU when idle to apply it; replace if remapping fails";
-    case 74:
-      return "XID 74: NVLink error — check the link's error counters (`nvidia-smi nvlink -e`) and reseat";
-    case 92:
-      return "XID 92: high single-bit ECC rate — watch the node; replace the GPU if the rate stays high";
-    case 13:
-    case 31:
-    case 43:
-    case 45:
-      return "XID 13/31/43/45: an application fault or a stopped program (bad address, illegal instruction) — a "
-             "program's bug, not the GPU's, unless it repeats across programs";
-    case 119:
-    case 120:
-      return "XID 119/120: GSP firmware error or timeout — update the driver; reset the GPU";
-    default:
-      return fmt::format("XID {:.0f}: see NVIDIA's XID catalogue (docs.nvidia.com/deploy/xid-errors)", code);
-  }
 }
 
 // The fix text with "{value}" and "{group}" filled in, in one pass: the values come from outside (a driver label, a
@@ -166,7 +133,7 @@ Result judge(Collection c, const Options& o) {
               // The newest XID's code says what the count means: an application's fault is a warning without the
               // advice to drain (earlier codes of the window are not known: the exporter keeps the newest).
               fail = !application_xid(last->second);
-              fix = fail ? xid_fix(last->second) + ". " + fix : xid_fix(last->second);
+              fix = fail ? gsq::xid_advice(last->second) + ". " + fix : gsq::xid_advice(last->second);
             }
           const std::string value = unit.empty() ? count_text(it->second) : fmt::format("{:.0f}{}", it->second, unit);
           judged[i].health.push_back(
