@@ -46,6 +46,8 @@ ALIASES = {
     "nccl-horovod-shutdown": "lagging-rank",
     "nccl-rdma-transport-failed": "ib-unavailable",
     "nccl-ignored-exception": "other",
+    "nccl-gpu-xid": "cuda-error",
+    "nccl-no-gpu-visible": "cuda-error",
     "nccl-warn": "other",
     "topo-cross-socket": "topo-pcie-cross-socket",
     "topo-gpu-without-near-nic": "topo-nic-far",

@@ -308,6 +308,31 @@ const std::vector<ErrorKind>& error_catalogue() {
        "initialize in one job: guard jax.distributed.initialize() so data-loader workers and other child processes do "
        "not run it. A heartbeat timeout of a task that was alive is a task blocked too long (a large host "
        "allocation, a debugger): raise the coordination service's heartbeat timeout"},
+      {"gpu-xid",
+       // The kernel log's driver reports, pasted beside a job's failure: "NVRM: Xid (PCI:0000:0b:00): 119, pid=…,
+       // Timeout after 45s of waiting for RPC response from GPU3 GSP!", an NVSwitch's "nvidia-nvswitch1: SXid
+       // (PCI:0000:aa:00.0): 24007, …", the driver asking for a reset ("GPU marked for reset", NV_ERR_RESET_REQUIRED)
+       {"NVRM: Xid", "Xid (PCI:", "SXid (PCI:", "GPU marked for reset", "NV_ERR_RESET_REQUIRED", "fallen off the bus"},
+       true,
+       "the GPU driver reported a fault (an XID: the GPU, its memory, NVLink or the GSP firmware; an SXid: an "
+       "NVSwitch), or that a GPU needs a reset: the job on that GPU fails or hangs, and every rank with it",
+       "Read the XID code (NVIDIA's XID catalogue, docs.nvidia.com/deploy/xid-errors): 13/31/43/45 are a program's "
+       "own faults; 48/63/64/79/94/95/119/120 and NVLink or NVSwitch errors are the node's — drain it, reset the GPU "
+       "(nvidia-smi -r when idle, or reboot), and move the job to another node; replace a GPU whose XIDs repeat"},
+      {"no-gpu-visible",
+       // The driver or the container giving the process no GPU: "failed call to cuInit: CUDA_ERROR_NO_DEVICE: no
+       // CUDA-capable device is detected" (TensorFlow and JAX log it and go on on the CPU; PyTorch raises, which its
+       // traceback tells), "CUDA-capable device(s) is/are busy or unavailable" (exclusive compute mode, or a GPU in a
+       // bad state)
+       {"no CUDA-capable device is detected", "CUDA_ERROR_NO_DEVICE", "is/are busy or unavailable",
+        "No CUDA GPUs are available"},
+       false,
+       "the process could see no usable GPU: none passed into the container (no /dev/nvidia* nodes, no --gpus), "
+       "CUDA_VISIBLE_DEVICES empty or wrong, the driver not loaded, or a GPU busy (exclusive compute mode, another "
+       "process) or in a state that needs a reset; frameworks that fall back run on the CPU, far slower",
+       "Run nvidia-smi where the job runs (inside the container): no GPU listed → pass them in (docker --gpus all, "
+       "the NVIDIA container toolkit, the device plugin's resource request); listed but busy → nvidia-smi -q for "
+       "compute mode and the processes on it, and the kernel log (dmesg) for XIDs"},
       {"rdma-transport-failed",
        // A KV-cache transfer engine (Mooncake's TransferEngine) starting its RDMA transport and finding no NIC it can
        // use: "rdma_context.cpp:581] No suitable GID found on mlx5_bond_1/", "RdmaTransport: No available RNIC",
@@ -625,6 +650,13 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
       }
     }
     if (id == "store-timeout") store_bind_facts(line, facts);
+    // "Xid (PCI:0000:0b:00): 119, pid=…": the code after the bus id (an NVSwitch's SXid likewise)
+    if (id == "gpu-xid" && !facts.contains("xid"))
+      if (const size_t at = line.find("Xid (PCI:"); at != std::string_view::npos)
+        if (const size_t close = line.find("): ", at); close != std::string_view::npos) {
+          const std::string code = number_after(line.substr(close), "): ");
+          if (!code.empty()) facts[at > 0 && line[at - 1] == 'S' ? "sxid" : "xid"] = code;
+        }
     if (id == "bootstrap-mismatch") {
       facts["received"] = number_after(line, "received ");
       facts["expected"] = number_after(line, "bytes instead of ");

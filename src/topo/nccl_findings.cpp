@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/nccl_env.hpp"
+#include "core/xid.hpp"
 #include "topo/log_framing.hpp"
 #include "topo/nccl_errors.hpp"
 
@@ -288,6 +289,9 @@ void catalogue_findings(const NcclLog& log, std::vector<Finding>& out) {
       title = fmt::format("The RDMA NIC reported the async event \"{}\"{} ({} line{})", ev_text, why, e.count,
                           e.count > 1 ? "s" : "");
     }
+    if (e.id == "gpu-xid" && e.facts.contains("xid"))
+      title = fmt::format("The GPU driver reported {} ({} line{}): {}", xid_advice(std::stod(e.facts.at("xid"))),
+                          e.count, e.count > 1 ? "s" : "", k.meaning);
     if (e.id == "ib-completion-error" && e.facts.contains("status"))
       title = fmt::format("InfiniBand/RoCE completions failed (status {}{}{}); {}", e.facts.at("status"),
                           e.facts.at("status") == "12"  ? ", retry counter exceeded"

@@ -702,3 +702,26 @@ TEST(NcclLogs, HeldOutBatch40sInferenceServerLinesAreRead) {
 
 }  // namespace
 }  // namespace gsq::topo
+
+namespace gsq::topo {
+namespace {
+
+// Held-out triage batch 43 (first pass 2/5, three refused): the kernel log's XIDs (a GSP timeout after an NVSwitch
+// SXid; NVLink XIDs beside a hang) and a process that sees no GPU (TensorFlow logging CUDA_ERROR_NO_DEVICE and going on
+// on the CPU: not fatal by itself).
+TEST(NcclLogs, HeldOutBatch43sDriverReportsAreRead) {
+  const auto gsp = corpus_ids("torch-dist",
+                              "openkm1118_vllm_8xa100_sxm4_talos_sxid24007_then_xid119_gsp_timeout_gpu_marked_for_"
+                              "reset_node_nvlink_fault_kern_prefix.log");
+  ASSERT_TRUE(gsp.count("nccl-gpu-xid"));
+  EXPECT_EQ(gsp.at("nccl-gpu-xid").severity, Severity::fail);
+  EXPECT_NE(gsp.at("nccl-gpu-xid").title.find("XID 119"), std::string::npos) << gsp.at("nccl-gpu-xid").title;
+  const auto none = corpus_ids("nccl-errors",
+                               "mozilla1117_taskcluster_docker_gpu_task_tf_cuinit_cuda_error_no_device_no_cuda_capable_"
+                               "device_missing_dev_nvidia_nodes_cpu_fallback.log");
+  ASSERT_TRUE(none.count("nccl-no-gpu-visible"));
+  EXPECT_LT(none.at("nccl-no-gpu-visible").severity, Severity::fail);
+}
+
+}  // namespace
+}  // namespace gsq::topo
