@@ -611,116 +611,98 @@ TEST(NcclLogs, WatchdogProgressIsComparedWithinOneProcessGroup) {
 namespace gsq::topo {
 namespace {
 
+// The finding `id` on the triage corpus's log folder/name, failing (a fatal log) or below that (a warning).
+void expect_read_as(const char* folder, const char* name, const std::string& id, bool fatal) {
+  const auto f = corpus_ids(folder, name);
+  ASSERT_TRUE(f.count(id)) << name << " has no " << id;
+  if (fatal)
+    EXPECT_EQ(f.at(id).severity, Severity::fail) << name;
+  else
+    EXPECT_LT(f.at(id).severity, Severity::fail) << name;
+}
+
 // Held-out triage batch 36 (first pass 3/6): ncclGetErrorString's "unknown result code" (a caller built against
 // another NCCL than the one loaded), JAX's coordination-service barrier timing out before any collective, and an
 // nccl-tests header followed only by Open MPI's report of a rank that exited non-zero (a fatal log read as nothing).
 TEST(NcclLogs, HeldOutBatch36sFailuresAreRead) {
-  const auto trt = corpus_ids("nccl-errors",
-                              "trtllm1131_2x4090_mpirun_allreduceplugin_cpp183_unknown_result_code_torch_bundled_"
-                              "nccl2186_vs_2193.log");
-  EXPECT_TRUE(trt.count("nccl-version-mismatch"));
-  const auto jax = corpus_ids("torch-dist",
-                              "levanter432_jax_coordination_service_barrier_deadline_exceeded_multihost_broadcast_"
-                              "sync0_tasks_3_0_not_arrived_grpc_status4.log");
-  EXPECT_TRUE(jax.count("nccl-store-timeout"));
-  const auto mpi = corpus_ids("nccl-tests",
-                              "nccl241_10x_titanxp_mpi_one_proc_per_gpu_abort_after_header_rank8_exit3_xorg_used_"
-                              "peer_mappings_nccl247.log");
-  ASSERT_TRUE(mpi.count("nccl-process-failed"));
-  EXPECT_EQ(mpi.at("nccl-process-failed").severity, Severity::fail);
-  EXPECT_TRUE(mpi.count("nccl-tests-stopped"));
+  expect_read_as(
+      "nccl-errors",
+      "trtllm1131_2x4090_mpirun_allreduceplugin_cpp183_unknown_result_code_torch_bundled_nccl2186_vs_2193.log",
+      "nccl-version-mismatch", true);
+  expect_read_as("torch-dist",
+                 "levanter432_jax_coordination_service_barrier_deadline_exceeded_multihost_broadcast_sync0_tasks_3_0_"
+                 "not_arrived_grpc_status4.log",
+                 "nccl-store-timeout", true);
+  const char* mpi =
+      "nccl241_10x_titanxp_mpi_one_proc_per_gpu_abort_after_header_rank8_exit3_xorg_used_peer_mappings_"
+      "nccl247.log";
+  expect_read_as("nccl-tests", mpi, "nccl-process-failed", true);
+  expect_read_as("nccl-tests", mpi, "nccl-tests-stopped", false);
   // The same header and INFO line with nothing failing after them (a paste cut short): nothing said of a stopped run.
-  const auto text = read_text_file(fs::path(GSQ_SOURCE_DIR) / "tests/data/triage/nccl-tests" /
-                                   "nccl241_10x_titanxp_mpi_one_proc_per_gpu_abort_after_header_rank8_exit3_xorg_used_"
-                                   "peer_mappings_nccl247.log");
+  const auto text = read_text_file(fs::path(GSQ_SOURCE_DIR) / "tests/data/triage/nccl-tests" / mpi);
   const auto cut = ids(text.substr(0, text.find("-----")));
   EXPECT_FALSE(cut.count("nccl-tests-stopped"));
   EXPECT_FALSE(cut.count("nccl-process-failed"));
 }
 
-}  // namespace
-}  // namespace gsq::topo
-
-namespace gsq::topo {
-namespace {
-
 // Held-out triage batch 38 (first pass 2/6, three refused as holding no distributed line): JAX's coordination service
 // aborting the job (a task's heartbeat timeout; a task reconnecting as a new incarnation), Horovod's stall inspector (a
 // warning: the job went on) and Horovod's shutdown after a rank left the loop early.
 TEST(NcclLogs, HeldOutBatch38sJaxAndHorovodLinesAreRead) {
-  const auto read = [](const char* name) { return corpus_ids("torch-dist", name); };
   for (const char* name : {"jax23599_coordination_service_task0_heartbeat_timeout_single_process_8gpu_node_slow_pinned_"
                            "host_alloc_at_init.log",
                            "grain802_jax_coordination_service_task1_different_incarnation_aborted_dataloader_workers_"
-                           "rerun_distributed_init.log"}) {
-    const auto f = read(name);
-    ASSERT_TRUE(f.count("nccl-coordination-service")) << name;
-    EXPECT_EQ(f.at("nccl-coordination-service").severity, Severity::fail) << name;
-  }
-  const auto stall =
-      read("horovod2843_stall_inspector_cc105_60s_warning_single_line_bracket_timestamp_ops_completed_nonfatal.log");
-  ASSERT_TRUE(stall.count("nccl-horovod-stall"));
-  EXPECT_LT(stall.at("nccl-horovod-stall").severity, Severity::fail);
-  const auto shutdown = read(
-      "opennmttf985_horovod_shut_down_mpi_tag_output_prefix_allreduce_after_master_early_stopped_tab_node_line.log");
-  ASSERT_TRUE(shutdown.count("nccl-horovod-shutdown"));
-  EXPECT_EQ(shutdown.at("nccl-horovod-shutdown").severity, Severity::fail);
+                           "rerun_distributed_init.log"})
+    expect_read_as("torch-dist", name, "nccl-coordination-service", true);
+  expect_read_as(
+      "torch-dist",
+      "horovod2843_stall_inspector_cc105_60s_warning_single_line_bracket_timestamp_ops_completed_nonfatal.log",
+      "nccl-horovod-stall", false);
+  expect_read_as(
+      "torch-dist",
+      "opennmttf985_horovod_shut_down_mpi_tag_output_prefix_allreduce_after_master_early_stopped_tab_node_line.log",
+      "nccl-horovod-shutdown", true);
 }
-
-}  // namespace
-}  // namespace gsq::topo
-
-namespace gsq::topo {
-namespace {
 
 // Held-out triage batch 40 (first pass 3/8, two refused): vLLM's CUDACHECK line without "Failed: ", a KV-cache transfer
 // engine (Mooncake) finding no RDMA NIC it can use, and Python's "Exception ignored in" tracebacks at interpreter exit,
 // which end nothing (TensorRT-LLM's IpcMemory destructor: the run's results were right).
 TEST(NcclLogs, HeldOutBatch40sInferenceServerLinesAreRead) {
-  const auto vllm = corpus_ids("torch-dist",
-                               "vllm52778_custom_all_reduce_cuh143_invalid_resource_handle_cudaipcopenmemhandle_cross_"
-                               "node_tp2_mnnvl_gb200_bare_line.log");
-  EXPECT_TRUE(vllm.count("nccl-cuda-error"));
-  const auto mooncake = corpus_ids("nccl-errors",
-                                   "mooncake1593_transfer_engine_no_suitable_gid_ipv6_only_roce_bond_no_available_rnic_"
-                                   "client_20_retries_glog_prefix.log");
-  ASSERT_TRUE(mooncake.count("nccl-rdma-transport-failed"));
-  EXPECT_EQ(mooncake.at("nccl-rdma-transport-failed").severity, Severity::fail);
-  const auto ignored = corpus_ids("torch-dist",
-                                  "trtllm1190_ipcmemory_del_close_ipc_memory_nonetype_not_callable_at_interpreter_exit_"
-                                  "tp2_custom_allreduce_results_correct_nonfatal.log");
-  EXPECT_TRUE(ignored.count("nccl-ignored-exception"));
-  EXPECT_FALSE(ignored.count("nccl-process-failed"));
+  expect_read_as("torch-dist",
+                 "vllm52778_custom_all_reduce_cuh143_invalid_resource_handle_cudaipcopenmemhandle_cross_node_tp2_mnnvl_"
+                 "gb200_bare_line.log",
+                 "nccl-cuda-error", true);
+  expect_read_as("nccl-errors",
+                 "mooncake1593_transfer_engine_no_suitable_gid_ipv6_only_roce_bond_no_available_rnic_client_20_retries_"
+                 "glog_prefix.log",
+                 "nccl-rdma-transport-failed", true);
+  const char* ignored =
+      "trtllm1190_ipcmemory_del_close_ipc_memory_nonetype_not_callable_at_interpreter_exit_tp2_custom_"
+      "allreduce_results_correct_nonfatal.log";
+  expect_read_as("torch-dist", ignored, "nccl-ignored-exception", false);
+  EXPECT_FALSE(corpus_ids("torch-dist", ignored).count("nccl-process-failed"));
   // A traceback after the ignored one's exception line is a failure again.
-  const auto after = ids(
-      "Exception ignored in: <function IpcMemory.__del__ at 0x7f>\nTraceback (most recent call last):\n  File "
-      "\"a.py\", "
-      "line 1, in __del__\nTypeError: 'NoneType' object is not callable\nTraceback (most recent call last):\n  File "
-      "\"b.py\", line 2, in <module>\nRuntimeError: NCCL error: unhandled system error\n");
+  const auto after =
+      ids("Exception ignored in: <function IpcMemory.__del__ at 0x7f>\nTraceback (most recent call last):\n  File "
+          "\"a.py\", line 1, in __del__\nTypeError: 'NoneType' object is not callable\nTraceback (most recent call "
+          "last):\n  File \"b.py\", line 2, in <module>\nRuntimeError: NCCL error: unhandled system error\n");
   EXPECT_TRUE(after.count("nccl-process-failed"));
 }
-
-}  // namespace
-}  // namespace gsq::topo
-
-namespace gsq::topo {
-namespace {
 
 // Held-out triage batch 43 (first pass 2/5, three refused): the kernel log's XIDs (a GSP timeout after an NVSwitch
 // SXid; NVLink XIDs beside a hang) and a process that sees no GPU (TensorFlow logging CUDA_ERROR_NO_DEVICE and going on
 // on the CPU: not fatal by itself).
 TEST(NcclLogs, HeldOutBatch43sDriverReportsAreRead) {
-  const auto gsp = corpus_ids("torch-dist",
-                              "openkm1118_vllm_8xa100_sxm4_talos_sxid24007_then_xid119_gsp_timeout_gpu_marked_for_"
-                              "reset_node_nvlink_fault_kern_prefix.log");
-  ASSERT_TRUE(gsp.count("nccl-gpu-xid"));
-  EXPECT_EQ(gsp.at("nccl-gpu-xid").severity, Severity::fail);
-  EXPECT_NE(gsp.at("nccl-gpu-xid").title.find("XID 119"), std::string::npos) << gsp.at("nccl-gpu-xid").title;
-  const auto none = corpus_ids("nccl-errors",
-                               "mozilla1117_taskcluster_docker_gpu_task_tf_cuinit_cuda_error_no_device_no_cuda_capable_"
-                               "device_missing_dev_nvidia_nodes_cpu_fallback.log");
-  ASSERT_TRUE(none.count("nccl-no-gpu-visible"));
-  EXPECT_LT(none.at("nccl-no-gpu-visible").severity, Severity::fail);
+  const char* gsp =
+      "openkm1118_vllm_8xa100_sxm4_talos_sxid24007_then_xid119_gsp_timeout_gpu_marked_for_reset_node_"
+      "nvlink_fault_kern_prefix.log";
+  expect_read_as("torch-dist", gsp, "nccl-gpu-xid", true);
+  const auto title = corpus_ids("torch-dist", gsp).at("nccl-gpu-xid").title;
+  EXPECT_NE(title.find("XID 119"), std::string::npos) << title;
+  expect_read_as("nccl-errors",
+                 "mozilla1117_taskcluster_docker_gpu_task_tf_cuinit_cuda_error_no_device_no_cuda_capable_device_"
+                 "missing_dev_nvidia_nodes_cpu_fallback.log",
+                 "nccl-no-gpu-visible", false);
 }
 
 }  // namespace
