@@ -48,6 +48,8 @@ ALIASES = {
     "nccl-ignored-exception": "other",
     "nccl-gpu-xid": "cuda-error",
     "nccl-no-gpu-visible": "cuda-error",
+    "nccl-scheduler-refused": "other",
+    "nccl-scheduler-queued": "other",
     "nccl-warn": "other",
     "topo-cross-socket": "topo-pcie-cross-socket",
     "topo-gpu-without-near-nic": "topo-nic-far",

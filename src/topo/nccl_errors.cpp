@@ -208,10 +208,13 @@ const std::vector<ErrorKind>& error_catalogue() {
         "cudaErrorMemoryAllocation",
         // The host's memory: Slurm reporting the kernel's OOM killer ("slurmstepd: error: Detected 1 oom_kill event
         // in StepId=…. Some of the step tasks have been OOM Killed.")
-        "oom_kill event", "have been OOM Killed"},
+        "oom_kill event", "have been OOM Killed",
+        // Ray's memory monitor killing workers on a node near its memory limit ("(raylet) node_manager.cc:3007: 2
+        // Workers (tasks / actors) killed due to memory pressure (OOM)")
+        "killed due to memory pressure"},
        true,
        "GPU (or pinned host) memory ran out, in NCCL's buffers or in the job around them; or the host's memory, where "
-       "the kernel's OOM killer ended a task (Slurm's oom_kill events)",
+       "the kernel's OOM killer (Slurm's oom_kill events) or Ray's memory monitor ended a task",
        "Leave NCCL room: lower the batch or model memory, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; NCCL's "
        "own buffers grow with channels and peers (NCCL_BUFFSIZE, NCCL_NCHANNELS_PER_NET_PEER, fewer communicators). "
        "`gpusqueeze memory` on PyTorch's OOM message says what held the memory. Host memory (oom_kill): what one rank "
@@ -333,6 +336,31 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Run nvidia-smi where the job runs (inside the container): no GPU listed → pass them in (docker --gpus all, "
        "the NVIDIA container toolkit, the device plugin's resource request); listed but busy → nvidia-smi -q for "
        "compute mode and the processes on it, and the kernel log (dmesg) for XIDs"},
+      {"scheduler-refused",
+       // Slurm ("srun: error: Unable to create step for job 1930: Invalid generic resource (gres) specification",
+       // "Unable to satisfy cpu bind request"), the kubelet and the NVIDIA device plugin ("UnexpectedAdmissionError …
+       // Allocate failed due to rpc error: … request for 'nvidia.com/gpu: 2' too large"), a controller refused by RBAC
+       // ("… is forbidden: User \"system:serviceaccount:…\" cannot update resource \"jobs/status\"")
+       {"Unable to create step for job", "Unable to satisfy cpu bind request", "CPU binding outside of job step",
+        "Application launch failed", "UnexpectedAdmissionError", "Allocate failed due to rpc error",
+        "is forbidden: User", "cannot update resource", "cannot create resource"},
+       true,
+       "the scheduler or orchestrator refused to start (or resume) the job's work: a step or pod asking for what its "
+       "allocation or the node's device plugin cannot give (GPUs, GRES, CPU binding), or a controller without the "
+       "permission it needs (RBAC)",
+       "Compare the request with what was granted: srun inside an allocation must ask within it (--gres=gpu:N, "
+       "--cpus-per-task, --overlap to enter a running job); a pod's nvidia.com/gpu against the device plugin's sharing "
+       "(time-slicing with failRequestsGreaterThanOne allows one); a controller's RBAC (kubectl auth can-i … "
+       "--as=system:serviceaccount:NS:NAME) and the versions its integration needs"},
+      {"scheduler-queued",
+       // Kubernetes and Kueue keeping a job's pods waiting for GPUs: "0/4 nodes are available: 4 Insufficient
+       // nvidia.com/gpu", "couldn't assign flavors to pod set worker: borrowing limit for nvidia.com/gpu … exceeded"
+       {"Insufficient nvidia.com/gpu", "couldn't assign flavors", "FailedScheduling"},
+       false,
+       "the job's pods wait for GPUs (too few free, a queue's quota or borrowing limit reached, or preempted by a "
+       "higher priority): it has not failed and starts when they free up",
+       "If it should run now: the queue's quota and borrowing limits (kubectl describe clusterqueue), what holds the "
+       "GPUs (kubectl describe nodes: Allocated resources), and the job's priority"},
       {"rdma-transport-failed",
        // A KV-cache transfer engine (Mooncake's TransferEngine) starting its RDMA transport and finding no NIC it can
        // use: "rdma_context.cpp:581] No suitable GID found on mlx5_bond_1/", "RdmaTransport: No available RNIC",
@@ -572,7 +600,8 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
         (!has(line, "nccl") || has_ci(line, "cuda failure") || has(line, "CUDA error") || has(line, "cudaError")))
       continue;  // CUDA's cudaErrorInvalidValue says "invalid argument" too
     if (id == "nccl-oom" && !(has(line, "NCCL") || has(line, "CUDA") || has(line, "cuda") || has(line, "OutOfMemory") ||
-                              has(line, "Failed to CUDA") || has(line, "oom_kill event") || has(line, "OOM Killed")))
+                              has(line, "Failed to CUDA") || has(line, "oom_kill event") || has(line, "OOM Killed") ||
+                              has(line, "killed due to memory pressure")))
       continue;
     if (id == "nccl-internal-error" && has(line, "internal error") && !has(line, "NCCL") && !has(line, "nccl") &&
         !has(line, "ncclInternal"))

@@ -705,5 +705,26 @@ TEST(NcclLogs, HeldOutBatch43sDriverReportsAreRead) {
                  "nccl-no-gpu-visible", false);
 }
 
+// Held-out triage batch 45 (first pass 2/10, six refused): the scheduler's and orchestrator's own refusals (srun unable
+// to create a step or bind CPUs, the device plugin refusing a GPU request, a controller refused by RBAC), a Kueue
+// workload waiting for GPUs (not a failure), Ray's memory monitor killing workers (host memory).
+TEST(NcclLogs, HeldOutBatch45sSchedulerLinesAreRead) {
+  for (const char* name :
+       {"mlengbook_slurm_attach_srun_overlap_gpus8_unable_to_create_step_invalid_gres_specification.log",
+        "k8sdeviceplugin_time_slicing_fail_requests_greater_than_one_unexpectedadmissionerror_nvidia_"
+        "gpu_2_too_large_describe_pod.log",
+        "jobset_kueue_preempted_never_resume_controller_error_resuming_jobset_forbidden_jobs_status_"
+        "rbac_old_version.log"})
+    expect_read_as("torch-dist", name, "nccl-scheduler-refused", true);
+  expect_read_as("torch-dist",
+                 "hyperpodeks_kueue_pytorchjob_workload_preempted_evicted_requeued_borrowing_limit_nvidia_gpu_g5_"
+                 "describe_workload_nonfatal.log",
+                 "nccl-scheduler-queued", false);
+  expect_read_as("torch-dist",
+                 "vllm1160_ray_tp4_raylet_memory_monitor_2_workers_killed_oom_syslog_escaped_ansi_wrapped_date_"
+                 "placeholder.log",
+                 "nccl-nccl-oom", true);
+}
+
 }  // namespace
 }  // namespace gsq::topo
