@@ -41,6 +41,7 @@ ALIASES = {
     "nccl-job-cancelled": "other",
     "nccl-nccl-call-failed": "other",
     "nccl-duplicate-ranks": "store-timeout",
+    "nccl-ddp-ranks-missing": "store-timeout",
     "nccl-coordination-service": "store-timeout",
     "nccl-horovod-stall": "lagging-rank",
     "nccl-horovod-shutdown": "lagging-rank",

@@ -281,7 +281,11 @@ const std::vector<ErrorKind>& error_catalogue() {
         "message truncated : receiving", "mismatch in collective sizes",
         // Gloo's pair receiving more than its posted buffer: "[enforce fail at …/gloo/transport/tcp/pair.cc:446]
         // op.preamble.length <= op.nbytes. 256000 vs 128000"
-        "op.preamble.length <= op.nbytes"},
+        "op.preamble.length <= op.nbytes",
+        // Accelerate's debug mode (ACCELERATE_DEBUG_MODE=1) checking the shapes before a collective:
+        // "DistributedOperationException: Cannot apply desired operation due to shape mismatches. All shapes across
+        // devices must be valid."
+        "due to shape mismatches"},
        true,
        "ranks called different collectives (or the same one with different sizes or dtypes) at the same point: a bug "
        "in the program, not in the network",

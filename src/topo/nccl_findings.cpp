@@ -146,6 +146,22 @@ void rank_findings(const NcclLog& log, std::vector<Finding>& out) {
           "The launcher's node count and the job's disagree: under Slurm, --nodes and --ntasks-per-node must match the "
           "trainer's num_nodes and devices (Lightning reads SLURM_NODEID/SLURM_PROCID); with torchrun, give each node "
           "its own --node_rank"));
+    else if (twice.empty() && static_cast<int>(log.ddp_rank_lines.size()) < log.ddp_world)
+      // Fewer ranks started than the world: in one process's output (each node prints its own) this is expected;
+      // where the log stops there, the others never started and the ones that did wait in the rendezvous.
+      out.push_back(make(
+          "nccl-ddp-ranks-missing", Severity::info,
+          fmt::format("Lightning started {} of its {} ranks in this log ({}): if the job stops here, the others never "
+                      "started and these wait for them in the rendezvous",
+                      log.ddp_rank_lines.size(), log.ddp_world, ranks_text([&] {
+                        std::set<int> r;
+                        for (const auto& [rank, n] : log.ddp_rank_lines) r.insert(rank);
+                        return r;
+                      }())),
+          {{"world_size", std::to_string(log.ddp_world)}},
+          "Check that the launcher starts devices × num_nodes processes: an environment that already sets LOCAL_RANK "
+          "(or a Slurm/torchrun variable) makes Lightning take the job as launched from outside and start no others — "
+          "unset it, or launch with torchrun/srun for every rank"));
   }
   // NCCL RAS: the ranks it lists are the smaller group's; whether they are behind or ahead is in the counts.
   if (!log.ras.listed.empty() && log.ras.launched.size() >= 2) {
@@ -320,6 +336,11 @@ void catalogue_findings(const NcclLog& log, std::vector<Finding>& out) {
             "(NCCL_IB_QPS_PER_CONNECTION, NCCL_MAX_NCHANNELS) as a test";
     }
     Severity severity = k.fatal ? Severity::fail : Severity::warn;
+    // Failed before the elastic agent restarted the workers, which then finished: recovered, not the job's end.
+    if (severity == Severity::fail && log.succeeded_line > 0 && e.last_line < log.restart_line) {
+      severity = Severity::warn;
+      title += " — recovered: the elastic agent restarted the worker group and it finished";
+    }
     if (e.id == "nccl-internal-error" && e.facts.contains("no_algorithm")) {
       title =
           "NCCL found no algorithm and protocol it can use for a collective (enqueue.cc): a forced NCCL_ALGO or "

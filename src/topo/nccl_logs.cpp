@@ -408,8 +408,9 @@ struct Reader {
       for (const char* wait : {"testStreamSynchronize", "cudaStreamSynchronize", "cuStreamSynchronize",
                                "cudaDeviceSynchronize", "ncclCommGetAsyncError"})
         if (line.find(wait) != std::string::npos) log.interrupted_in = wait, hit = true;
-    // PyTorch Lightning's DDP start ("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8"): the ranks that started.
-    if (scan.has<"initializing ddp: GLOBAL_RANK:">()) {
+    // PyTorch Lightning's DDP start ("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8"; from 1.6 "Initializing
+    // distributed: GLOBAL_RANK: 0, MEMBER: 1/2"): the ranks that started.
+    if (scan.has<"initializing ddp: GLOBAL_RANK:">() || scan.has<"Initializing distributed: GLOBAL_RANK:">()) {
       const int64_t r = int_after(line, "GLOBAL_RANK:");
       const size_t member = line.find("MEMBER:");
       const size_t slash = member == std::string::npos ? member : line.find('/', member);
@@ -441,6 +442,8 @@ struct Reader {
       hit = true;
     }
     if (scan.has<"algbw">() && scan.has<"busbw">() && scan.has<"size">()) log.table_header = true;
+    if (scan.has<"will restart worker group">()) log.restart_line = fl.number, hit = true;
+    if (log.restart_line > 0 && scan.has<"WorkerState.SUCCEEDED">()) log.succeeded_line = fl.number, hit = true;
     // A benchmark's own print of its bus bandwidth: "busbw: 18.973 GBps (151.8 Gbps)", "busbw = 45.2 GB/s". Not the
     // nccl-tests header, whose "busbw" is a column name.
     if (scan.has<"busbw">())
@@ -685,7 +688,9 @@ struct Reader {
     if (scan.has<"ProcessGroupNCCL">() || scan.has<"torch.distributed">() || scan.has<"c10d">()) hit = true;
     if (scan.has<"server socket has failed to">()) store_bind_facts(line, log.store_bind), hit = true;
     const bool known_error = error_line(fl);
-    if (!known_error && log.failure_reports.size() < 2 && capital_failure(line))
+    // (torchelastic's "Worker group FAILED. … will restart worker group" is a restart, judged by how it ends)
+    if (!known_error && log.failure_reports.size() < 2 && capital_failure(line) &&
+        line.find("will restart worker group") == std::string::npos)
       log.failure_reports.push_back(line.substr(0, 200));
     // NCCL going on without a feature that failed to start (CollNet/SHARP, a plugin): the failure before it was
     // survived.

@@ -39,6 +39,10 @@ struct NcclLog {
   std::set<std::string> test_hosts;  // the hosts of those lines
   std::vector<NcclTestRow> rows;
   bool table_header = false;  // a result table's header ("size count type redop … algbw busbw"), rows or not
+  // torchelastic (torchrun, NeMo's ft_launcher) restarting a failed worker group ("Worker group FAILED. 3/3 attempts
+  // left; will restart worker group"), and the line where a worker group then finished ("WorkerState.SUCCEEDED"): 0
+  // when none. Failures before such a success were recovered from.
+  size_t restart_line = 0, succeeded_line = 0;
   std::optional<double> avg_busbw;
   // A bus bandwidth a benchmark of the user's own printed outside any nccl-tests table ("busbw: 18.973 GBps (151.8
   // Gbps)"), in GB/s, and the ranks its lines name ("(5 trials, 16 ranks)"; 0 when none)

@@ -726,5 +726,27 @@ TEST(NcclLogs, HeldOutBatch45sSchedulerLinesAreRead) {
                  "nccl-nccl-oom", true);
 }
 
+// Held-out triage batch 46 (first pass 4/8, one refused): Accelerate's debug mode finding mismatched shapes before a
+// broadcast, Lightning's newer DDP start line with fewer ranks than its world, and torchelastic restarting a failed
+// worker group that then finished (NeMo's ft_launcher: the crash before the restart was recovered from).
+TEST(NcclLogs, HeldOutBatch46sFrameworkLinesAreRead) {
+  expect_read_as("torch-dist",
+                 "accelerate_debugmd_debug_mode_broadcast_shape_mismatch_distributedoperationexception_process0_1x5_"
+                 "process1_1x2x5_glued_tracebacks.log",
+                 "nccl-collective-mismatch", true);
+  expect_read_as("torch-dist",
+                 "lightning16313_ddp_2procs_local_rank_preset_by_container_only_rank0_started_init_hang_member_1of2_"
+                 "accelerator_cpu_run.log",
+                 "nccl-ddp-ranks-missing", false);
+  const char* restarted =
+      "nemo_resiliency_demo_ft_launcher_simulated_crash_step17_all_ranks_worker_group_failed_restart_"
+      "count1_resume_step9_ckpt_succeeded_nonfatal.log";
+  expect_read_as("torch-dist", restarted, "nccl-process-failed", false);
+  EXPECT_FALSE(corpus_ids("torch-dist", restarted).count("nccl-failure-reported"));
+  // The same failure with no restart after it stays fatal.
+  EXPECT_EQ(ids("Traceback (most recent call last):\nRuntimeError: boom\n").at("nccl-process-failed").severity,
+            Severity::fail);
+}
+
 }  // namespace
 }  // namespace gsq::topo
