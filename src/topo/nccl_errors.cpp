@@ -332,7 +332,10 @@ const std::vector<ErrorKind>& error_catalogue() {
        // traceback tells), "CUDA-capable device(s) is/are busy or unavailable" (exclusive compute mode, or a GPU in a
        // bad state)
        {"no CUDA-capable device is detected", "CUDA_ERROR_NO_DEVICE", "is/are busy or unavailable",
-        "No CUDA GPUs are available"},
+        "No CUDA GPUs are available",
+        // The management tools run where the driver is not loaded (a login node, a container without the devices):
+        // nvidia-smi "couldn't communicate with the NVIDIA driver", rocm-smi "amdgpu not found in modules"
+        "couldn't communicate with the NVIDIA driver", "amdgpu not found in modules"},
        false,
        "the process could see no usable GPU: none passed into the container (no /dev/nvidia* nodes, no --gpus), "
        "CUDA_VISIBLE_DEVICES empty or wrong, the driver not loaded, or a GPU busy (exclusive compute mode, another "
@@ -437,7 +440,9 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Check nvidia-fabricmanager is running and healthy; as a workaround NCCL_NVLS_ENABLE=0 (costs bandwidth on "
        "allreduce at large sizes)"},
       {"p2p-disabled",
-       {"P2P is disabled between", "P2P is not supported between", "P2P/IPC is disabled"},
+       {"P2P is disabled between", "P2P is not supported between", "P2P/IPC is disabled",
+        // RCCL: 'NCCL WARN Missing "iommu=pt" from kernel command line which can lead to system instablity or hang!'
+        "Missing \"iommu=pt\""},
        false,
        "NCCL does not use direct GPU-to-GPU copies between some GPUs of one node (ACS/IOMMU, a virtualised PCIe "
        "topology, NCCL_P2P_DISABLE/NCCL_P2P_LEVEL)",
@@ -457,7 +462,9 @@ const std::vector<ErrorKind>& error_catalogue() {
        // MPI's own transport and launcher (nccl-tests under mpirun: MPI moves NCCL's unique id and runs the ranks'
        // bootstrap collectives). From the triage corpus's two logs that fail there: UCX's ibv_create_ah on an SR-IOV
        // function the pod does not have (NVIDIA/nccl-tests #327), libfabric's OFI MTL aborting (#295).
-       {"UCX  ERROR", "UCX ERROR", "MPI_ABORT was invoked", "OFI MTL is aborting", "PMIX ERROR", "ORTE_ERROR_LOG"},
+       {"UCX  ERROR", "UCX ERROR", "MPI_ABORT was invoked", "OFI MTL is aborting", "PMIX ERROR", "ORTE_ERROR_LOG",
+        // Cray MPICH failing in MPI_Init ("MPICH ERROR [Rank 0] … Fatal error in PMPI_Init_thread: Other MPI error")
+        "MPICH ERROR", "Fatal error in PMPI_"},
        true,
        "MPI failed, not NCCL: its transport (UCX, libfabric) or launcher (PMIx/ORTE) — NCCL may never have started",
        "Test MPI alone between the same hosts (mpirun -np 2 -host a,b hostname, then osu_latency); for UCX name the "
@@ -699,6 +706,10 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
   // A Python exception's last line ("RuntimeError: …", "torch.distributed.DistStoreError: …") that no needle names:
   // the job failed in its own words.
   if (out.empty() && python_exception_line(line)) out.push_back(&error_kind("process-failed"));
+  // ggml's and other C++ CUDA_CHECKs: "CUDA error 704 at …/ggml-cuda.cu:6998: peer access is already enabled"
+  if (out.empty() && line.starts_with("CUDA error ") && line.size() > 11 &&
+      std::isdigit(static_cast<unsigned char>(line[11])))
+    out.push_back(&error_kind("cuda-error"));
   // A CUDA failure inside NCCL's NVLS transport is NVLS failing (transport/nvls.cc: multicast objects).
   if (has(line, "nvls.cc") && (has(line, "WARN") || has(line, " -> ")) &&
       std::find(out.begin(), out.end(), &error_kind("nvls-error")) == out.end())

@@ -748,5 +748,27 @@ TEST(NcclLogs, HeldOutBatch46sFrameworkLinesAreRead) {
             Severity::fail);
 }
 
+// Held-out triage batch 47 (first pass 1/5, three refused): ROCm and C++ programs' own words — ggml's CUDA_CHECK
+// ("CUDA error 704 at …"), Cray MPICH failing in MPI_Init, RCCL's missing iommu=pt warning (P2P not usable, the run
+// goes on), rocm-smi on a node without the driver (a warning).
+TEST(NcclLogs, HeldOutBatch47sRocmAndCppLinesAreRead) {
+  expect_read_as("nccl-errors",
+                 "h2ogptfaq_llamacpp_gguf_multi_gpu_cuda_error_704_peer_access_already_enabled_ggml_cuda_single_gpu_"
+                 "workaround.log",
+                 "nccl-cuda-error", true);
+  expect_read_as("torch-dist",
+                 "olcffrontier_pytorch_mpich_nic_policy_numa_rank4_pmpi_init_thread_abort_mpi4py_imported_after_"
+                 "torch.log",
+                 "nccl-mpi-error", true);
+  expect_read_as("nccl-info",
+                 "hpctrainex_mingpt_ddp_4x_mi300a_rccl2223_warn_missing_iommu_pt_every_rank_host_staged_p2p_disable_"
+                 "run_completes_nonfatal.log",
+                 "nccl-p2p-disabled", false);
+  expect_read_as("torch-dist",
+                 "lumiai20250527_rocm_smi_on_login_node_driver_not_initialized_while_8_rank_ddp_mi250x_runs_harmless_"
+                 "nonfatal.log",
+                 "nccl-no-gpu-visible", false);
+}
+
 }  // namespace
 }  // namespace gsq::topo
