@@ -372,8 +372,8 @@ const std::vector<ErrorKind>& error_catalogue() {
        // A KV-cache transfer engine (Mooncake's TransferEngine) starting its RDMA transport and finding no NIC it can
        // use: "rdma_context.cpp:581] No suitable GID found on mlx5_bond_1/", "RdmaTransport: No available RNIC",
        // "Failed to install RDMA transport, type=rdma"
-       {"No suitable GID found", "No available RNIC", "cannot initialize RDMA resources",
-        "Failed to install RDMA transport"},
+       // (not "No suitable GID found on <nic>" alone: a warning per NIC, the engine going on with the others)
+       {"No available RNIC", "cannot initialize RDMA resources", "Failed to install RDMA transport"},
        true,
        "the job's RDMA transport (a KV-cache transfer engine's) found no usable NIC: no RDMA device visible (a "
        "container without /dev/infiniband), or none with a GID it accepts (IPv6-only GIDs, a bond without RoCE GIDs)",
