@@ -265,16 +265,18 @@ void judge_by_critical_path(const Trace& t, Analysis& a, const RecorderCorrectio
                                                          {"unfused-optimizer", "optimizer"},
                                                          {"unfused-attention", "attention"}};
   // Attention by hand the replay can fuse: runs of matmul, softmax, matmul among the steps' items (with none, a softmax
-  // the finding counted outside such a run, the finding keeps its bound).
-  const bool attention_runs = std::any_of(graph->steps.begin(), graph->steps.end(),
-                                          [&](const Step& st) { return !detail::attention_runs(t, st.items).empty(); });
+  // the finding counted outside such a run, the finding keeps its bound). Looked for only when the finding is there.
+  const auto attention_runs = [&] {
+    return std::any_of(graph->steps.begin(), graph->steps.end(),
+                       [&](const Step& st) { return !detail::attention_runs(t, st.items).empty(); });
+  };
   std::map<std::string, int64_t> saved_by_fix;
   for (auto& f : a.findings) {
     const auto it = fix_of.find(f.id);
     // The fused optimizer is replayed from the optimizer's step ranges, fused attention from its runs; without them the
     // finding keeps its bound.
     if (it == fix_of.end() || (f.id == "unfused-optimizer" && graph->optimizer_steps.empty()) ||
-        (f.id == "unfused-attention" && !attention_runs)) {
+        (f.id == "unfused-attention" && !attention_runs())) {
       if (f.saving_ratio) f.evidence.push_back({"saving_kind", "upper bound"});
       continue;
     }
