@@ -198,17 +198,21 @@ size_t host_tag(std::string_view s, size_t i) {
 
 }  // namespace
 
-std::string strip_prefixes(std::string_view line, int& rank) {
+std::string strip_prefixes(std::string_view line, int& rank, bool* tagged) {
   size_t i = 0;
   bool ticked = false;
   for (int round = 0; round < 6; ++round) {
     const size_t at = i;
     i = skip_spaces(line, i);
     size_t n = 0;
-    if ((n = mpi_tag(line, i, rank)) || (n = torchrun_tag(line, i, rank)) || (n = paren_tag(line, i, rank)) ||
-        (n = pod_tag(line, i)) || (n = quote(line, i)) || (n = bracket_rank(line, i, rank)) ||
-        (n = timestamp(line, i)) || (n = vllm_level(line, i)) || (n = slurm_label(line, i, rank)) ||
-        (n = host_tag(line, i))) {
+    if ((n = mpi_tag(line, i, rank)) || (n = torchrun_tag(line, i, rank))) {
+      if (tagged) *tagged = true;
+      i += n;
+      continue;
+    }
+    if ((n = paren_tag(line, i, rank)) || (n = pod_tag(line, i)) || (n = quote(line, i)) ||
+        (n = bracket_rank(line, i, rank)) || (n = timestamp(line, i)) || (n = vllm_level(line, i)) ||
+        (n = slurm_label(line, i, rank)) || (n = host_tag(line, i))) {
       i += n;
       continue;
     }
@@ -256,7 +260,8 @@ bool LineFramer::next(FramedLine& line) {
   if (text.size() > 4096) text = text.substr(0, 4096);  // no tool prints a longer line; reading it costs for nothing
   line.number = ++number_;
   line.rank = -1;
-  line.text = strip_prefixes(text, line.rank);
+  line.tagged = false;
+  line.text = strip_prefixes(text, line.rank, &line.tagged);
   if (end == text_.size()) {
     done_ = true;
     return !line.text.empty();

@@ -17,13 +17,16 @@ namespace gsq::topo {
 }
 
 struct FramedLine {
-  std::string text;   // the line as its program printed it
-  int rank = -1;      // the rank a launcher prefix or "[Rank N]" names; -1 when none does
+  std::string text;  // the line as its program printed it
+  int rank = -1;     // the rank a launcher prefix or "[Rank N]" names; -1 when none does
+  // A distributed launcher's own rank tag opened it (torchrun's "[rank3]:", Open MPI's "[1,3]<stdout>:").
+  bool tagged = false;
   size_t number = 0;  // 1-based line number in the file
 };
 
 // One line without the prefixes in front of it; `rank` is set when one of them names a rank.
-[[nodiscard]] std::string strip_prefixes(std::string_view line, int& rank);
+// `tagged` (where given) is set when one of them is a distributed launcher's rank tag (torchrun, Open MPI).
+[[nodiscard]] std::string strip_prefixes(std::string_view line, int& rank, bool* tagged = nullptr);
 
 // The lines of a text, framed one at a time: carriage returns, a line's trailing spaces and its prefixes removed. A
 // reader holds the few lines it looks at: all the lines of a 100 MB log, as strings, took twice its size in memory and

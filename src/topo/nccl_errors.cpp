@@ -145,7 +145,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         "Destination is unreachable",
         // Gloo's TCP pairs (a CPU process group, vLLM's and Ray's among them): "Gloo connectFullMesh failed with
         // [.../gloo/transport/tcp/pair.cc:144] no error"
-        "connectFullMesh failed"},
+        "connectFullMesh failed",
+        // NCCL's SYSCHECK on its own sockets (misc/socket.cc): "Call to bind failed: Address already in use" (ports
+        // run out with thousands of ranks), older "Call to bind failed : Cannot assign requested address"
+        "Call to bind failed", "Call to listen failed", "Call to accept failed"},
        true,
        "a TCP connection between ranks failed or was closed: NCCL's bootstrap/socket transport, Gloo's pairs, or a "
        "peer process that died first",
@@ -380,6 +383,23 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Check `ibv_devices` and `show_gids` inside the container: pass the RDMA devices in (--device=/dev/infiniband, "
        "IPC_LOCK), then pick the NIC and GID index explicitly (Mooncake: MC_GID_INDEX; NCCL: NCCL_IB_HCA, "
        "NCCL_IB_GID_INDEX)"},
+      {"nvshmem-error",
+       // NVSHMEM's error macros (DeepEP, expert parallelism in vLLM/SGLang, NCCL's device API): "<source>:<line>: NULL
+       // value <what>" and "<source>:<line>: non-zero status: <N> <what>", each a frame of the path back up
+       // ("ibgda.cpp:1889: NULL value cannot allocate mlx5dv_devx_uar", "init.cu:1044: non-zero status: 7 nvshmem setup
+       // connections failed"); taken only with NVSHMEM in the line (match_errors)
+       {": NULL value ", ": non-zero status: ", "nvshmem setup connections failed", "nvshmem initialization failed"},
+       true,
+       "NVSHMEM (the GPU-initiated communication library under DeepEP and expert-parallel all-to-all) failed to start: "
+       "most often its InfiniBand GPUDirect Async transport (IBGDA), which needs direct access to the NIC's queues "
+       "from the GPU",
+       "Read the deepest frame (the first line): for IBGDA, the container needs the RDMA devices and the rights to map "
+       "the NIC's doorbells (--privileged, or --device=/dev/infiniband with IPC_LOCK and memlock unlimited; GB200 with "
+       "IMEX: NVIDIA_IMEX_CHANNELS), the driver the peer-mapping setting IBGDA requires (NVreg_RegistryDwords="
+       "\"PeerMappingOverride=1;\" or dma-buf), and NVSHMEM_IB_GID_INDEX / NVSHMEM_IB_TRAFFIC_CLASS that match the "
+       "fabric; \"mem registration failed\" is GPUDirect RDMA missing (the nvidia_peermem module, NVSHMEM's FAQ). "
+       "NVSHMEM's perftests (shmem_put_bw) reproduce it without the framework; NVSHMEM_IB_ENABLE_IBGDA=0 (where the "
+       "framework allows it) takes the host-proxy transport instead"},
       {"ignored-exception",
        // Python's report of an exception it could not raise (in a destructor or a callback, often at interpreter
        // exit): "Exception ignored in: <function IpcMemory.__del__ at 0x7fe6…>", then a traceback
@@ -629,6 +649,7 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
       continue;
     if (id == "nvls-error" && !(has_ci(line, "fail") || has_ci(line, "error") || has(line, "WARN"))) continue;
     if (id == "lagging-rank" && has(line, "operation counts") && !has(line, "different")) continue;
+    if (id == "nvshmem-error" && !has_ci(line, "nvshmem")) continue;
     // DistBackendError is PyTorch's exception for any NCCL error (an init failure as well as an abort): an abort only
     // where the line says one; otherwise the error it carries is read by its own kind.
     if (id == "comm-aborted" && has(line, "DistBackendError") &&

@@ -630,6 +630,28 @@ void init_findings(const NcclLog& log, std::vector<Finding>& out) {
              "Read what failed just above that line (a check's expected and actual values, the rank); for "
              "wrong collective results, run nccl-tests with -c 1 on the same GPUs and test NCCL_P2P_DISABLE=1 "
              "and NCCL_NVLS_ENABLE=0 one at a time"));
+  // DDP built with find_unused_parameters=True finding none unused (reducer.cpp's warning): harmless, the flag costs
+  // a traversal of the autograd graph every step.
+  if (log.ddp_unused_flag)
+    out.push_back(make("nccl-ddp-unused-parameters", Severity::info,
+                       "DDP was built with find_unused_parameters=True and found no unused parameter: harmless, but "
+                       "every step pays an extra traversal of the autograd graph",
+                       {},
+                       "Pass find_unused_parameters=False to DistributedDataParallel (keep True only for a model "
+                       "whose forward really skips parameters on some steps)"));
+  // A job's own output (lines its launcher tagged with their ranks, PyTorch's distributed warnings) and nothing above:
+  // read, and nothing wrong in it.
+  if (out.empty() && (log.tagged_lines > 0 || log.torch_warnings > 0))
+    out.push_back(make(
+        "nccl-job-output", Severity::info,
+        fmt::format("A distributed job's output ({} line{} tagged by its launcher{}): no NCCL line, collective "
+                    "timeout, error or failure in it",
+                    log.tagged_lines, log.tagged_lines == 1 ? "" : "s",
+                    log.ranks_seen.empty() ? "" : ", ranks " + ranks_text(log.ranks_seen)),
+        {{"tagged_lines", std::to_string(log.tagged_lines)}, {"torch_warnings", std::to_string(log.torch_warnings)}},
+        "Nothing to fix in these lines. For NCCL's side of the job, run with NCCL_DEBUG=INFO (init, transports, "
+        "channels); for a hang, TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and TORCH_NCCL_DUMP_ON_TIMEOUT=1 keep a Flight "
+        "Recorder dump that `gpusqueeze nccl analyze` reads"));
   if (log.unknown_warn_lines > 0 &&
       std::none_of(out.begin(), out.end(), [](const Finding& f) { return f.severity >= Severity::warn; }))
     out.push_back(make("nccl-warn", Severity::warn,

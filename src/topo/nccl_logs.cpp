@@ -57,6 +57,25 @@ class ScannedLine {
   std::array<uint64_t, 16> pairs_{};
 };
 
+// PyTorch's C++ log line (c10's "[W reducer.cpp:1300] " before 2.4, "[W1206 10:00:00.123456789
+// ProcessGroupNCCL.cpp:4561] " since) from one of its distributed sources (torch/csrc/distributed/c10d/): the file name
+// before the line number.
+bool torch_distributed_source(std::string_view line) {
+  const size_t close = line.find(']');
+  if (close == std::string_view::npos || close > 80) return false;
+  const auto head = line.substr(0, close);
+  const size_t colon = head.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  const size_t start = head.find_last_of(" /", colon);
+  if (start == std::string_view::npos) return false;
+  const auto file = head.substr(start + 1, colon - start - 1);
+  for (const std::string_view f : {"reducer.", "logger.", "comm.", "ProcessGroup", "NCCLUtils.", "Utils.hpp", "socket.",
+                                   "TCPStore", "FileStore.", "PrefixStore.", "Backend.", "FlightRecorder", "Work.",
+                                   "default_comm_hooks.", "SymmetricMemory", "intra_node_comm."})
+    if (file.starts_with(f)) return true;
+  return false;
+}
+
 // std::isspace in the "C" locale (the program never sets another), without a library call per byte.
 bool space(char c) {
   return c == ' ' || (c >= '\t' && c <= '\r');
@@ -422,6 +441,14 @@ struct Reader {
     // PyTorch's own warnings about its NCCL settings ("[W Utils.hpp:108] Warning: Environment variable
     // NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead").
     if (scan.has<"TORCH_NCCL_">()) hit = true;
+    if (line.size() > 4 && line[0] == '[' && (line[1] == 'W' || line[1] == 'E' || line[1] == 'I') &&
+        torch_distributed_source(line)) {
+      ++log.torch_warnings, hit = true;
+      if (scan.has<"find_unused_parameters=True was specified">() && scan.has<"did not find any unused parameters">())
+        log.ddp_unused_flag = true;
+    }
+    // A line a launcher tagged with its rank is the job's own output, whatever the program printed after the tag.
+    if (fl.tagged) ++log.tagged_lines, hit = true;
     // nccl-tests
     if (scan.has<"nccl-tests version ">()) log.tests_version = word_after(line, "nccl-tests version "), hit = true;
     if (scan.has<"Collective test starting: ">())

@@ -127,6 +127,12 @@ struct NcclLog {
   std::vector<std::string> desync;      // the report's lines on ranks (first few)
   std::vector<std::string> mismatches;  // "Detected mismatch between collectives…" (first few)
   std::set<int> ranks_seen;             // ranks named by prefixes or messages
+  size_t tagged_lines = 0;              // lines opened by a launcher's rank tag (a distributed job's own output)
+  // PyTorch's C++ warnings from its distributed sources ("[W reducer.cpp:1300] Warning: …", "[W1206 10:00:00.1 …
+  // ProcessGroupNCCL.cpp:4561] …"): how many, and whether DDP's "find_unused_parameters=True … but did not find any
+  // unused parameters" is among them (harmless, and a cost every step).
+  size_t torch_warnings = 0;
+  bool ddp_unused_flag = false;
   size_t lines = 0, recognized = 0;
 };
 

@@ -19,6 +19,9 @@ namespace {
 constexpr double kGiB = 1ull << 30;
 constexpr size_t kMaxMessages = 1000;
 constexpr size_t kWindow = 2000;  // characters after "Tried to allocate" that one message's figures lie in
+// vLLM's own memory failures at start-up: its free-memory check, and a KV cache left no block.
+constexpr std::string_view kVllmStartup = "on startup is less than desired GPU memory utilization";
+constexpr std::string_view kNoCacheBlocks = "No available memory for the cache blocks";
 
 // "20.00 MiB", "1.5 GiB", "0 bytes" → bytes.
 double bytes_of(const std::string& number, const std::string& unit) {
@@ -115,6 +118,28 @@ OomMessage parse_async_message(const std::string& w) {
   return m;
 }
 
+// vLLM's start-up check (vllm/v1/worker/utils.py request_memory): "Free memory on device cuda:1 (19.77/22.05 GiB) on
+// startup is less than desired GPU memory utilization (0.9, 19.84 GiB). Decrease GPU memory utilization or reduce GPU
+// memory used by other processes." The engine has loaded nothing yet: what is not free is held outside it.
+OomMessage parse_vllm_startup(const std::string& w) {
+  OomMessage m;
+  m.wording = "vllm-startup";
+  std::smatch s;
+  static const std::regex re(R"(Free memory on device (?:cuda:)?([0-9]+) \(([0-9.]+)/([0-9.]+) GiB\) on startup is )"
+                             R"(less than desired GPU memory utilization \(([0-9.]+), ([0-9.]+) GiB\))");
+  if (!std::regex_search(w, s, re)) return m;
+  try {
+    m.gpu = std::stoi(s[1].str());
+    m.free = std::stod(s[2].str()) * kGiB;
+    m.capacity = std::stod(s[3].str()) * kGiB;
+    m.utilization = std::stod(s[4].str());
+    m.tried = std::stod(s[5].str()) * kGiB;
+  } catch (const std::exception&) {
+    m.tried = 0;
+  }
+  return m;
+}
+
 // What one message says held the memory: its causes, the first the one that decides.
 struct Verdict {
   std::string cls, title, fix;
@@ -173,6 +198,22 @@ const char* kTooLargeFix =
 // Every cause the figures support, the deciding one first (Severity::fail), the others after it (warn): a share of
 // the GPU below kMaterialShare freed by fixing a cause is the last straw on a full GPU, not the cause.
 std::vector<std::pair<Verdict, bool>> judge(const OomMessage& m) {
+  if (m.wording == "vllm-startup" && m.capacity && m.free) {
+    const double held = *m.capacity - *m.free, u = m.utilization.value_or(0);
+    return {{Verdict{"oom-other-process",
+                     fmt::format("vLLM's start-up check: {} of the GPU's {} is free, and gpu_memory_utilization {:.2f} "
+                                 "asks {}; {} is held before the engine loads anything (other processes, another "
+                                 "engine or stage on this GPU, CUDA contexts)",
+                                 gib(*m.free), gib(*m.capacity), u, gib(m.tried), gib(held)),
+                     fmt::format("The utilization is a share of the whole GPU, not of what is free: set "
+                                 "gpu_memory_utilization to at most {:.2f} (the free share less a margin for this "
+                                 "engine's own context), or free what holds the {} (nvidia-smi "
+                                 "--query-compute-apps=pid,used_memory --format=csv: a leftover server, a colocated "
+                                 "trainer, a second engine or stage started at the same time — give engines sharing a "
+                                 "GPU utilizations that sum below 1)",
+                                 std::max(0.0, std::floor(100 * (*m.free / *m.capacity - 0.03)) / 100), gib(held))},
+             true}};
+  }
   // A message cut before the GPU's figures ("Tried to allocate 642.00 MiB. GPU" and no more): nothing in it says what
   // held the memory. Said so, with the cause most pasted errors have (a workload too large: 47 of the OOM corpus's 79,
   // tests/data/oom) as the likeliest, not as a finding of the figures.
@@ -280,6 +321,46 @@ std::vector<Evidence> evidence_of(const OomMessage& m) {
   return ev;
 }
 
+// An out-of-memory failure without the allocator's figures, judged by where it happened (the whole text: a pasted
+// traceback's frames say what was allocating).
+Verdict bare_cause(const std::string& text) {
+  const auto has = [&](std::string_view w) { return text.find(w) != std::string::npos; };
+  // vLLM's sleep mode (device_allocator/cumem.py) maps its weights and KV cache back at wake_up: what took the GPU
+  // while the engine slept (the trainer of a colocated RL job) still holds it.
+  if (has("cumem") && has("wake_up"))
+    return {"oom-other-process",
+            "vLLM's sleep-mode allocator could not map its memory back at wake_up: what used the GPU while the engine "
+            "slept (a colocated trainer's weights, gradients and optimizer state) still holds it",
+            "Free the other side before waking the engine (offload the trainer's parameters, gradients and optimizer "
+            "state, or empty its cache), or make both fit: a smaller gpu_memory_utilization for the engine, more "
+            "GPUs for it (tensor parallelism), or the engine on GPUs of its own"};
+  // CUDA graph capture (torch.cuda.graph: capture_end instantiates the graph) allocates its private pool on top of
+  // what the process holds; a serving engine has by then given its whole budget to the KV cache.
+  if (has("capture_end") || has("torch.cuda.graph(") || has("graph capture") || has("capture_model"))
+    return {"oom-too-large",
+            "CUDA ran out of memory capturing a CUDA graph: the graph's pool comes on top of what this process "
+            "already holds (a serving engine gives its whole memory budget to the KV cache before capturing)",
+            "Leave room for the graphs: a lower gpu_memory_utilization (vLLM/SGLang: the KV cache takes the whole "
+            "budget, graphs come after), fewer or smaller capture sizes (max_num_seqs, cudagraph capture sizes), or "
+            "eager mode (--enforce-eager) to confirm"};
+  // vLLM found no room for a single KV-cache block in its budget after loading the weights and profiling a forward.
+  if (has(kNoCacheBlocks))
+    return {"oom-too-large",
+            "vLLM left no memory for the KV cache: the weights and the profiled activation peak fill its "
+            "gpu_memory_utilization budget (vLLM releases before 0.6.5 also counted memory other processes held "
+            "on the GPU against it)",
+            "Raise gpu_memory_utilization if the GPU is otherwise empty, or shrink what fills the budget (a "
+            "quantised or smaller model, tensor parallelism over more GPUs, smaller max_num_batched_tokens); where "
+            "another engine or process shares the GPU (nvidia-smi --query-compute-apps=pid,used_memory "
+            "--format=csv), older vLLM needs this engine's utilization to cover both"};
+  return {"oom-outside-allocator",
+          "CUDA ran out of memory without PyTorch's allocator figures: a CUDA context, a library's own allocation "
+          "(cuBLAS, cuDNN, NCCL) or a kernel launch failed on a full GPU",
+          "The GPU was already full when the library asked: see who holds it (nvidia-smi "
+          "--query-compute-apps=pid,used_memory --format=csv) — another process, or PyTorch's own cache (leave room: "
+          "torch.cuda.set_per_process_memory_fraction, or fewer cached bytes with expandable_segments:True)"};
+}
+
 }  // namespace
 
 std::optional<double> OomMessage::outside_pytorch() const {
@@ -292,7 +373,8 @@ bool looks_like_oom_text(std::string_view text) {
   return text.find("Tried to allocate") != std::string_view::npos ||
          text.find("would exceed allowed memory") != std::string_view::npos ||
          text.find("out of memory") != std::string_view::npos ||
-         text.find("OutOfMemoryError") != std::string_view::npos;
+         text.find("OutOfMemoryError") != std::string_view::npos || text.find(kVllmStartup) != std::string_view::npos ||
+         text.find(kNoCacheBlocks) != std::string_view::npos;
 }
 
 OomReport read_oom_text(std::string_view text, const std::string& origin) {
@@ -313,7 +395,8 @@ OomReport read_oom_text(std::string_view text, const std::string& origin) {
     joined.append(line);
     joined.push_back(' ');
     if ((line.find("out of memory") != std::string_view::npos ||
-         line.find("OutOfMemoryError") != std::string_view::npos) &&
+         line.find("OutOfMemoryError") != std::string_view::npos ||
+         line.find(kNoCacheBlocks) != std::string_view::npos) &&
         line.find("Tried to allocate") == std::string_view::npos)
       ++bare_lines;
     if (end == text.size()) break;
@@ -336,6 +419,7 @@ OomReport read_oom_text(std::string_view text, const std::string& origin) {
   };
   scan("Tried to allocate", "", parse_message);
   scan("would exceed allowed memory", "Allocation on device", parse_async_message);
+  scan(kVllmStartup, "Free memory on device", parse_vllm_startup);
   std::stable_sort(r.messages.begin(), r.messages.end(),
                    [](const OomMessage& a, const OomMessage& b) { return a.line < b.line; });
   // Lines that say "out of memory" beside a full message are its own first line ("CUDA out of memory. Tried …" is one
@@ -365,16 +449,11 @@ OomReport read_oom_text(std::string_view text, const std::string& origin) {
                    [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
   for (const auto& [cls, v] : seen)
     if (v.second > 1) r.findings[v.first].evidence.push_back({"messages", std::to_string(v.second)});
-  if (r.bare > 0)
-    r.findings.push_back(make_finding(
-        "oom-outside-allocator", Severity::fail,
-        "CUDA ran out of memory without PyTorch's allocator figures: a CUDA context, a library's own allocation "
-        "(cuBLAS, cuDNN, NCCL) or a kernel launch failed on a full GPU",
-        {{"lines", std::to_string(r.bare)}},
-        "The GPU was already full when the library asked: see who holds it (nvidia-smi "
-        "--query-compute-apps=pid,used_memory --format=csv) — another process, or PyTorch's own cache (leave room: "
-        "torch.cuda.set_per_process_memory_fraction, or fewer cached bytes with expandable_segments:True)",
-        source, 0, "GPU"));
+  if (r.bare > 0) {
+    const auto [cls, title, fix] = bare_cause(joined);
+    r.findings.push_back(
+        make_finding(cls, Severity::fail, title, {{"lines", std::to_string(r.bare)}}, fix, source, 0, "GPU"));
+  }
   return r;
 }
 

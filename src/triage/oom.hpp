@@ -34,6 +34,7 @@ struct OomMessage {
   std::optional<double> reserved;              // reserved by PyTorch (before 2.1: "reserved in total"; 2.1+: A + U)
   std::optional<double> reserved_unallocated;  // reserved but not allocated: the cache's free bytes
   std::optional<double> this_process;          // "Including non-PyTorch memory, this process has M memory in use"
+  std::optional<double> utilization;           // vLLM's start-up check: the gpu_memory_utilization it asked for
   std::vector<std::pair<std::string, double>> processes;  // "Process p has M memory in use", as listed
   // Memory on the GPU that PyTorch's allocator does not hold: capacity − free − reserved (other processes, this
   // process's CUDA context, NCCL and library workspaces).

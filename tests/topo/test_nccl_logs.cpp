@@ -770,5 +770,31 @@ TEST(NcclLogs, HeldOutBatch47sRocmAndCppLinesAreRead) {
                  "nccl-no-gpu-visible", false);
 }
 
+// Held-out triage batches 48 and 49 (first pass 2/8, five refused): NVSHMEM's error frames (IBGDA failing to start
+// under DeepEP and SGLang), NCCL's SYSCHECK on a socket ("Call to bind failed": ports run out at 2048 ranks), and two
+// healthy jobs' own output — torchrun-tagged training steps and DDP's harmless find_unused_parameters warning.
+TEST(NcclLogs, HeldOutBatches48And49NvshmemSocketsAndJobOutputAreRead) {
+  expect_read_as("nccl-errors",
+                 "nvshmem45_timestamped_ibgda_devx_obj_modify_init2rtr_qp_syndrome_rc_init2rtr_failed_ib_traffic_class_"
+                 "set_on_infiniband.log",
+                 "nccl-nvshmem-error", true);
+  expect_read_as("nccl-errors",
+                 "nccl1882_alltoall_perf_2048_ranks_pxn_disabled_socket_cc409_call_to_bind_failed_address_already_in_"
+                 "use_tcp_port_exhaustion.log",
+                 "nccl-socket-error", true);
+  expect_read_as("torch-dist",
+                 "torchtitan1349_titan_prefix_autoparallel_dp_shard8_healthy_steps_loss_falls_first_step_includes_"
+                 "solve_nonfatal.log",
+                 "nccl-job-output", false);
+  expect_read_as("torch-dist",
+                 "pytorchocr275_torchrun_7gpu_ddp_reducer_find_unused_parameters_true_warning_maintainer_ignore_"
+                 "nonfatal.log",
+                 "nccl-ddp-unused-parameters", false);
+  // NVSHMEM's frame format without NVSHMEM in the line is someone else's
+  EXPECT_THROW((void)parse_nccl_log("src/x.cpp:12: non-zero status: 7 something failed\n", "t"), Error);
+  // an untagged training line is not a distributed job's output
+  EXPECT_THROW((void)parse_nccl_log("step:  1  loss:  8.1996\n", "t"), Error);
+}
+
 }  // namespace
 }  // namespace gsq::topo

@@ -172,6 +172,36 @@ TEST(Oom, OutOfMemoryWithoutTheAllocatorsFiguresIsStillAFailure) {
   EXPECT_EQ(r.findings[0].severity, Severity::fail);
 }
 
+// vLLM's own memory failures (OOM batch J, first pass 0/5 with three refused): its start-up check names what is free
+// before the engine loads anything, so what is not free is another's; a bare OOM is judged by where it struck (the
+// sleep-mode allocator's wake_up: a colocated trainer took the GPU; CUDA graph capture: the process's own budget).
+TEST(Oom, VllmsStartupCheckAndBareOomsAreJudgedByWhereTheyStruck) {
+  const auto startup = read_oom_text(
+      "(Worker pid=7) ValueError: Free memory on device cuda:1 (19.77/22.05 GiB) on startup is less than desired GPU "
+      "memory utilization (0.9, 19.84 GiB). Decrease GPU memory utilization or reduce GPU memory used by other "
+      "processes.\n",
+      "t");
+  ASSERT_EQ(startup.messages.size(), 1u);
+  EXPECT_EQ(startup.messages[0].wording, "vllm-startup");
+  EXPECT_EQ(startup.messages[0].gpu, 1);
+  EXPECT_NEAR(startup.messages[0].tried, 19.84 * kGiB, 0.01 * kGiB);
+  EXPECT_EQ(first_cause(startup), "oom-other-process");
+  EXPECT_NE(startup.findings[0].fix.find("at most 0.86"), std::string::npos) << startup.findings[0].fix;
+  const auto wake = read_oom_text(
+      "  File \"/x/vllm/device_allocator/cumem.py\", line 207, in wake_up\nRuntimeError: CUDA Error: out of memory at "
+      "/workspace/csrc/cumem_allocator.cpp:62\n",
+      "t");
+  EXPECT_EQ(first_cause(wake), "oom-other-process");
+  const auto graph = read_oom_text("    self.cuda_graph.capture_end()\nRuntimeError: CUDA error: out of memory\n", "t");
+  EXPECT_EQ(first_cause(graph), "oom-too-large");
+  const auto blocks = read_oom_text(
+      "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+      "initializing the engine.\n",
+      "t");
+  EXPECT_EQ(first_cause(blocks), "oom-too-large");
+  EXPECT_EQ(blocks.findings[0].severity, Severity::fail);
+}
+
 TEST(Oom, TextWithoutAnOomIsRefused) {
   EXPECT_FALSE(looks_like_oom_text("loss 0.31 step 10\n"));
   EXPECT_THROW((void)read_oom_text("loss 0.31 step 10\n", "t"), Error);
