@@ -85,6 +85,16 @@ bool python_exception_line(std::string_view line) {
   return i == line.size() || (line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' '));
 }
 
+// `  File "<path>", line <N>, in <name>`: a frame of a Python traceback.
+bool python_frame_line(std::string_view line) {
+  const size_t i = line.find_first_not_of(" \t");
+  if (i == std::string_view::npos || !line.substr(i).starts_with("File \"")) return false;
+  const size_t close = line.find("\", line ", i + 6);
+  return close != std::string_view::npos && close + 8 < line.size() &&
+         std::isdigit(static_cast<unsigned char>(line[close + 8])) &&
+         line.find(", in ", close + 8) != std::string_view::npos;
+}
+
 }  // namespace
 
 const std::vector<ErrorKind>& error_catalogue() {
@@ -353,7 +363,10 @@ const std::vector<ErrorKind>& error_catalogue() {
        // ("… is forbidden: User \"system:serviceaccount:…\" cannot update resource \"jobs/status\"")
        {"Unable to create step for job", "Unable to satisfy cpu bind request", "CPU binding outside of job step",
         "Application launch failed", "UnexpectedAdmissionError", "Allocate failed due to rpc error",
-        "is forbidden: User", "cannot update resource", "cannot create resource"},
+        "is forbidden: User", "cannot update resource", "cannot create resource",
+        // Ray's autoscaler: "Error: No available node types can fulfill resource request {'node:111.6.168.225':
+        // 0.001, 'GPU': 1.0}" (a placement group asking for what no node of the cluster has: it waits forever)
+        "No available node types can fulfill resource request"},
        true,
        "the scheduler or orchestrator refused to start (or resume) the job's work: a step or pod asking for what its "
        "allocation or the node's device plugin cannot give (GPUs, GRES, CPU binding), or a controller without the "
@@ -361,7 +374,9 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Compare the request with what was granted: srun inside an allocation must ask within it (--gres=gpu:N, "
        "--cpus-per-task, --overlap to enter a running job); a pod's nvidia.com/gpu against the device plugin's sharing "
        "(time-slicing with failRequestsGreaterThanOne allows one); a controller's RBAC (kubectl auth can-i … "
-       "--as=system:serviceaccount:NS:NAME) and the versions its integration needs"},
+       "--as=system:serviceaccount:NS:NAME) and the versions its integration needs; a Ray request for a resource "
+       "'node:<ip>' no node has: the job and the cluster disagree on a node's address (ray status lists them; vLLM: "
+       "VLLM_HOST_IP and ray start --node-ip-address the same on every node)"},
       {"scheduler-queued",
        // Kubernetes and Kueue keeping a job's pods waiting for GPUs: "0/4 nodes are available: 4 Insufficient
        // nvidia.com/gpu", "couldn't assign flavors to pod set worker: borrowing limit for nvidia.com/gpu … exceeded"
@@ -400,6 +415,37 @@ const std::vector<ErrorKind>& error_catalogue() {
        "fabric; \"mem registration failed\" is GPUDirect RDMA missing (the nvidia_peermem module, NVSHMEM's FAQ). "
        "NVSHMEM's perftests (shmem_put_bw) reproduce it without the framework; NVSHMEM_IB_ENABLE_IBGDA=0 (where the "
        "framework allows it) takes the host-proxy transport instead"},
+      {"nan-detected",
+       // A framework's check that a rank's values went NaN/Inf before a collective: Megatron-Core's rerun state machine
+       // ("Unexpected result nan on rank 13 at iteration #2 … found NaN in local grad norm for bucket #0 in backward
+       // pass before data-parallel communication collective"), PyTorch's clip_grad_norm_(error_if_nonfinite=True)
+       {"found NaN in local grad norm", "found Inf in local grad norm", "Unexpected result nan",
+        "Unexpected result inf", "is non-finite, so it cannot be clipped"},
+       true,
+       "a rank's gradients (or loss) became NaN or Inf before the collective that would spread them: the numerics of "
+       "the model, its data or a kernel on that rank, or a faulty GPU, not the network",
+       "Megatron-Core reruns the iteration on the same rank: a NaN again is the numerics (learning rate or loss scale, "
+       "the batch, an overflow in low precision, a known kernel bug: update Transformer Engine/cuDNN), a clean rerun "
+       "points at the GPU (run DCGM diagnostics, dcgmi diag -r 3, on that node and drain it if it fails)"},
+      {"world-size-mismatch",
+       // TensorRT-LLM's runtime (worldConfig.cpp): "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp", a
+       // TP/PP engine started with another number of MPI ranks (Triton's tritonserver run without mpirun)
+       {"mpiSize == tp * pp"},
+       true,
+       "the engine was built for tp × pp GPUs and started with another number of ranks: one process for a "
+       "tensor-parallel engine, or a world size that does not match the build",
+       "Start one rank per GPU of the engine: TensorRT-LLM's Triton backend through launch_triton_server.py "
+       "--world_size=<tp×pp> (or mpirun -n <tp×pp> tritonserver …), and rebuild the engine if the GPU count differs"},
+      {"custom-allreduce-off",
+       // vLLM's custom all-reduce not used ("Custom allreduce is disabled due to an unsupported world size: 1", "…
+       // because it's not supported on more than two PCIe-only GPUs"): NCCL carries the all-reduce instead
+       {"Custom allreduce is disabled", "custom allreduce is disabled"},
+       false,
+       "vLLM's custom all-reduce is off and NCCL does the all-reduce instead: harmless at tensor-parallel size 1 "
+       "(there is no all-reduce), a speed matter otherwise (small all-reduces of decode are slower through NCCL)",
+       "At tensor-parallel size 1 nothing to do (newer vLLM no longer prints it). Otherwise the reason it gives: P2P "
+       "between the GPUs (gpusqueeze topo: ACS/IOMMU, GeForce cards have none), more than two PCIe-only GPUs, or a "
+       "world size it does not support"},
       {"ignored-exception",
        // Python's report of an exception it could not raise (in a destructor or a callback, often at interpreter
        // exit): "Exception ignored in: <function IpcMemory.__del__ at 0x7fe6…>", then a traceback
@@ -551,7 +597,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         // Launchers reporting a rank that failed: Open MPI ("mpirun detected that one or more processes exited with
         // non-zero status", "… exited on signal 11"), MPICH/Hydra, Slurm's srun ("task 8: Exited with exit code 3")
         "processes exited with non-zero status", "the job has been aborted", "exited on signal",
-        "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "Exited with exit code"},
+        "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "Exited with exit code",
+        // Serving launchers: text-generation-inference's ("Error: ShardCannotStart", "Shard 1 failed to start"),
+        // Triton's model that did not load ("unexpected error when creating modelInstanceState")
+        "ShardCannotStart", "failed to start", "error when creating modelInstanceState"},
        true,
        "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
        "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},
@@ -649,6 +698,7 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
       continue;
     if (id == "nvls-error" && !(has_ci(line, "fail") || has_ci(line, "error") || has(line, "WARN"))) continue;
     if (id == "lagging-rank" && has(line, "operation counts") && !has(line, "different")) continue;
+    if (id == "process-failed" && has(line, "failed to start") && !has(line, "Shard")) continue;
     if (id == "nvshmem-error" && !has_ci(line, "nvshmem")) continue;
     // DistBackendError is PyTorch's exception for any NCCL error (an init failure as well as an abort): an abort only
     // where the line says one; otherwise the error it carries is read by its own kind.
@@ -727,6 +777,9 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
   // A Python exception's last line ("RuntimeError: …", "torch.distributed.DistStoreError: …") that no needle names:
   // the job failed in its own words.
   if (out.empty() && python_exception_line(line)) out.push_back(&error_kind("process-failed"));
+  // A Python traceback's frame ("  File \"…/allreduce.py\", line 967, in allreduce_fusion") where the paste lost its
+  // header: a traceback all the same.
+  if (out.empty() && python_frame_line(line)) out.push_back(&error_kind("process-failed"));
   // ggml's and other C++ CUDA_CHECKs: "CUDA error 704 at …/ggml-cuda.cu:6998: peer access is already enabled"
   if (out.empty() && line.starts_with("CUDA error ") && line.size() > 11 &&
       std::isdigit(static_cast<unsigned char>(line[11])))

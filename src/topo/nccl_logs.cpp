@@ -447,8 +447,15 @@ struct Reader {
       if (scan.has<"find_unused_parameters=True was specified">() && scan.has<"did not find any unused parameters">())
         log.ddp_unused_flag = true;
     }
-    // A line a launcher tagged with its rank is the job's own output, whatever the program printed after the tag.
+    // A line a launcher tagged with its rank is the job's own output, whatever the program printed after the tag;
+    // text-generation-inference's launcher names its shards' ranks itself ("shard-manager:
+    // text_generation_launcher: Waiting for shard to be ready... rank=2").
     if (fl.tagged) ++log.tagged_lines, hit = true;
+    if (scan.has<"text_generation_launcher">()) {
+      if (const int64_t r = int_after(line, "rank="); r >= 0 && r < 1'000'000)
+        log.ranks_seen.insert(static_cast<int>(r));
+      ++log.tagged_lines, hit = true;
+    }
     // nccl-tests
     if (scan.has<"nccl-tests version ">()) log.tests_version = word_after(line, "nccl-tests version "), hit = true;
     if (scan.has<"Collective test starting: ">())

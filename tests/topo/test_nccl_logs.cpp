@@ -796,5 +796,46 @@ TEST(NcclLogs, HeldOutBatches48And49NvshmemSocketsAndJobOutputAreRead) {
   EXPECT_THROW((void)parse_nccl_log("step:  1  loss:  8.1996\n", "t"), Error);
 }
 
+// Held-out triage batches 50 and 51 (first pass 3/4 and 2/7, six refused): a framework's NaN check before the
+// data-parallel collective (Megatron-Core's rerun state machine), TensorRT-LLM started with fewer ranks than its engine
+// has GPUs, Ray's autoscaler unable to place a request, vLLM's custom all-reduce switched off, a traceback whose header
+// the paste lost, and text-generation-inference's shards loading.
+TEST(NcclLogs, HeldOutBatches50And51FrameworkAndServingLinesAreRead) {
+  expect_read_as(
+      "torch-dist",
+      "megatron2597_rerun_state_machine_error_unexpected_result_nan_rank13_local_grad_norm_bucket0_before_dp_"
+      "collective_qwen3next_mtp_blackwell_te_bug.log",
+      "nccl-nan-detected", true);
+  expect_read_as("torch-dist",
+                 "aiongke272_triton_trtllm_tp2_engine_tritonserver_without_mpirun_model_status_table_wrapped_assertion_"
+                 "mpisize_eq_tp_times_pp_worldconfig_cpp80.log",
+                 "nccl-world-size-mismatch", true);
+  expect_read_as("torch-dist",
+                 "vllm14186_2node_rtx4060_ray_docker_cluster_172_16_1_2_autoscaler_no_available_node_types_node_111_6_"
+                 "168_225_placement_group_tp2.log",
+                 "nccl-scheduler-refused", true);
+  expect_read_as("torch-dist",
+                 "vllm2674_tp1_custom_allreduce_disabled_unsupported_world_size_1_false_warning_removed_by_maintainer_"
+                 "nonfatal.log",
+                 "nccl-custom-allreduce-off", false);
+  expect_read_as("torch-dist",
+                 "vllm47284_8xh200_tp8_no_nvswitch_multicast_flashinfer_mnnvl_fused_allreduce_rmsnorm_raise_valueerror_"
+                 "buffer_size_cuda_graph_capture_worker_tp0.log",
+                 "nccl-process-failed", true);
+  expect_read_as("torch-dist",
+                 "tgi2657_4_shard_llama31_70b_launcher_waiting_for_shard_to_be_ready_every_10s_startup_succeeded_"
+                 "thread_is_chat_template_nonfatal.log",
+                 "nccl-job-output", false);
+  // "failed to start" is a failed shard only when a shard is named
+  const auto ids = [](const std::string& text) {
+    std::set<std::string> out;
+    for (const auto& f : nccl_findings(parse_nccl_log(text, "t"))) out.insert(f.id);
+    return out;
+  };
+  EXPECT_FALSE(ids("host:1:2 [0] NCCL INFO proxy thread failed to start, retrying\n").count("nccl-process-failed"));
+  EXPECT_TRUE(ids("2024-10-16T10:48:41Z ERROR text_generation_launcher: Shard 1 failed to start\n")
+                  .count("nccl-process-failed"));
+}
+
 }  // namespace
 }  // namespace gsq::topo
