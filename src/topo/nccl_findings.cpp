@@ -647,7 +647,9 @@ void init_findings(const NcclLog& log, std::vector<Finding>& out) {
         fmt::format("A distributed job's output ({} line{} tagged by its launcher{}): no NCCL line, collective "
                     "timeout, error or failure in it",
                     log.tagged_lines, log.tagged_lines == 1 ? "" : "s",
-                    log.ranks_seen.empty() ? "" : ", ranks " + ranks_text(log.ranks_seen)),
+                    log.ranks_seen.empty()       ? ""
+                    : log.ranks_seen.size() == 1 ? ", rank " + ranks_text(log.ranks_seen)
+                                                 : ", ranks " + ranks_text(log.ranks_seen)),
         {{"tagged_lines", std::to_string(log.tagged_lines)}, {"torch_warnings", std::to_string(log.torch_warnings)}},
         "Nothing to fix in these lines. For NCCL's side of the job, run with NCCL_DEBUG=INFO (init, transports, "
         "channels); for a hang, TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and TORCH_NCCL_DUMP_ON_TIMEOUT=1 keep a Flight "
