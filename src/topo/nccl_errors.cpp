@@ -244,7 +244,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         "Failed: Cuda error",
         // …and without "Failed: " in later versions: "Cuda error /workspace/csrc/custom_all_reduce.cuh:143 'invalid
         // resource handle'"
-        "Cuda error "},
+        "Cuda error ",
+        // The driver API's error names in brackets (nvbandwidth, CUDA samples): "[CUDA_ERROR_INVALID_VALUE] invalid
+        // argument in expression cuMemSetAccess(…)"
+        "[CUDA_ERROR_"},
        true,
        "a CUDA call failed inside NCCL or the job (IPC/P2P mapping, an illegal address from a kernel, a GPU fault)",
        "Re-run with CUDA_LAUNCH_BLOCKING=1 to find the kernel; check `dmesg`/`nvidia-smi -q` for Xid errors and ECC; "
@@ -446,6 +449,49 @@ const std::vector<ErrorKind>& error_catalogue() {
        "At tensor-parallel size 1 nothing to do (newer vLLM no longer prints it). Otherwise the reason it gives: P2P "
        "between the GPUs (gpusqueeze topo: ACS/IOMMU, GeForce cards have none), more than two PCIe-only GPUs, or a "
        "world size it does not support"},
+      {"cuda-system-not-ready",
+       // CUDA error 802, cudaErrorSystemNotReady: "Error 802: system not yet initialized", "Failed to allocate device
+       // vector A (error code system not yet initialized)!" (the GPU Operator's CUDA validator)
+       {"system not yet initialized", "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY"},
+       true,
+       "CUDA error 802, the system not yet initialised: on an NVSwitch system (HGX/DGX) the GPUs cannot run CUDA until "
+       "NVIDIA Fabric Manager has configured the fabric, and it is not running, failed, or is another version than "
+       "the driver",
+       "On the host: systemctl status nvidia-fabricmanager and journalctl -u nvidia-fabricmanager; install the Fabric "
+       "Manager of exactly the driver's version (pin both packages together: an upgraded driver beside a pinned Fabric "
+       "Manager is the usual cause), enable and start it, then run the job again"},
+      {"fabric-manager-error",
+       // NVIDIA Fabric Manager's own errors ("[ERROR] not all local fabric manager instances finished their
+       // configuration", "fabric manager error handler is called for unhandled config error type 8", "failed to
+       // configure all the available GPUs or NVSwitches")
+       {"fabric manager error handler", "not all local fabric manager instances",
+        "failed to configure all the available GPUs or NVSwitches",
+        "fabric manager NVIDIA GPU driver interface version"},
+       true,
+       "NVIDIA Fabric Manager failed to configure the NVSwitch fabric: until it does, CUDA on these GPUs fails with "
+       "error 802 (system not yet initialised) and NCCL has no NVLink between them",
+       "journalctl -u nvidia-fabricmanager for its first error: a version that differs from the driver's, a start "
+       "racing the GPUs' own initialisation (on systems with GPU-resident fabric managers, start it after the driver "
+       "is up, or restart it), an NVSwitch or NVLink fault (nvidia-smi -q, dmesg for SXid)"},
+      {"fabric-manager-not-needed",
+       // Fabric Manager started on a machine without NVSwitches: "request to query NVSwitch device information from
+       // NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]", then it exits 1
+       {"NV_WARN_NOTHING_TO_DO"},
+       false,
+       "Fabric Manager found no NVSwitch to manage and exited: on PCIe cards or NVLink bridges it is not needed, and "
+       "its failed service says nothing about the GPUs",
+       "Nothing to fix for GPU jobs: disable the service on machines without NVSwitches (systemctl disable "
+       "nvidia-fabricmanager); it is needed only on NVSwitch systems (HGX/DGX)"},
+      {"gpu-stack-not-ready",
+       // The GPU Operator's validator pods failing on a node ("nvidia-operator-validator-pjhbf 0/1
+       // Init:CrashLoopBackOff 17 (80s ago)"): its driver, toolkit or CUDA check does not pass
+       {"CrashLoopBackOff", "Init:Error"},
+       true,
+       "the GPU Operator's validation of the node fails (its validator pods restart in a loop): the driver, the "
+       "container toolkit or a CUDA check does not pass, so no GPU workload is scheduled there",
+       "kubectl logs -n gpu-operator <the validator pod> -c cuda-validation (and -c driver-validation, "
+       "toolkit-validation) for the failing check; on NVSwitch systems (DGX/HGX) the commonest cause is "
+       "nvidia-fabricmanager not running or of another version than the driver (CUDA error 802)"},
       {"ignored-exception",
        // Python's report of an exception it could not raise (in a destructor or a callback, often at interpreter
        // exit): "Exception ignored in: <function IpcMemory.__del__ at 0x7fe6…>", then a traceback
@@ -700,6 +746,9 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
     if (id == "lagging-rank" && has(line, "operation counts") && !has(line, "different")) continue;
     if (id == "process-failed" && has(line, "failed to start") && !has(line, "Shard")) continue;
     if (id == "nvshmem-error" && !has_ci(line, "nvshmem")) continue;
+    if (id == "cuda-error" && has(line, "[CUDA_ERROR_NO_DEVICE")) continue;  // no-gpu-visible
+    // A pod restarting in a loop is the GPU stack's only where it is one of NVIDIA's (the GPU Operator's pods).
+    if (id == "gpu-stack-not-ready" && !has(line, "nvidia-") && !has(line, "gpu-operator")) continue;
     // DistBackendError is PyTorch's exception for any NCCL error (an init failure as well as an abort): an abort only
     // where the line says one; otherwise the error it carries is read by its own kind.
     if (id == "comm-aborted" && has(line, "DistBackendError") &&

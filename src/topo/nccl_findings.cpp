@@ -456,7 +456,17 @@ void nccl_tests_findings(const NcclLog& log, std::vector<Finding>& out) {
   // Devices named and no result: where NCCL's own init lines follow, the log is the run's, and it ends inside init or
   // the first collective (a hang); a header alone may be a paste cut short.
   const bool nccl_ran = !log.nccl_version.empty() || !log.hosts.empty();
-  if (log.rows.empty() && !log.devices.empty() && !fatal_error)
+  // NCCL destroying its communicators ("… - Destroy COMPLETE") or the closing "# Avg bus bandwidth": the run reached
+  // its end, and the paste left its rows out.
+  const bool ran_to_end = log.destroy_complete > 0 || log.avg_busbw.has_value();
+  if (log.rows.empty() && !log.devices.empty() && !fatal_error && ran_to_end)
+    out.push_back(make("nccl-tests-no-rows", Severity::info,
+                       "nccl-tests ran to its end (NCCL destroyed its communicators) but the log holds no result row",
+                       {{"devices", std::to_string(log.devices.size())},
+                        {"destroy_complete_lines", std::to_string(log.destroy_complete)}},
+                       "Paste the result table (the rows between the header and \"# Avg bus bandwidth\") to have "
+                       "the bandwidth judged against the hardware"));
+  if (log.rows.empty() && !log.devices.empty() && !fatal_error && !ran_to_end)
     out.push_back(make("nccl-tests-stopped", nccl_ran ? Severity::fail : Severity::warn,
                        nccl_ran ? "nccl-tests named its devices and NCCL started, but no result followed: the run hung "
                                   "in NCCL's init or its first collective"
@@ -630,6 +640,51 @@ void init_findings(const NcclLog& log, std::vector<Finding>& out) {
              "Read what failed just above that line (a check's expected and actual values, the rank); for "
              "wrong collective results, run nccl-tests with -c 1 on the same GPUs and test NCCL_P2P_DISABLE=1 "
              "and NCCL_NVLS_ENABLE=0 one at a time"));
+  // The node's own tools: NVLinks DCGM sees down, its diagnostic's failed checks, a row remap waiting for a reset.
+  {
+    std::set<int> down, partly;
+    for (const auto& [gpu, st] : log.nvlink_states) {
+      const auto n_down = std::count(st.begin(), st.end(), 'D'), n_up = std::count(st.begin(), st.end(), 'U');
+      if (n_down > 0) (n_up > 0 ? partly : down).insert(gpu);
+    }
+    if (!down.empty() || !partly.empty())
+      out.push_back(make(
+          "nccl-nvlink-down", Severity::warn,
+          fmt::format(
+              "DCGM sees NVLinks down: {}{}{}",
+              down.empty() ? "" : (down.size() == 1 ? "every link of GPU " : "every link of GPUs ") + ranks_text(down),
+              !down.empty() && !partly.empty() ? "; " : "",
+              partly.empty()
+                  ? ""
+                  : (partly.size() == 1 ? "some links of GPU " : "some links of GPUs ") + ranks_text(partly)),
+          {{"gpus_all_down", ranks_text(down)}, {"gpus_some_down", ranks_text(partly)}},
+          "Traffic between these GPUs goes over PCIe (or fails where NVLink is required): nvidia-smi nvlink -s and "
+          "nvidia-smi topo -m for what the driver sees; on an NVSwitch system nvidia-fabricmanager must be running; "
+          "on NVLink-bridged cards (H100 NVL pairs) reseat or check the bridge. A passing `dcgmi diag -r 2` does not "
+          "test the links' state"));
+  }
+  if (!log.dcgm_failed.empty())
+    out.push_back(make("nccl-dcgm-diag-failed", Severity::fail,
+                       fmt::format("DCGM's diagnostic failed {} check{}: {}", log.dcgm_failed.size(),
+                                   log.dcgm_failed.size() == 1 ? "" : "s", log.dcgm_failed.front()),
+                       {{"failed_checks", std::to_string(log.dcgm_failed.size())}},
+                       "Drain the node and run dcgmi diag -r 3 (or 4) again; a failing memory, PCIe or NVLink check "
+                       "with Xid errors in dmesg is hardware for the vendor"));
+  if (log.remap_failed == 1 || log.remap_pending == 1)
+    out.push_back(make(
+        "nccl-row-remap", log.remap_failed == 1 ? Severity::fail : Severity::warn,
+        log.remap_failed == 1
+            ? "The GPU could not remap a row after uncorrectable memory errors (Remapping Failure Occurred: Yes)"
+            : fmt::format("A row remap is pending{}: the GPU's memory had uncorrectable errors and the remap takes "
+                          "effect only after a GPU reset",
+                          log.remap_uncorrectable > 0
+                              ? fmt::format(" ({} uncorrectable error{})", log.remap_uncorrectable,
+                                            log.remap_uncorrectable == 1 ? "" : "s")
+                              : ""),
+        {{"pending", log.remap_pending == 1 ? "Yes" : "No"}, {"failed", log.remap_failed == 1 ? "Yes" : "No"}},
+        log.remap_failed == 1 ? "The GPU is out of spare rows: drain the node and have the GPU replaced"
+                              : "Drain the node, reset the GPU (nvidia-smi -r, or reboot) so the remap takes effect, "
+                                "and check that Pending reads No afterwards; repeated remaps point to a failing GPU"));
   // DDP built with find_unused_parameters=True finding none unused (reducer.cpp's warning): harmless, the flag costs
   // a traversal of the autograd graph every step.
   if (log.ddp_unused_flag)

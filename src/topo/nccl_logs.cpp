@@ -81,6 +81,13 @@ bool space(char c) {
   return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
+// s without the blanks around it.
+std::string_view trim(std::string_view s) {
+  const size_t a = s.find_first_not_of(" \t");
+  if (a == std::string_view::npos) return {};
+  return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
 // The words of s, as views into it.
 std::vector<std::string_view> words(std::string_view s) {
   std::vector<std::string_view> w;
@@ -296,6 +303,53 @@ struct Reader {
   // Inside the traceback Python prints under "Exception ignored in: …" (an exception in a destructor or callback, at
   // interpreter exit): up to the exception's own line, which ends it. Not a failure of the process.
   bool in_ignored_exception = false;
+  bool in_link_status = false;  // inside `dcgmi nvlink --link-status`
+  int link_gpu = -1;            // its last "gpuId N:" line
+  bool in_remapped_rows = false;
+
+  // DCGM's link-status block and diagnostic table, nvidia-smi -q's Remapped Rows section.
+  bool node_tools(const std::string& line) {
+    const std::string_view t = trim(line);
+    if (t.find("NvLink Link Status") != std::string_view::npos) return in_link_status = true;
+    if (in_link_status) {
+      if (t.starts_with("gpuId ")) {
+        size_t i = 6;
+        while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+        link_gpu = i > 6 ? std::atoi(std::string(t.substr(6, i - 6)).c_str()) : -1;
+        return true;
+      }
+      if (link_gpu >= 0 && !t.empty() && t.find_first_not_of("UDX_ ") == std::string_view::npos) {
+        std::string& st = log.nvlink_states[link_gpu];
+        for (const char c : t)
+          if (c != ' ' && st.size() < 64) st.push_back(c);
+        link_gpu = -1;
+        return true;
+      }
+      if (t.starts_with("Key: Up=U")) in_link_status = false;
+      return t == "GPUs:" || t == "NvSwitches:" || t.starts_with("No NvSwitches") || t.starts_with("Key: ") ||
+             t.starts_with("+--") || t.starts_with("|");
+    }
+    if (t.starts_with("dcgmi diag") || t.find("Successfully ran diagnostic") != std::string_view::npos)
+      return log.dcgm_diag = true;
+    if (log.dcgm_diag && t.starts_with("|")) {
+      // "| Memory                    | Fail - GPU: 0 …": a check that failed
+      const size_t bar = t.find('|', 1);
+      if (bar != std::string_view::npos && trim(t.substr(bar + 1)).starts_with("Fail") && log.dcgm_failed.size() < 8)
+        log.dcgm_failed.emplace_back(t.substr(0, 200));
+      return true;
+    }
+    if (t == "Remapped Rows") return in_remapped_rows = true;
+    if (in_remapped_rows) {
+      const size_t colon = t.find(" : ");
+      if (colon == std::string_view::npos) return in_remapped_rows = false;
+      const auto key = trim(t.substr(0, colon)), value = trim(t.substr(colon + 3));
+      if (key == "Pending") log.remap_pending = value == "Yes";
+      if (key == "Remapping Failure Occurred") log.remap_failed = value == "Yes";
+      if (key == "Uncorrectable Error") log.remap_uncorrectable = std::atoi(std::string(value).c_str());
+      return true;
+    }
+    return false;
+  }
 
   bool error_line(const FramedLine& fl) {
     std::map<std::string, std::string> facts;
@@ -441,6 +495,7 @@ struct Reader {
     // PyTorch's own warnings about its NCCL settings ("[W Utils.hpp:108] Warning: Environment variable
     // NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead").
     if (scan.has<"TORCH_NCCL_">()) hit = true;
+    if (node_tools(line)) hit = true;
     if (line.size() > 4 && line[0] == '[' && (line[1] == 'W' || line[1] == 'E' || line[1] == 'I') &&
         torch_distributed_source(line)) {
       ++log.torch_warnings, hit = true;
@@ -586,6 +641,7 @@ struct Reader {
     if ((nccl_line || scan.has<"NVLS multicast support is available">()) && scan.has<"NVLS">() &&
         !scan.has<"not available">() && !scan.has<"0 nvls channels">() && !scan.has<"NCCL_NVLS">())
       log.nvls = true, hit = true;
+    if (scan.has<"Destroy COMPLETE">()) ++log.destroy_complete, hit = true;
     if (scan.has<"Init COMPLETE">()) {
       ++log.init_complete;
       if (const auto n = int_after(line, "nranks "); n > 0) log.nranks = std::max<int>(log.nranks, static_cast<int>(n));
@@ -723,7 +779,11 @@ struct Reader {
     if (scan.has<"server socket has failed to">()) store_bind_facts(line, log.store_bind), hit = true;
     const bool known_error = error_line(fl);
     // (torchelastic's "Worker group FAILED. … will restart worker group" is a restart, judged by how it ends)
-    if (!known_error && log.failure_reports.size() < 2 && capital_failure(line) &&
+    // (and Fabric Manager's service exiting after it found no NVSwitch to manage: "… failed! Exit code: 1")
+    const bool fm_not_needed = std::any_of(log.errors.begin(), log.errors.end(),
+                                           [](const ErrorSeen& e) { return e.id == "fabric-manager-not-needed"; }) &&
+                               (scan.has<"fabricmanager">() || scan.has<"fabric manager">());
+    if (!known_error && log.failure_reports.size() < 2 && capital_failure(line) && !fm_not_needed &&
         line.find("will restart worker group") == std::string::npos)
       log.failure_reports.push_back(line.substr(0, 200));
     // NCCL going on without a feature that failed to start (CollNet/SHARP, a plugin): the failure before it was

@@ -63,6 +63,7 @@ struct NcclLog {
   int nranks = 0, nnodes = 0;
   std::set<std::string> hosts;  // from NCCL's "host:pid:tid [dev]" line prefixes
   size_t init_complete = 0;     // "Init COMPLETE" lines
+  size_t destroy_complete = 0;  // "Destroy COMPLETE" lines: a communicator torn down by ncclCommDestroy (a run's end)
   struct Graph {
     int pattern = -1, crossnic = -1, channels = 0;
     double bw_intra = 0, bw_inter = 0;
@@ -128,6 +129,13 @@ struct NcclLog {
   std::vector<std::string> mismatches;  // "Detected mismatch between collectives…" (first few)
   std::set<int> ranks_seen;             // ranks named by prefixes or messages
   size_t tagged_lines = 0;              // lines opened by a launcher's rank tag (a distributed job's own output)
+  // The node's own tools beside a job: DCGM's NVLink states per GPU (`dcgmi nvlink --link-status`: U up, D down, X
+  // disabled, _ not supported), its diagnostic's failed checks (`dcgmi diag`), and `nvidia-smi -q`'s row remapping.
+  std::map<int, std::string> nvlink_states;   // gpuId → one letter a link
+  std::vector<std::string> dcgm_failed;       // "| <test> | Fail …" rows (first few)
+  bool dcgm_diag = false;                     // a `dcgmi diag` run is in the log
+  int remap_pending = -1, remap_failed = -1;  // "Pending : Yes/No", "Remapping Failure Occurred : Yes/No" (-1: absent)
+  int remap_uncorrectable = -1;               // "Uncorrectable Error : N" under Remapped Rows
   // PyTorch's C++ warnings from its distributed sources ("[W reducer.cpp:1300] Warning: …", "[W1206 10:00:00.1 …
   // ProcessGroupNCCL.cpp:4561] …"): how many, and whether DDP's "find_unused_parameters=True … but did not find any
   // unused parameters" is among them (harmless, and a cost every step).

@@ -837,5 +837,59 @@ TEST(NcclLogs, HeldOutBatches50And51FrameworkAndServingLinesAreRead) {
                   .count("nccl-process-failed"));
 }
 
+// Held-out triage batches 52 and 53 (first pass 0/8, all refused, and 1/2): the node's side beside a job — Fabric
+// Manager's errors and CUDA's 802 they cause, Fabric Manager with nothing to manage, the GPU Operator's validators in
+// a restart loop, DCGM's NVLink states, a row remap pending, the driver API's bracketed errors — and an nccl-tests run
+// whose rows the paste left out but whose communicators NCCL destroyed (it ended; it did not hang).
+TEST(NcclLogs, HeldOutBatches52And53NodeSideAndEndedRunsAreRead) {
+  expect_read_as("torch-dist",
+                 "dstack2348_aws_fabricmanager_gpu_torch_userwarning_cuda_init_error_802_system_not_yet_initialized_"
+                 "cuda_available_false_journalctl_fm_start.log",
+                 "nccl-cuda-system-not-ready", true);
+  expect_read_as("nccl-errors",
+                 "pytorchciinfra552_al2023_eks_h100_b200_cloud_init_fabric_manager_not_all_local_fm_instances_finished_"
+                 "config_error_type_8.log",
+                 "nccl-fabric-manager-error", true);
+  expect_read_as("nccl-errors",
+                 "cubestudio29_2x_rtx4090_ubuntu2404_fabricmanager_start_sh_pre_nvl5_nv_warn_nothing_to_do_no_nvswitch_"
+                 "service_exit_1_nonfatal.log",
+                 "nccl-fabric-manager-not-needed", false);
+  expect_read_as("torch-dist",
+                 "gpuoperator545_dgxa100_rke2_kubectl_get_pod_cuda_validator_operator_validator_init_crashloopbackoff_"
+                 "fabricmanager_not_running.log",
+                 "nccl-gpu-stack-not-ready", true);
+  expect_read_as("nccl-errors",
+                 "dcgm198_2x_h100nvl_dcgmi_nvlink_link_status_all_18_links_down_no_nvswitches_diag_r2_passes_dcgm337_"
+                 "nonfatal.log",
+                 "nccl-nvlink-down", false);
+  expect_read_as("nccl-errors",
+                 "gpud80_nvidia_smi_q_remapped_rows_uncorrectable_error_4_pending_yes_gpu_reset_needed_nonfatal.log",
+                 "nccl-row-remap", false);
+  expect_read_as(
+      "nccl-errors",
+      "nvbandwidth44_2x_hgx_b200_mpirun_multinode_cumemsetaccess_cuda_error_invalid_value_rank8_imex_running_"
+      "nvlink_s_50gbps.log",
+      "nccl-cuda-error", true);
+  const auto ended =
+      corpus_ids("nccl-info",
+                 "nccl1189_h20_3e_2nodes_2ranks_each_alltoall_1g_pxn_disable_env_graph_pattern4_crossnic1_"
+                 "rings_net3_to_net2_destroy_complete_nonfatal.log");
+  EXPECT_TRUE(ended.count("nccl-tests-no-rows"));
+  EXPECT_FALSE(ended.count("nccl-tests-stopped"));
+  // A pod restarting that is not NVIDIA's is not the GPU stack's; links all up are no finding; a remap that is not
+  // pending is none.
+  const auto ids = [](const std::string& text) {
+    std::set<std::string> out;
+    for (const auto& f : nccl_findings(parse_nccl_log(text, "t"))) out.insert(f.id);
+    return out;
+  };
+  EXPECT_FALSE(ids("myapp-7d9f 0/1 CrashLoopBackOff 5 3m\nhost:1:1 [0] NCCL INFO Init COMPLETE\n")
+                   .count("nccl-gpu-stack-not-ready"));
+  EXPECT_TRUE(ids("NvLink Link Status\nGPUs:\n    gpuId 0:\n        U U U U\nKey: Up=U, Down=D\n").empty());
+  EXPECT_TRUE(ids("    Remapped Rows\n        Uncorrectable Error : 0\n        Pending : No\n"
+                  "host:1:1 [0] NCCL INFO Init COMPLETE\n")
+                  .count("nccl-row-remap") == 0);
+}
+
 }  // namespace
 }  // namespace gsq::topo
