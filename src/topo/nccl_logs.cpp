@@ -495,7 +495,12 @@ struct Reader {
     // PyTorch's own warnings about its NCCL settings ("[W Utils.hpp:108] Warning: Environment variable
     // NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead").
     if (scan.has<"TORCH_NCCL_">()) hit = true;
-    if (node_tools(line)) hit = true;
+    // (looked at only inside their blocks or on their opening lines: most lines of a large log are neither)
+    if ((in_link_status || in_remapped_rows || (log.dcgm_diag && !line.empty() && trim(line).starts_with("|")) ||
+         scan.has<"NvLink Link Status">() || scan.has<"dcgmi diag">() || scan.has<"Successfully ran diagnostic">() ||
+         scan.has<"Remapped Rows">()) &&
+        node_tools(line))
+      hit = true;
     if (line.size() > 4 && line[0] == '[' && (line[1] == 'W' || line[1] == 'E' || line[1] == 'I') &&
         torch_distributed_source(line)) {
       ++log.torch_warnings, hit = true;
