@@ -71,6 +71,13 @@ Trace from_gsqt(const trace::TraceFile& f) {
     if (t.dram_peak_bytes_per_s <= 0) t.dram_peak_bytes_per_s = c.dram_peak_bytes_per_s;
     t.counters.push_back(std::move(ct));
   }
+  // The GPU the launcher described (a counters chunk without tracks: `gpusqueeze trace` appends one where it can read
+  // NVML), for the transfer rates and roofline of its kind.
+  for (const auto& d : f.devices) {
+    if (t.gpu_name.empty() && d.contains("name") && d["name"].is_string()) t.gpu_name = d["name"].get<std::string>();
+    if (t.dram_peak_bytes_per_s <= 0 && d.contains("dram_peak_bytes_per_s") && d["dram_peak_bytes_per_s"].is_number())
+      t.dram_peak_bytes_per_s = d["dram_peak_bytes_per_s"].get<double>();
+  }
   t.events.reserve(f.records.size());
   bool any_gpu = false;
   for (const auto& r : f.records) {

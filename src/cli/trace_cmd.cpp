@@ -12,12 +12,21 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
 namespace gsq::cli {
 
 namespace {
+
+// The NVML index of the first GPU the traced program sees: CUDA_VISIBLE_DEVICES's first entry where it is an index,
+// else 0 (a UUID or MIG entry: the machine's GPUs are taken to be of one kind).
+uint32_t visible_gpu() {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (v == nullptr || *v < '0' || *v > '9') return 0;
+  return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+}
 struct TraceOptions {
   trace::LaunchOptions launch;
   bool json = false;
@@ -39,6 +48,8 @@ std::string human_summary(const trace::TraceFile& f) {
   const uint64_t dropped =
       f.stats.value("cupti_dropped_records", uint64_t{0}) + f.stats.value("cpu_dropped_records", uint64_t{0});
   if (dropped) line += fmt::format("; {} records DROPPED (raise --buffer-mb)", dropped);
+  if (!f.devices.empty() && f.devices.front().contains("name") && f.devices.front()["name"].is_string())
+    line += "; GPU " + f.devices.front()["name"].get<std::string>();
   if (!f.counters.empty())
     line += fmt::format("; {} counter tracks ({}, {} samples each)", f.counters.size(), f.counters.front().source,
                         f.counters.front().values.size());
@@ -173,8 +184,20 @@ Action register_trace(CLI::App& app) {
     }
     o->launch.python_shim = !o->no_python_shim;
     const auto r = trace::launch(o->launch, note);
+    // The counters, or at least the GPU's name and limits (the analyzer's transfer rates and roofline go by its kind).
+    nlohmann::json counters;
     if (sampler) {
-      const nlohmann::json counters = sampler->finish();
+      counters = sampler->finish();
+    } else if (!r.files.empty()) {
+      try {
+        counters = {{"source", "nvml"},
+                    {"device", visible_gpu()},
+                    {"device_info", gpu::device_info(visible_gpu())},
+                    {"tracks", nlohmann::json::array()}};
+      } catch (const Error&) {  // no NVML here: the file says nothing of the GPU, as before
+      }
+    }
+    if (!counters.is_null())
       for (const auto& file : r.files) {
         try {
           trace::append_counters(file, counters);
@@ -182,7 +205,6 @@ Action register_trace(CLI::App& app) {
           note(e.what());
         }
       }
-    }
     if (!r.exec_error.empty()) note(r.exec_error);
     if (!r.traced) note("NOT TRACED: " + r.untraced_reason);
     for (const auto& file : r.files) {

@@ -119,14 +119,11 @@ std::vector<std::optional<double>> GpmReader::read() {
   return out;
 }
 
-CounterSampler::CounterSampler(uint32_t gpu_index, int interval_ms)
-    : nvml_(Nvml::open()),
-      index_(gpu_index),
-      interval_ms_(interval_ms < 100 ? 100 : interval_ms),
-      gpm_(nvml_, gpu_index) {
-  const NvmlApi& api = nvml_.api();
+namespace {
+nlohmann::json describe_device(const Nvml& nvml, uint32_t gpu_index) {
+  const NvmlApi& api = nvml.api();
   nvmlDevice_t dev{};
-  device_ = {{"index", gpu_index}};
+  nlohmann::json device_ = {{"index", gpu_index}};
   if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) == NVML_SUCCESS) {
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
     if (api.nvmlDeviceGetName && api.nvmlDeviceGetName(dev, name, sizeof name) == NVML_SUCCESS) device_["name"] = name;
@@ -150,6 +147,20 @@ CounterSampler::CounterSampler(uint32_t gpu_index, int interval_ms)
     if (api.nvmlDeviceGetMaxClockInfo && api.nvmlDeviceGetMaxClockInfo(dev, NVML_CLOCK_SM, &max_sm) == NVML_SUCCESS)
       device_["sm_clock_max_hz"] = max_sm * 1e6;
   }
+  return device_;
+}
+}  // namespace
+
+nlohmann::json device_info(uint32_t gpu_index) {
+  return describe_device(Nvml::open(), gpu_index);
+}
+
+CounterSampler::CounterSampler(uint32_t gpu_index, int interval_ms)
+    : nvml_(Nvml::open()),
+      index_(gpu_index),
+      interval_ms_(interval_ms < 100 ? 100 : interval_ms),
+      gpm_(nvml_, gpu_index) {
+  device_ = describe_device(nvml_, gpu_index);
   series_.resize(basic_end);
   for (size_t i = 0; i < kGpmCount; ++i) series_[i] = {kGpm[i].name, kGpm[i].unit, {}, {}};
   series_[sm_clock] = {"sm_clock", "hertz", {}, {}};

@@ -61,6 +61,10 @@ struct CounterSeries {
 // CLOCK_MONOTONIC in ns: the clock of the samplers' time stamps and of .gsqt headers.
 [[nodiscard]] int64_t monotonic_ns();
 
+// What the counters chunk says of GPU `gpu_index` ("device_info": name, DRAM peak, limits). Throws Error(no_gpu)
+// without NVML.
+[[nodiscard]] nlohmann::json device_info(uint32_t gpu_index);
+
 class CounterSampler {
  public:
   // Starts a thread sampling GPU `gpu_index` every `interval_ms` (≥ 100). Throws Error(no_gpu) without NVML.

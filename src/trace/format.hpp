@@ -141,6 +141,7 @@ struct TraceFile {
   std::vector<std::string> strings{""};
   std::vector<Record> records;
   std::vector<CounterTrack> counters;
+  std::vector<nlohmann::json> devices;  // each counters chunk's device_info (a chunk without tracks: the device alone)
   size_t chunks = 0;
   bool complete = false;   // the end chunk was written (the process exited normally)
   std::string truncation;  // why reading stopped before the end of the file, "" if it did not

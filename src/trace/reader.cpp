@@ -20,8 +20,11 @@ using detail::crc_of;
 namespace {
 
 // Counter tracks of one chunk; false when the chunk does not have the documented shape.
-bool parse_counters(const nlohmann::json& j, const nlohmann::json& header, std::vector<CounterTrack>& out) {
+bool parse_counters(const nlohmann::json& j, const nlohmann::json& header, std::vector<CounterTrack>& out,
+                    std::vector<nlohmann::json>& devices) {
   if (!j.is_object() || !j.contains("tracks") || !j["tracks"].is_array()) return false;
+  if (j.contains("device_info") && j["device_info"].is_object() && devices.size() < 64)
+    devices.push_back(j["device_info"]);
   int64_t shift = 0;  // monotonic -> CUPTI
   if (j.value("clock", "") == "monotonic") {
     const auto& st = header.contains("start") ? header["start"] : nlohmann::json::object();
@@ -168,7 +171,7 @@ TraceFile parse_trace(std::string_view bytes, const std::filesystem::path& origi
       }
       case ChunkType::counters: {
         const auto j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
-        bad = j.is_discarded() || !parse_counters(j, t.header, t.counters);
+        bad = j.is_discarded() || !parse_counters(j, t.header, t.counters, t.devices);
         break;
       }
       default:

@@ -66,6 +66,7 @@ nlohmann::json summary_json(const TraceFile& t) {
             {"ranges", s.ranges}}},
           {"copy_bytes", s.copy_bytes},
           {"span_ns", s.span_ns},
+          {"devices", t.devices},
           {"counter_tracks", [&] {
              nlohmann::json a = nlohmann::json::array();
              for (const auto& c : t.counters)

@@ -3,6 +3,7 @@
 #include "analyze/analysis.hpp"
 #include "analyze/gsqt.hpp"
 #include "analyze/roofline.hpp"
+#include "analyze/whatif.hpp"
 #include "support/analysis.hpp"
 #include "support/fixtures.hpp"
 #include "trace/format.hpp"
@@ -142,6 +143,22 @@ TEST(IncompleteTrace, LostRecordsInTheStatsGiveAFindingAndAHedgedVerdict) {
   EXPECT_NE(lossy.findings.front().title.find("1234 GPU"), std::string::npos);
   EXPECT_NE(lossy.verdict.summary.find("incomplete data"), std::string::npos);
   EXPECT_EQ(lossy.verdict.cls, clean.verdict.cls);
+}
+
+// A `gpusqueeze trace` file without --gpu-metrics still names its GPU (the launcher appends the device alone), and the
+// replay's copy rates follow it: held-out set 5's SqueezeNet pinned-copy prediction was +32% from the gpusqueeze
+// recording (PCIe Gen4's default) against −1% from torch.profiler's (which names the H100).
+TEST(HardwareNamed, TheLaunchersDeviceChunkSetsTheGpuAndItsCopyRates) {
+  auto f = trace::read_trace(test::fixture("h200-torch-host.gsqt"));
+  f.counters.clear();
+  f.devices.clear();
+  const double unnamed = rates_for(from_gsqt(f)).pinned_h2d_bytes_per_s;
+  f.devices.push_back({{"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"dram_peak_bytes_per_s", 3.35e12}});
+  const Trace named = from_gsqt(f);
+  EXPECT_EQ(named.gpu_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_DOUBLE_EQ(named.dram_peak_bytes_per_s, 3.35e12);
+  EXPECT_DOUBLE_EQ(rates_for(named).pinned_h2d_bytes_per_s, 55.3e9);
+  EXPECT_LT(unnamed, 55.3e9);
 }
 
 }  // namespace

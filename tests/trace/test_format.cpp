@@ -130,6 +130,17 @@ TEST(TraceFormat, CounterTracksAppendedAfterTheEndReadOnTheTraceClock) {
   EXPECT_EQ(bad.counters.size(), 2u);
   EXPECT_NE(bad.truncation.find("malformed"), std::string::npos);
   EXPECT_THROW(append_counters(temp_file("missing/dir/x.gsqt"), counters_payload(0)), Error);
+  // The device alone (no sampling: the launcher's description of the GPU) is kept without any track.
+  const fs::path d = write_sample("device-only.gsqt", 1, true);
+  append_counters(d, {{"source", "nvml"},
+                      {"device", 0},
+                      {"device_info", {{"name", "NVIDIA H200"}}},
+                      {"tracks", nlohmann::json::array()}});
+  const TraceFile only = read_trace(d);
+  EXPECT_TRUE(only.counters.empty());
+  ASSERT_EQ(only.devices.size(), 1u);
+  EXPECT_EQ(only.devices[0]["name"], "NVIDIA H200");
+  EXPECT_TRUE(only.truncation.empty()) << only.truncation;
 }
 
 TEST(TraceFormat, RoundTripKeepsEveryRecordAndString) {
