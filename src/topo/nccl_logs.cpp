@@ -306,6 +306,7 @@ struct Reader {
   bool in_link_status = false;  // inside `dcgmi nvlink --link-status`
   int link_gpu = -1;            // its last "gpuId N:" line
   bool in_remapped_rows = false;
+  bool in_dcgm_table = false;  // the table `dcgmi diag` prints, up to its first line that is not one of its rows
 
   // DCGM's link-status block and diagnostic table, nvidia-smi -q's Remapped Rows section.
   bool node_tools(const std::string& line) {
@@ -330,8 +331,9 @@ struct Reader {
              t.starts_with("+--") || t.starts_with("|");
     }
     if (t.starts_with("dcgmi diag") || t.find("Successfully ran diagnostic") != std::string_view::npos)
-      return log.dcgm_diag = true;
-    if (log.dcgm_diag && t.starts_with("|")) {
+      return log.dcgm_diag = in_dcgm_table = true;
+    if (in_dcgm_table && !t.starts_with("|") && !t.starts_with("+")) in_dcgm_table = false;
+    if (in_dcgm_table) {
       // "| Memory                    | Fail - GPU: 0 …": a check that failed
       const size_t bar = t.find('|', 1);
       if (bar != std::string_view::npos && trim(t.substr(bar + 1)).starts_with("Fail") && log.dcgm_failed.size() < 8)
@@ -496,9 +498,8 @@ struct Reader {
     // NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead").
     if (scan.has<"TORCH_NCCL_">()) hit = true;
     // (looked at only inside their blocks or on their opening lines: most lines of a large log are neither)
-    if ((in_link_status || in_remapped_rows || (log.dcgm_diag && !line.empty() && trim(line).starts_with("|")) ||
-         scan.has<"NvLink Link Status">() || scan.has<"dcgmi diag">() || scan.has<"Successfully ran diagnostic">() ||
-         scan.has<"Remapped Rows">()) &&
+    if ((in_link_status || in_remapped_rows || in_dcgm_table || scan.has<"NvLink Link Status">() ||
+         scan.has<"dcgmi diag">() || scan.has<"Successfully ran diagnostic">() || scan.has<"Remapped Rows">()) &&
         node_tools(line))
       hit = true;
     if (line.size() > 4 && line[0] == '[' && (line[1] == 'W' || line[1] == 'E' || line[1] == 'I') &&

@@ -889,6 +889,10 @@ TEST(NcclLogs, HeldOutBatches52And53NodeSideAndEndedRunsAreRead) {
   EXPECT_TRUE(ids("    Remapped Rows\n        Uncorrectable Error : 0\n        Pending : No\n"
                   "host:1:1 [0] NCCL INFO Init COMPLETE\n")
                   .count("nccl-row-remap") == 0);
+  // A failed check inside dcgmi diag's table is a failure; a row of another table after it is not one of its checks.
+  const std::string diag = "dcgmi diag -r 3\nSuccessfully ran diagnostic for group.\n| Diagnostic | Result |\n";
+  EXPECT_TRUE(ids(diag + "| Memory     | Fail - GPU: 0 |\n").count("nccl-dcgm-diag-failed"));
+  EXPECT_FALSE(ids(diag + "| Memory     | Pass |\nthen the job:\n| step | Fail |\n").count("nccl-dcgm-diag-failed"));
 }
 
 }  // namespace
