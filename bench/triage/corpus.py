@@ -59,6 +59,7 @@ ALIASES = {
     "nccl-nvlink-down": "topo-no-nvlink",
     "nccl-dcgm-diag-failed": "other",
     "nccl-row-remap": "other",
+    "nccl-shm-broadcast-wait": "other",
     "nccl-ignored-exception": "other",
     "nccl-gpu-xid": "cuda-error",
     "nccl-no-gpu-visible": "cuda-error",

@@ -211,7 +211,10 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Give each rank its own GPU (torch.cuda.set_device(local_rank) before init; check CUDA_VISIBLE_DEVICES per "
        "rank), and the same world size, dtypes and counts on every rank"},
       {"nccl-remote-error",
-       {"ncclRemoteError", "remote process exiting prematurely", "A call failed possibly due to a network error"},
+       {"ncclRemoteError", "remote process exiting prematurely", "A call failed possibly due to a network error",
+        // ncclGetErrorString(ncclRemoteError), as frameworks print an NCCL call's result ("XLA: Aborting communicator …
+        // due to async NCCL error: remote process exited or there was a network error"); also a socket error's words
+        "remote process exited or there was a network error"},
        true,
        "a peer failed or went away during a collective (its process died, or the network between them failed)",
        "Find the rank that died first (its own log: OOM, an exception, a kill by the scheduler) — this rank's error is "
@@ -492,6 +495,16 @@ const std::vector<ErrorKind>& error_catalogue() {
        "kubectl logs -n gpu-operator <the validator pod> -c cuda-validation (and -c driver-validation, "
        "toolkit-validation) for the failing check; on NVSwitch systems (DGX/HGX) the commonest cause is "
        "nvidia-fabricmanager not running or of another version than the driver (CUDA error 802)"},
+      {"shm-broadcast-wait",
+       // vLLM's shared-memory message queue between its engine and workers (shm_broadcast.py): "No available shared
+       // memory broadcast block found in 60 seconds. This typically happens when some processes are hanging"
+       {"No available shared memory broadcast block found"},
+       false,
+       "a vLLM process waited a minute on the engine's shared-memory queue: on a worker with no requests to serve, "
+       "nothing (newer vLLM no longer logs it there); under load, a process that hangs (a collective stuck on another "
+       "rank, a worker that died)",
+       "If requests are being served and stall: find the process that stopped (py-spy dump --pid on each worker, the "
+       "workers' own errors above, NCCL_DEBUG=INFO for a stuck collective); an idle server needs nothing"},
       {"ignored-exception",
        // Python's report of an exception it could not raise (in a destructor or a callback, often at interpreter
        // exit): "Exception ignored in: <function IpcMemory.__del__ at 0x7fe6…>", then a traceback

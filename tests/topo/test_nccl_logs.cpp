@@ -895,5 +895,18 @@ TEST(NcclLogs, HeldOutBatches52And53NodeSideAndEndedRunsAreRead) {
   EXPECT_FALSE(ids(diag + "| Memory     | Pass |\nthen the job:\n| step | Fail |\n").count("nccl-dcgm-diag-failed"));
 }
 
+// Held-out triage batch 54 (first pass 2/4, one refused): NCCL's ncclRemoteError in a framework's words (XLA aborting
+// a communicator on "remote process exited or there was a network error") and vLLM's shared-memory queue waiting a
+// minute (on an idle worker, nothing).
+TEST(NcclLogs, HeldOutBatch54RemoteErrorsAndVllmsQueueWaitAreRead) {
+  expect_read_as("nccl-errors",
+                 "xla_aborting_communicator_async_nccl_error_remote_process_exited_two_workers_then_hang_forever_"
+                 "jax19307.log",
+                 "nccl-nccl-remote-error", true);
+  expect_read_as("torch-dist",
+                 "vllmpr25720_worker_side_shm_broadcast_no_block_found_60s_sitting_idle_info_line_nonfatal.log",
+                 "nccl-shm-broadcast-wait", false);
+}
+
 }  // namespace
 }  // namespace gsq::topo
