@@ -60,6 +60,7 @@ ALIASES = {
     "nccl-dcgm-diag-failed": "other",
     "nccl-row-remap": "other",
     "nccl-shm-broadcast-wait": "other",
+    "nccl-net-config-advisory": "other",
     "nccl-ignored-exception": "other",
     "nccl-gpu-xid": "cuda-error",
     "nccl-no-gpu-visible": "cuda-error",

@@ -505,6 +505,15 @@ const std::vector<ErrorKind>& error_catalogue() {
        "rank, a worker that died)",
        "If requests are being served and stall: find the process that stopped (py-spy dump --pid on each worker, the "
        "workers' own errors above, NCCL_DEBUG=INFO for a stuck collective); an idle server needs nothing"},
+      {"net-config-advisory",
+       // Google Cloud's NCCL shim (its guest config checker, before the FasTrak/TCPX plugin loads): "NCCL WARN NCCL/NET
+       // (shim) mismatch recommended: NCCL_LIB_DIR=… (expected unset)" — an advisory; "mismatch enforced" stops init
+       {"mismatch recommended:"},
+       false,
+       "the cloud's NCCL network shim found settings that differ from its recommended ones and went on (advisories; "
+       "only its \"mismatch enforced\" settings stop NCCL)",
+       "Nothing stops here: check that the channels go over the plugin's transport with GPU Direct (…/GDRDMA, not "
+       "NET/Socket); align the listed settings with the platform's recommended ones when convenient"},
       {"ignored-exception",
        // Python's report of an exception it could not raise (in a destructor or a callback, often at interpreter
        // exit): "Exception ignored in: <function IpcMemory.__del__ at 0x7fe6…>", then a traceback
@@ -659,7 +668,9 @@ const std::vector<ErrorKind>& error_catalogue() {
         "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "Exited with exit code",
         // Serving launchers: text-generation-inference's ("Error: ShardCannotStart", "Shard 1 failed to start"),
         // Triton's model that did not load ("unexpected error when creating modelInstanceState")
-        "ShardCannotStart", "failed to start", "error when creating modelInstanceState"},
+        "ShardCannotStart", "failed to start", "error when creating modelInstanceState",
+        // kubectl exec's report of the command it ran in a pod failing
+        "command terminated with exit code"},
        true,
        "a process of the job died (abort, segfault, exception); other ranks then fail or hang",
        "Read the first failure in time across the ranks' logs: the rank that died first holds the cause"},

@@ -336,6 +336,7 @@ void catalogue_findings(const NcclLog& log, std::vector<Finding>& out) {
             "(NCCL_IB_QPS_PER_CONNECTION, NCCL_MAX_NCHANNELS) as a test";
     }
     Severity severity = k.fatal ? Severity::fail : Severity::warn;
+    if (e.id == "net-config-advisory") severity = Severity::info;  // the platform's own advisories: nothing failed
     // Failed before the elastic agent restarted the workers, which then finished: recovered, not the job's end.
     if (severity == Severity::fail && log.succeeded_line > 0 && e.last_line < log.restart_line) {
       severity = Severity::warn;

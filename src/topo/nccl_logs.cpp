@@ -648,6 +648,17 @@ struct Reader {
         !scan.has<"not available">() && !scan.has<"0 nvls channels">() && !scan.has<"NCCL_NVLS">())
       log.nvls = true, hit = true;
     if (scan.has<"Destroy COMPLETE">()) ++log.destroy_complete, hit = true;
+    // "NVLS Head  0:  0  8": NCCL prints each NVLS head's rank on every node (graph/connect.cc, the first 20 nodes),
+    // so the count is the job's nodes where the log has no "nNodes" (one host's lines).
+    if (scan.has<"NVLS Head ">()) {
+      if (const size_t colon = line.find(':', line.find("NVLS Head ") + 10); colon != std::string::npos) {
+        const auto heads = words(std::string_view(line).substr(colon + 1));
+        if (heads.size() > 1 &&
+            std::all_of(heads.begin(), heads.end(), [](std::string_view w) { return is_integer(w); }))
+          log.nnodes = std::max<int>(log.nnodes, static_cast<int>(heads.size()));
+      }
+      hit = true;
+    }
     if (scan.has<"Init COMPLETE">()) {
       ++log.init_complete;
       if (const auto n = int_after(line, "nranks "); n > 0) log.nranks = std::max<int>(log.nranks, static_cast<int>(n));

@@ -908,5 +908,24 @@ TEST(NcclLogs, HeldOutBatch54RemoteErrorsAndVllmsQueueWaitAreRead) {
                  "nccl-shm-broadcast-wait", false);
 }
 
+// Held-out triage batch 55 (first pass 4/7, one refused; Google Cloud A3 High/Mega): one host's INFO lines of a
+// two-node job on sockets (the nodes counted from NCCL's "NVLS Head" line, which names a rank on every node), the cloud
+// shim's advisories on a healthy run, and kubectl exec reporting the command it ran failing.
+TEST(NcclLogs, HeldOutBatch55CloudNetworkLinesAreRead) {
+  expect_read_as("nccl-info",
+                 "hcdeep_lab06_gke_2x_a3high_gvnic_only_net_ib_no_device_net_socket_eth0_gdr_disabled_no_tcpx_plugin_"
+                 "28gbps_nonfatal_nccl2223.log",
+                 "nccl-socket-fallback", false);
+  const auto healthy = corpus_ids("nccl-info",
+                                  "hcdeep_lab23_gke_2x_a3mega_tcpxo_fastrak_1017_init_shim_mismatch_recommended_warns_"
+                                  "gdrdma_16_ranks_abort_complete_teardown_317gbps_nonfatal_nccl2287.log");
+  ASSERT_TRUE(healthy.count("nccl-net-config-advisory"));
+  for (const auto& [id, f] : healthy) EXPECT_LT(f.severity, Severity::warn) << id;
+  expect_read_as("torch-dist",
+                 "hcdeep_lab23_gke_a3mega_tcpxo_master_addr_rail_ip_192_169_0_2_unroutable_every_rank_rc1_launcher_"
+                 "lines_only_rank_logs_missing.log",
+                 "nccl-process-failed", true);
+}
+
 }  // namespace
 }  // namespace gsq::topo
