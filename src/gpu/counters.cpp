@@ -123,31 +123,31 @@ namespace {
 nlohmann::json describe_device(const Nvml& nvml, uint32_t gpu_index) {
   const NvmlApi& api = nvml.api();
   nvmlDevice_t dev{};
-  nlohmann::json device_ = {{"index", gpu_index}};
+  nlohmann::json d = {{"index", gpu_index}};
   if (api.nvmlDeviceGetHandleByIndex_v2(gpu_index, &dev) == NVML_SUCCESS) {
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-    if (api.nvmlDeviceGetName && api.nvmlDeviceGetName(dev, name, sizeof name) == NVML_SUCCESS) device_["name"] = name;
+    if (api.nvmlDeviceGetName && api.nvmlDeviceGetName(dev, name, sizeof name) == NVML_SUCCESS) d["name"] = name;
     unsigned mem_mhz = 0, bus_bits = 0;
     if (api.nvmlDeviceGetMaxClockInfo && api.nvmlDeviceGetMemoryBusWidth &&
         api.nvmlDeviceGetMaxClockInfo(dev, NVML_CLOCK_MEM, &mem_mhz) == NVML_SUCCESS &&
         api.nvmlDeviceGetMemoryBusWidth(dev, &bus_bits) == NVML_SUCCESS)
-      device_["dram_peak_bytes_per_s"] = dram_peak_bytes_per_s(mem_mhz, bus_bits);
+      d["dram_peak_bytes_per_s"] = dram_peak_bytes_per_s(mem_mhz, bus_bits);
     // The limits the jitter analysis measures margins against.
     auto threshold = [&](nvmlTemperatureThresholds_t t, const char* key) {
       unsigned v = 0;
       if (api.nvmlDeviceGetTemperatureThreshold && api.nvmlDeviceGetTemperatureThreshold(dev, t, &v) == NVML_SUCCESS)
-        device_[key] = v;
+        d[key] = v;
     };
     threshold(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, "temperature_slowdown_c");
     threshold(NVML_TEMPERATURE_THRESHOLD_MEM_MAX, "memory_temperature_max_c");
     unsigned limit_mw = 0;
     if (api.nvmlDeviceGetEnforcedPowerLimit && api.nvmlDeviceGetEnforcedPowerLimit(dev, &limit_mw) == NVML_SUCCESS)
-      device_["power_limit_w"] = limit_mw / 1000.0;
+      d["power_limit_w"] = limit_mw / 1000.0;
     unsigned max_sm = 0;
     if (api.nvmlDeviceGetMaxClockInfo && api.nvmlDeviceGetMaxClockInfo(dev, NVML_CLOCK_SM, &max_sm) == NVML_SUCCESS)
-      device_["sm_clock_max_hz"] = max_sm * 1e6;
+      d["sm_clock_max_hz"] = max_sm * 1e6;
   }
-  return device_;
+  return d;
 }
 }  // namespace
 

@@ -23,8 +23,6 @@ namespace {
 bool parse_counters(const nlohmann::json& j, const nlohmann::json& header, std::vector<CounterTrack>& out,
                     std::vector<nlohmann::json>& devices) {
   if (!j.is_object() || !j.contains("tracks") || !j["tracks"].is_array()) return false;
-  if (j.contains("device_info") && j["device_info"].is_object() && devices.size() < 64)
-    devices.push_back(j["device_info"]);
   int64_t shift = 0;  // monotonic -> CUPTI
   if (j.value("clock", "") == "monotonic") {
     const auto& st = header.contains("start") ? header["start"] : nlohmann::json::object();
@@ -60,6 +58,8 @@ bool parse_counters(const nlohmann::json& j, const nlohmann::json& header, std::
     parsed.push_back(std::move(c));
   }
   out.insert(out.end(), std::make_move_iterator(parsed.begin()), std::make_move_iterator(parsed.end()));
+  if (j.contains("device_info") && j["device_info"].is_object() && devices.size() < 64)
+    devices.push_back(j["device_info"]);
   return true;
 }
 

@@ -347,8 +347,8 @@ Verdict bare_cause(const std::string& text) {
   if (has(kNoCacheBlocks))
     return {"oom-too-large",
             "vLLM left no memory for the KV cache: the weights and the profiled activation peak fill its "
-            "gpu_memory_utilization budget (vLLM releases before 0.6.5 also counted memory other processes held "
-            "on the GPU against it)",
+            "gpu_memory_utilization budget (older vLLM releases, before its per-instance accounting of PR #10511, "
+            "also counted memory other processes held on the GPU against it)",
             "Raise gpu_memory_utilization if the GPU is otherwise empty, or shrink what fills the budget (a "
             "quantised or smaller model, tensor parallelism over more GPUs, smaller max_num_batched_tokens); where "
             "another engine or process shares the GPU (nvidia-smi --query-compute-apps=pid,used_memory "
