@@ -632,7 +632,9 @@ const std::vector<ErrorKind>& error_catalogue() {
        // Slurm's step daemon ending the job: "slurmstepd: error: *** STEP 8384637.13 ON nid001 CANCELLED AT
        // 2023-…T… DUE TO TIME LIMIT ***", its OOM killer report "Detected 1 oom_kill event in StepId=…".
        {"DUE TO TIME LIMIT", "DUE TO PREEMPTION", "DUE TO NODE FAILURE", "CANCELLED AT", "oom-kill event",
-        "oom_kill event"},
+        "oom_kill event",
+        // salloc/srun told of a node of the allocation failing ("salloc: error: Node failure on worker-1")
+        "error: Node failure on"},
        true,
        "the scheduler ended the job: its time limit (a job that usually finishes in time has most likely hung: the "
        "collectives wait for ever without a timeout shorter than the job's), a preemption, a failed node, or the "

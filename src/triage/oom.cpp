@@ -22,6 +22,12 @@ constexpr size_t kWindow = 2000;  // characters after "Tried to allocate" that o
 // vLLM's own memory failures at start-up: its free-memory check, and a KV cache left no block.
 constexpr std::string_view kVllmStartup = "on startup is less than desired GPU memory utilization";
 constexpr std::string_view kNoCacheBlocks = "No available memory for the cache blocks";
+// XLA's allocator (JAX, TensorFlow with XLA): "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232
+// bytes." and, when the program's buffers are at fault, its "BufferAssignment stats: … total allocation: 14.44GiB".
+constexpr std::string_view kXla = "Out of memory while trying to allocate";
+// TensorRT's builder and runtime: "Error Code 2: OutOfMemory (no further information)", "Requested amount of GPU
+// memory (N bytes) could not be allocated".
+constexpr std::string_view kTrtOom = "OutOfMemory (", kTrtRequested = "Requested amount of GPU memory";
 
 // "20.00 MiB", "1.5 GiB", "0 bytes" → bytes.
 double bytes_of(const std::string& number, const std::string& unit) {
@@ -140,6 +146,18 @@ OomMessage parse_vllm_startup(const std::string& w) {
   return m;
 }
 
+OomMessage parse_xla_message(const std::string& w) {
+  OomMessage m;
+  m.wording = "xla";
+  std::smatch s;
+  static const std::regex tried(R"(Out of memory while trying to allocate ([0-9]+) bytes)");
+  if (std::regex_search(w, s, tried)) m.tried = bytes_of(s[1], "bytes");
+  // The program's own buffers (the BufferAssignment dump): what it needs, whatever else is on the GPU.
+  static const std::regex total(R"(total allocation: *([0-9]+(?:\.[0-9]+)?) ?([KMGT]i?B|B|bytes)\b)");
+  if (std::regex_search(w, s, total)) m.allocated = bytes_of(s[1], s[2]);
+  return m;
+}
+
 // What one message says held the memory: its causes, the first the one that decides.
 struct Verdict {
   std::string cls, title, fix;
@@ -198,6 +216,21 @@ const char* kTooLargeFix =
 // Every cause the figures support, the deciding one first (Severity::fail), the others after it (warn): a share of
 // the GPU below kMaterialShare freed by fixing a cause is the last straw on a full GPU, not the cause.
 std::vector<std::pair<Verdict, bool>> judge(const OomMessage& m) {
+  if (m.wording == "xla")
+    return {
+        {Verdict{"oom-too-large",
+                 m.allocated ? fmt::format("XLA ran out of memory asking {}: the compiled program's buffers need {} "
+                                           "(its BufferAssignment), more than the GPU gives it",
+                                           gib(m.tried), gib(*m.allocated))
+                             : fmt::format("XLA ran out of memory asking {}; the message has no figure for what "
+                                           "else held the GPU",
+                                           gib(m.tried)),
+                 std::string("Make the program smaller on the device: a smaller batch or sequence, "
+                             "rematerialisation (jax.checkpoint / remat), bf16, sharding over more devices. JAX "
+                             "preallocates 75% of the GPU per process: where two processes (or JAX beside "
+                             "PyTorch/TensorFlow) share a GPU, XLA_PYTHON_CLIENT_PREALLOCATE=false or "
+                             "XLA_PYTHON_CLIENT_MEM_FRACTION for each; nvidia-smi shows who holds it")},
+         true}};
   if (m.wording == "vllm-startup" && m.capacity && m.free) {
     const double held = *m.capacity - *m.free, u = m.utilization.value_or(0);
     return {{Verdict{"oom-other-process",
@@ -343,6 +376,14 @@ Verdict bare_cause(const std::string& text) {
             "Leave room for the graphs: a lower gpu_memory_utilization (vLLM/SGLang: the KV cache takes the whole "
             "budget, graphs come after), fewer or smaller capture sizes (max_num_seqs, cudagraph capture sizes), or "
             "eager mode (--enforce-eager) to confirm"};
+  // TensorRT building or running an engine: its tactics' workspace and activations for the shapes it was given.
+  if (has(kTrtOom) || has(kTrtRequested))
+    return {"oom-too-large",
+            "TensorRT ran out of GPU memory building or running the engine: its workspace and activations for the "
+            "shapes it was given do not fit",
+            "Smaller input shapes (the optimisation profile's max), a lower builder memory-pool limit "
+            "(--memPoolSize=workspace:… / config.set_memory_pool_limit), FP16/INT8, or a larger GPU; free what else "
+            "holds the GPU first (nvidia-smi)"};
   // vLLM found no room for a single KV-cache block in its budget after loading the weights and profiling a forward.
   if (has(kNoCacheBlocks))
     return {"oom-too-large",
@@ -374,7 +415,8 @@ bool looks_like_oom_text(std::string_view text) {
          text.find("would exceed allowed memory") != std::string_view::npos ||
          text.find("out of memory") != std::string_view::npos ||
          text.find("OutOfMemoryError") != std::string_view::npos || text.find(kVllmStartup) != std::string_view::npos ||
-         text.find(kNoCacheBlocks) != std::string_view::npos;
+         text.find(kNoCacheBlocks) != std::string_view::npos || text.find(kXla) != std::string_view::npos ||
+         text.find(kTrtOom) != std::string_view::npos || text.find(kTrtRequested) != std::string_view::npos;
 }
 
 OomReport read_oom_text(std::string_view text, const std::string& origin) {
@@ -396,7 +438,8 @@ OomReport read_oom_text(std::string_view text, const std::string& origin) {
     joined.push_back(' ');
     if ((line.find("out of memory") != std::string_view::npos ||
          line.find("OutOfMemoryError") != std::string_view::npos ||
-         line.find(kNoCacheBlocks) != std::string_view::npos) &&
+         line.find(kNoCacheBlocks) != std::string_view::npos || line.find(kTrtOom) != std::string_view::npos ||
+         line.find(kTrtRequested) != std::string_view::npos) &&
         line.find("Tried to allocate") == std::string_view::npos)
       ++bare_lines;
     if (end == text.size()) break;
@@ -420,6 +463,7 @@ OomReport read_oom_text(std::string_view text, const std::string& origin) {
   scan("Tried to allocate", "", parse_message);
   scan("would exceed allowed memory", "Allocation on device", parse_async_message);
   scan(kVllmStartup, "Free memory on device", parse_vllm_startup);
+  scan(kXla, "", parse_xla_message);
   std::stable_sort(r.messages.begin(), r.messages.end(),
                    [](const OomMessage& a, const OomMessage& b) { return a.line < b.line; });
   // Lines that say "out of memory" beside a full message are its own first line ("CUDA out of memory. Tried …" is one

@@ -927,5 +927,13 @@ TEST(NcclLogs, HeldOutBatch55CloudNetworkLinesAreRead) {
                  "nccl-process-failed", true);
 }
 
+// Held-out triage batch 56 (first pass 3/5, one refused): Slurm telling salloc a node of the allocation failed.
+TEST(NcclLogs, HeldOutBatch56SlurmsNodeFailureIsRead) {
+  expect_read_as("torch-dist",
+                 "soperator854_salloc_4_nodes_no_kill_worker_rebooted_salloc_error_node_failure_worker1_next_srun_step_"
+                 "hangs.log",
+                 "nccl-job-cancelled", true);
+}
+
 }  // namespace
 }  // namespace gsq::topo

@@ -202,6 +202,27 @@ TEST(Oom, VllmsStartupCheckAndBareOomsAreJudgedByWhereTheyStruck) {
   EXPECT_EQ(blocks.findings[0].severity, Severity::fail);
 }
 
+// Other allocators' wordings (OOM batch M, first pass 1/4 with two refused): XLA's, with the program's buffers from its
+// BufferAssignment dump, and TensorRT's builder.
+TEST(Oom, XlasAndTensorRtsOutOfMemoryAreRead) {
+  const auto xla = read_oom_text(
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 "
+      "bytes.\nBufferAssignment stats:\n                 total allocation:   14.44GiB\n",
+      "t");
+  ASSERT_EQ(xla.messages.size(), 1u);
+  EXPECT_EQ(xla.messages[0].wording, "xla");
+  EXPECT_DOUBLE_EQ(xla.messages[0].tried, 4770354232.0);
+  ASSERT_TRUE(xla.messages[0].allocated.has_value());
+  EXPECT_NEAR(*xla.messages[0].allocated, 14.44 * kGiB, 0.01 * kGiB);
+  EXPECT_EQ(first_cause(xla), "oom-too-large");
+  const auto trt = read_oom_text(
+      "[TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::145] Error Code 2: OutOfMemory (no further "
+      "information)\n",
+      "t");
+  EXPECT_EQ(first_cause(trt), "oom-too-large");
+  EXPECT_NE(trt.findings[0].title.find("TensorRT"), std::string::npos);
+}
+
 TEST(Oom, TextWithoutAnOomIsRefused) {
   EXPECT_FALSE(looks_like_oom_text("loss 0.31 step 10\n"));
   EXPECT_THROW((void)read_oom_text("loss 0.31 step 10\n", "t"), Error);
