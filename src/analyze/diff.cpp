@@ -43,6 +43,12 @@ double host_speed_ratio(const Analysis& before, const Analysis& after) {
   return static_cast<double>(before.median_eager_launch_ns) / static_cast<double>(after.median_eager_launch_ns);
 }
 
+double kernels_per_step_ratio(const Analysis& before, const Analysis& after) {
+  if (before.step_ns.empty() || after.step_ns.empty() || before.kernels == 0) return 0;
+  return (static_cast<double>(after.kernels) / static_cast<double>(after.step_ns.size())) /
+         (static_cast<double>(before.kernels) / static_cast<double>(before.step_ns.size()));
+}
+
 nlohmann::json diff_json(const Analysis& before, const Analysis& after) {
   using nlohmann::json;
   const auto fb = finding_ids(before, Severity::info), fa = finding_ids(after, Severity::info);

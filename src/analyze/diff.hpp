@@ -26,6 +26,18 @@ inline constexpr double kHostSpeedSpread = 1.25;
   return ratio == 0 || (ratio <= kHostSpeedSpread && ratio >= 1 / kHostSpeedSpread);
 }
 
+// Kernels a step in AFTER over BEFORE (0 when either has no steps). A fix that leaves the kernels alone (sync, pinned,
+// prefetch, host, workers, graphs) keeps it near 1; beyond kKernelChangeRatio either way the change also changed the
+// kernels (a captured graph taking another attention path), which a replay of BEFORE cannot see. From the real-model
+// recordings of such fixes (held-out sets 3-5, 22 pairs, both recorders): 0.99-1.37 (torch.profiler's window of an
+// asynchronous variant takes in part of a neighbouring step), the one pair whose kernels changed 2.25-2.75
+// (RoBERTa's captured forward running attention unfused in fp32; `diff --fixes` missed it by -36 to -47%).
+[[nodiscard]] double kernels_per_step_ratio(const Analysis& before, const Analysis& after);
+inline constexpr double kKernelChangeRatio = 1.5;
+[[nodiscard]] inline bool kernels_changed(double ratio) {
+  return ratio > 0 && (ratio > kKernelChangeRatio || ratio < 1 / kKernelChangeRatio);
+}
+
 [[nodiscard]] nlohmann::json diff_json(const Analysis& before, const Analysis& after);
 [[nodiscard]] std::string diff_markdown(const Analysis& before, const Analysis& after);
 

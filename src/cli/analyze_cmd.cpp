@@ -201,8 +201,15 @@ Action register_diff(CLI::App& app) {
                  {"measured_step_p50_ns", measured},
                  {"error", static_cast<double>(r.step_p50_ns) / static_cast<double>(measured) - 1},
                  {"before_host_scale", rescale ? 1 / speed : 1.0}};
-      // Beyond 10% the replay failed on this program: a dependency or a cost it does not model.
-      if (!check.is_null()) check["model_failure"] = std::abs(check["error"].get<double>()) > 0.10;
+      // Beyond 10% the replay failed on this program: a dependency or a cost it does not model — or, where the fixes
+      // leave the kernels alone but AFTER runs others, a change that did more than the fixes.
+      if (!check.is_null()) {
+        check["model_failure"] = std::abs(check["error"].get<double>()) > 0.10;
+        const bool keeps_kernels = !fixes.fuse && !fixes.layout && !fixes.tf32 && !fixes.bf16 && !fixes.optimizer &&
+                                   !fixes.attention && fixes.faster.empty();
+        const double kernels = analyze::kernels_per_step_ratio(a, b);
+        if (keeps_kernels && analyze::kernels_changed(kernels)) check["kernels_per_step_ratio"] = kernels;
+      }
     }
     if (o->json) {
       auto j = analyze::diff_json(a, b);
@@ -219,7 +226,13 @@ Action register_diff(CLI::App& app) {
                                                    "recording's speed per CUDA call)",
                                                    check["before_host_scale"].get<double>())
                                      : "");
-      if (!check.is_null() && check["model_failure"].get<bool>())
+      if (!check.is_null() && check.contains("kernels_per_step_ratio"))
+        std::cout << fmt::format(
+            "AFTER runs {:.2f}× the kernels a step of BEFORE, where {} leave the kernels alone: the change did more "
+            "than these fixes (another code path: e.g. a captured graph taking another attention kernel), which no "
+            "replay of BEFORE can see; compare the two kernel tables\n",
+            check["kernels_per_step_ratio"].get<double>(), o->fixes);
+      else if (!check.is_null() && check["model_failure"].get<bool>())
         std::cout << "the replay missed by more than 10%: a model failure on this program (a dependency or a cost it "
                      "does not model), not a measurement; its predictions for these fixes are not to be trusted here\n";
     }

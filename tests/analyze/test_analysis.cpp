@@ -250,6 +250,25 @@ TEST(Diff, AHostThatRanSlowerPerCudaCallInOneRecordingIsSaid) {
   EXPECT_EQ(diff_markdown(near, fast).find("per CUDA call"), std::string::npos);
 }
 
+// A change that ran other kernels than the fixes it is checked against: kernels a step compared, beyond 1.5× either
+// way said (diff.hpp kKernelChangeRatio); a window that took in part of a neighbouring step (1.25×) is not.
+TEST(Diff, AnAfterRecordingThatRunsOtherKernelsIsToldFromOneThatDoesNot) {
+  Analysis before, after;
+  before.step_ns = {1, 1, 1, 1};
+  before.kernels = 4 * 178;
+  after.step_ns = {1, 1, 1, 1, 1, 1};
+  after.kernels = 6 * 401;
+  EXPECT_NEAR(kernels_per_step_ratio(before, after), 401.0 / 178, 1e-9);
+  EXPECT_TRUE(kernels_changed(kernels_per_step_ratio(before, after)));
+  after.kernels = 6 * 178 * 5 / 4;
+  EXPECT_FALSE(kernels_changed(kernels_per_step_ratio(before, after)));
+  after.kernels = 6 * 178 / 2;
+  EXPECT_TRUE(kernels_changed(kernels_per_step_ratio(before, after)));
+  after.step_ns.clear();  // no steps: nothing to compare
+  EXPECT_EQ(kernels_per_step_ratio(before, after), 0);
+  EXPECT_FALSE(kernels_changed(0));
+}
+
 // HTA's two sampled ranks of one job (../shared/data/kineto/hta.trace_filter--sampled_rank-{0,1}): rank 1 runs 30% more
 // non-NCCL kernel time (196.4 against 151.1 ms), and rank 0 waits the longer in NCCL (396.2 against 379.1 ms).
 TEST(Stragglers, UnevenWorkAcrossRanksIsNamedWithEachRanksComputeAndWait) {
