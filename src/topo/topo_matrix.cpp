@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -80,6 +81,66 @@ int nvlinks(const std::string& v) {
   return v.starts_with("NV") ? std::atoi(v.c_str() + 2) : 0;
 }
 
+// A markdown pipe table of the matrix (a docs page: "| CPU Affinity | NUMA Affinity | | GPU0 | … | mlx5\_0 |", the
+// columns in any order, "\_" escaped): each row rewritten as nvidia-smi prints it — the row's device, its cells under
+// the device columns in their order, then the affinities — so the reader below takes it as it takes the tool's own.
+std::string unpipe(const std::string& text) {
+  std::istringstream in(text);
+  std::string out;
+  std::vector<size_t> device_cols;  // header positions of the device columns
+  std::optional<size_t> cpu_col, numa_col;
+  auto split = [](std::string line) {
+    for (size_t at = line.find("\\_"); at != std::string::npos; at = line.find("\\_", at)) line.erase(at, 1);
+    std::vector<std::string> c;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, '|');) {
+      cell.erase(0, cell.find_first_not_of(" \t"));
+      while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.pop_back();
+      c.push_back(cell);
+    }
+    if (!c.empty() && c.front().empty()) c.erase(c.begin());  // the row's opening pipe
+    return c;
+  };
+  for (std::string line; std::getline(in, line);) {
+    const size_t lead = line.find_first_not_of(" \t");
+    if (lead == std::string::npos || line[lead] != '|') {
+      out += line + '\n';
+      continue;
+    }
+    const auto c = split(line);
+    if (std::all_of(c.begin(), c.end(),
+                    [](const std::string& x) { return x.find_first_not_of("-: ") == std::string::npos; }))
+      continue;  // the rule under the header
+    if (device_cols.empty()) {
+      for (size_t i = 0; i < c.size(); ++i) {
+        if (is_device(c[i])) device_cols.push_back(i);
+        if (c[i].starts_with("CPU Affinity")) cpu_col = i;
+        if (c[i].starts_with("NUMA Affinity")) numa_col = i;
+      }
+      if (device_cols.empty() || c[device_cols.front()] != "GPU0") {
+        device_cols.clear();
+        out += line + '\n';
+        continue;
+      }
+      std::string h;
+      for (size_t i : device_cols) h += c[i] + '\t';
+      out += h + "CPU Affinity\tNUMA Affinity\n";
+      continue;
+    }
+    // The row's device: the first device name outside the device columns.
+    std::string row;
+    for (size_t i = 0; i < c.size() && row.empty(); ++i)
+      if (is_device(c[i]) && std::find(device_cols.begin(), device_cols.end(), i) == device_cols.end()) row = c[i];
+    if (row.empty() || c.size() <= device_cols.back()) continue;
+    for (size_t i : device_cols) row += '\t' + (c[i].empty() ? std::string("-") : c[i]);
+    const auto cell = [&](const std::optional<size_t>& i) {
+      return i && *i < c.size() && !c[*i].empty() ? c[*i] : std::string("N/A");
+    };
+    out += row + '\t' + cell(cpu_col) + '\t' + cell(numa_col) + '\n';
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> TopoMatrix::gpus() const {
@@ -98,7 +159,7 @@ std::vector<std::string> TopoMatrix::nics() const {
 
 TopoMatrix parse_topo_matrix(const std::string& text, const std::string& origin) {
   TopoMatrix m;
-  std::istringstream in(text);
+  std::istringstream in(text.find('|') == std::string::npos ? text : unpipe(text));
   std::vector<std::string> header;  // every header cell, devices first
   for (std::string raw; std::getline(in, raw);) {
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();

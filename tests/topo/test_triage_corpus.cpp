@@ -226,5 +226,22 @@ TEST(TriageCorpus, TruncatedTopologyJudgesOnlyTheRowsThere) {
   EXPECT_TRUE(std::any_of(f.begin(), f.end(), [](const Finding& x) { return x.id == "topo-truncated"; }));
 }
 
+// A docs page's markdown table of the matrix (held-out batch 57, first pass refused): the affinity columns first, the
+// row's device in a column of its own, NIC names with escaped underscores. Read as nvidia-smi prints it.
+TEST(TriageCorpus, AMarkdownPipeTableOfTheMatrixIsRead) {
+  const auto m = parse_topo_matrix(
+      read_text_file(corpus("topo/alcfpolarisguide_4xa100_nv4_single_socket_four_numa_mlx5_phb_gpu3_gpu1_markdown_"
+                            "pipe_table_escaped_underscores.log")),
+      "t");
+  EXPECT_EQ(m.gpus().size(), 4U);
+  EXPECT_EQ(m.nics(), (std::vector<std::string>{"mlx5_0", "mlx5_1"}));
+  EXPECT_EQ(m.link.at({"GPU3", "mlx5_0"}), "PHB");
+  EXPECT_EQ(m.link.at({"GPU0", "GPU1"}), "NV4");
+  EXPECT_EQ(m.cpu_affinity.at("GPU0"), "24-31,56-63");
+  EXPECT_EQ(m.numa_affinity.at("GPU0"), "3");
+  // A pipe in a line that is no table changes nothing (this text holds no matrix either way).
+  EXPECT_THROW((void)parse_topo_matrix("a | b\n", "t"), Error);
+}
+
 }  // namespace
 }  // namespace gsq::topo
