@@ -232,7 +232,7 @@ Action register_diff(CLI::App& app) {
             "than these fixes (another code path: e.g. a captured graph taking another attention kernel), which no "
             "replay of BEFORE can see; compare the two kernel tables\n",
             check["kernels_per_step_ratio"].get<double>(), o->fixes);
-      else if (!check.is_null() && check["model_failure"].get<bool>())
+      if (!check.is_null() && check["model_failure"].get<bool>())
         std::cout << "the replay missed by more than 10%: a model failure on this program (a dependency or a cost it "
                      "does not model), not a measurement; its predictions for these fixes are not to be trusted here\n";
     }

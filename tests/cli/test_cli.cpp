@@ -829,7 +829,12 @@ TEST(CliWhatIf, DiffChecksThePredictionOfTheAppliedFixesAgainstTheAfterTrace) {
   const auto wrong = run("diff --json --fixes graphs " + slow + " " + fixed);
   ASSERT_EQ(wrong.rc, 0) << wrong.err;
   EXPECT_TRUE(nlohmann::json::parse(wrong.out)["prediction"]["model_failure"].get<bool>()) << wrong.out;
-  EXPECT_NE(run("diff --fixes graphs " + slow + " " + fixed).out.find("model failure"), std::string::npos);
+  const auto text = run("diff --fixes graphs " + slow + " " + fixed).out;
+  EXPECT_NE(text.find("model failure"), std::string::npos) << text;
+  // …and the fixed loop runs fewer kernels a step (it fused them), which graphs alone would not: said as such.
+  EXPECT_TRUE(nlohmann::json::parse(wrong.out)["prediction"].contains("kernels_per_step_ratio")) << wrong.out;
+  EXPECT_NE(text.find("the change did more than these fixes"), std::string::npos) << text;
+  EXPECT_FALSE(j["prediction"].contains("kernels_per_step_ratio")) << j["prediction"].dump();  // fuse was claimed
   const auto w = run("analyze --json --what-if sync,pinned,fuse " + slow);
   ASSERT_EQ(w.rc, 0) << w.err;
   const auto a = nlohmann::json::parse(w.out);
