@@ -61,6 +61,8 @@ ALIASES = {
     "nccl-row-remap": "other",
     "nccl-shm-broadcast-wait": "other",
     "nccl-net-config-advisory": "other",
+    "nccl-launcher-defaults": "other",
+    "nccl-imex-log": "other",
     "nccl-ignored-exception": "other",
     "nccl-gpu-xid": "cuda-error",
     "nccl-no-gpu-visible": "cuda-error",

@@ -156,6 +156,32 @@ size_t timestamp(std::string_view s, size_t i) {
   return 0;
 }
 
+// glog's line header, which PyTorch's C++ and torch.distributed.elastic print: "E0422 05:07:49.013000 204
+// torch/distributed/elastic/multiprocessing/api.py:732] " (level, MMDD, time, thread id, file:line, bracket).
+size_t glog_header(std::string_view s, size_t i) {
+  const size_t start = i;
+  if (i + 6 >= s.size() || (s[i] != 'I' && s[i] != 'W' && s[i] != 'E' && s[i] != 'F')) return 0;
+  ++i;
+  for (int k = 0; k < 4; ++k, ++i)
+    if (i >= s.size() || !digit(s[i])) return 0;
+  if (i >= s.size() || s[i] != ' ') return 0;
+  i = skip_spaces(s, i);
+  // hh:mm:ss.micros
+  if (i + 8 > s.size() || !digit(s[i]) || s[i + 2] != ':' || s[i + 5] != ':') return 0;
+  i += 8;
+  while (i < s.size() && (digit(s[i]) || s[i] == '.')) ++i;
+  i = skip_spaces(s, i);
+  if (read_int(s, i) < 0) return 0;  // the thread id
+  i = skip_spaces(s, i);
+  // file:line]
+  const size_t close = s.find("] ", i);
+  if (close == std::string_view::npos || close - i > 200) return 0;
+  const auto where = s.substr(i, close - i);
+  const size_t colon = where.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 >= where.size() || !digit(where[colon + 1])) return 0;
+  return close + 2 - start;
+}
+
 size_t vllm_level(std::string_view s, size_t i) {
   const size_t start = i;
   for (const std::string_view level : {"INFO ", "WARNING ", "ERROR ", "DEBUG "})
@@ -211,8 +237,8 @@ std::string strip_prefixes(std::string_view line, int& rank, bool* tagged) {
       continue;
     }
     if ((n = paren_tag(line, i, rank)) || (n = pod_tag(line, i)) || (n = quote(line, i)) ||
-        (n = bracket_rank(line, i, rank)) || (n = timestamp(line, i)) || (n = vllm_level(line, i)) ||
-        (n = slurm_label(line, i, rank)) || (n = host_tag(line, i))) {
+        (n = bracket_rank(line, i, rank)) || (n = timestamp(line, i)) || (n = glog_header(line, i)) ||
+        (n = vllm_level(line, i)) || (n = slurm_label(line, i, rank)) || (n = host_tag(line, i))) {
       i += n;
       continue;
     }

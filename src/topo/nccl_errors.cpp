@@ -514,6 +514,25 @@ const std::vector<ErrorKind>& error_catalogue() {
        "only its \"mismatch enforced\" settings stop NCCL)",
        "Nothing stops here: check that the channels go over the plugin's transport with GPU Direct (…/GDRDMA, not "
        "NET/Socket); align the listed settings with the platform's recommended ones when convenient"},
+      {"launcher-defaults",
+       // Accelerate's launcher filling in what it was not told: "The following values were not passed to `accelerate
+       // launch` and had defaults used instead: … More than one GPU was found, enabling multi-GPU training."
+       {"were not passed to `accelerate launch`"},
+       false,
+       "Accelerate's launcher chose settings it was not given (the number of processes, machines, mixed precision) "
+       "from what it found: the job runs as it decided",
+       "Nothing failed. If the run should use another number of GPUs or processes, pass them (--num_processes, "
+       "--num_machines, --mixed_precision) or write them once with `accelerate config`"},
+      {"imex-log",
+       // The IMEX daemon's own log (NVIDIA Internode Memory Exchange, which multi-node NVLink on GB200/GB300 racks
+       // needs): "IMEX Log initializing at: …", "[INFO] [tid 40] IMEX version 570.124.06 is running with …"
+       {"IMEX Log initializing", "IMEX version "},
+       false,
+       "the IMEX daemon (the service multi-node NVLink memory sharing needs on GB200/GB300 racks) started and logged "
+       "its configuration",
+       "Nothing to fix in these lines. If multi-node NVLink jobs fail (NCCL: \"MNNVL … is available but not "
+       "working\"), check every node's daemon and its channel: nvidia-imex-ctl -N for the domain's state, "
+       "/dev/nvidia-caps-imex-channels/channel0 present on each node, the same nodes_config.cfg everywhere"},
       {"ignored-exception",
        // Python's report of an exception it could not raise (in a destructor or a callback, often at interpreter
        // exit): "Exception ignored in: <function IpcMemory.__del__ at 0x7fe6…>", then a traceback
@@ -558,7 +577,10 @@ const std::vector<ErrorKind>& error_catalogue() {
         // JAX's distributed runtime: its coordination service's barrier, which every task must reach
         // ("DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: … Timed out task names:
         // /job:jax_worker/replica:0/task:3")
-        "Barrier timed out", "CoordinationService/Barrier"},
+        "Barrier timed out", "CoordinationService/Barrier",
+        // Accelerate's launcher checking the store's port before it starts any rank ("Tried to launch distributed
+        // communication on port `29500`, but another process is utilizing it")
+        "but another process is utilizing it"},
        true,
        "the c10d store / rendezvous (JAX: the coordination service's barrier) failed before NCCL started: ranks could "
        "not reach MASTER_ADDR:MASTER_PORT (the coordinator), or not all ranks arrived in time",
@@ -715,8 +737,14 @@ void store_bind_facts(std::string_view line, std::map<std::string, std::string>&
     if (const size_t c = addr.rfind(':'); c != std::string_view::npos && c + 1 < addr.size())
       facts["port"] = std::string(addr.substr(c + 1));
   }
+  // Accelerate's own check: "Tried to launch distributed communication on port `29500`, but another process is
+  // utilizing it"
+  if (const size_t at = line.find("on port `"); at != std::string_view::npos && !facts.contains("port")) {
+    const size_t end = line.find('`', at + 9);
+    if (end != std::string_view::npos) facts["port"] = std::string(line.substr(at + 9, end - at - 9));
+  }
   if (has(line, "errno: 98") || has(line, "EADDRINUSE") || has(line, "error: 10048") ||
-      has_ci(line, "address already in use"))
+      has_ci(line, "address already in use") || has(line, "another process is utilizing it"))
     facts["bind_error"] = "port in use";
   else if ((has(line, "errno: 13") || has(line, "Permission denied")) && !facts.contains("bind_error"))
     facts["bind_error"] = "permission denied";
@@ -751,9 +779,9 @@ std::vector<const ErrorKind*> match_errors(std::string_view line, std::map<std::
     if (id == "nccl-invalid-usage" && has(line, "invalid argument") && !has(line, "invalid argument (run with") &&
         (!has(line, "nccl") || has_ci(line, "cuda failure") || has(line, "CUDA error") || has(line, "cudaError")))
       continue;  // CUDA's cudaErrorInvalidValue says "invalid argument" too
-    if (id == "nccl-oom" && !(has(line, "NCCL") || has(line, "CUDA") || has(line, "cuda") || has(line, "OutOfMemory") ||
-                              has(line, "Failed to CUDA") || has(line, "oom_kill event") || has(line, "OOM Killed") ||
-                              has(line, "killed due to memory pressure")))
+    if (id == "nccl-oom" &&
+        !(has(line, "NCCL") || has_ci(line, "cuda") || has(line, "OutOfMemory") || has(line, "Failed to CUDA") ||
+          has(line, "oom_kill event") || has(line, "OOM Killed") || has(line, "killed due to memory pressure")))
       continue;
     if (id == "nccl-internal-error" && has(line, "internal error") && !has(line, "NCCL") && !has(line, "nccl") &&
         !has(line, "ncclInternal"))

@@ -336,7 +336,8 @@ void catalogue_findings(const NcclLog& log, std::vector<Finding>& out) {
             "(NCCL_IB_QPS_PER_CONNECTION, NCCL_MAX_NCHANNELS) as a test";
     }
     Severity severity = k.fatal ? Severity::fail : Severity::warn;
-    if (e.id == "net-config-advisory") severity = Severity::info;  // the platform's own advisories: nothing failed
+    // The platform's own advisories and a launcher's defaults: nothing failed.
+    if (e.id == "net-config-advisory" || e.id == "launcher-defaults" || e.id == "imex-log") severity = Severity::info;
     // Failed before the elastic agent restarted the workers, which then finished: recovered, not the job's end.
     if (severity == Severity::fail && log.succeeded_line > 0 && e.last_line < log.restart_line) {
       severity = Severity::warn;

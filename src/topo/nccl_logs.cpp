@@ -512,6 +512,14 @@ struct Reader {
     // text-generation-inference's launcher names its shards' ranks itself ("shard-manager:
     // text_generation_launcher: Waiting for shard to be ready... rank=2").
     if (fl.tagged) ++log.tagged_lines, hit = true;
+    // DeepSpeed's launcher starting the ranks ("[launch.py:162:main] WORLD INFO DICT: {'localhost': [0, 1]}",
+    // "dist_world_size=2", "process 649291 spawned with command: […, '--local_rank=0']"): the job's own output.
+    if (scan.has<"WORLD INFO DICT">() || scan.has<"dist_world_size=">() ||
+        (scan.has<"spawned with command">() && scan.has<"--local_rank=">())) {
+      if (const int64_t r = int_after(line, "--local_rank="); r >= 0 && r < 1'000'000)
+        log.ranks_seen.insert(static_cast<int>(r));
+      ++log.tagged_lines, hit = true;
+    }
     if (scan.has<"text_generation_launcher">()) {
       if (const int64_t r = int_after(line, "rank="); r >= 0 && r < 1'000'000)
         log.ranks_seen.insert(static_cast<int>(r));

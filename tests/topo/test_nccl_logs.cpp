@@ -2,6 +2,8 @@
 // file's first line).
 #include "topo/nccl_logs.hpp"
 
+#include "topo/log_framing.hpp"
+
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "support/fixtures.hpp"
@@ -933,6 +935,51 @@ TEST(NcclLogs, HeldOutBatch56SlurmsNodeFailureIsRead) {
                  "soperator854_salloc_4_nodes_no_kill_worker_rebooted_salloc_error_node_failure_worker1_next_srun_step_"
                  "hangs.log",
                  "nccl-job-cancelled", true);
+}
+
+// Held-out triage batch 60 (first pass 2/6, three refused): launchers on one machine — Accelerate's port check and
+// the defaults it chose, DeepSpeed's launcher starting its ranks — and torchelastic's glog-prefixed error lines.
+TEST(NcclLogs, HeldOutBatch60SingleMachineLaunchersAreRead) {
+  const auto port =
+      corpus_ids("torch-dist",
+                 "ragretrieval50_accelerate_launch_multi_gpu_port_29500_in_use_connectionerror_before_any_"
+                 "rank_starts.log");
+  ASSERT_TRUE(port.count("nccl-store-timeout"));
+  EXPECT_NE(port.at("nccl-store-timeout").title.find("port 29500 is already in use"), std::string::npos)
+      << port.at("nccl-store-timeout").title;
+  expect_read_as("torch-dist",
+                 "accelerate2920_launch_num_processes_1_on_multi_gpu_host_spurious_more_than_one_gpu_found_warning_"
+                 "script_runs_nonfatal.log",
+                 "nccl-launcher-defaults", false);
+  expect_read_as("torch-dist",
+                 "hongbomiao_pr37505_deepspeed_include_localhost_0_1_two_gpu_launcher_start_world_info_processes_"
+                 "spawned_nonfatal.log",
+                 "nccl-job-output", false);
+  expect_read_as("torch-dist",
+                 "accelerate3524_kaggle_2x_t4_notebook_launcher_cuda_reinit_in_forked_subprocess_torchelastic_failure_"
+                 "summary.log",
+                 "nccl-process-failed", true);
+  int rank = -1;
+  EXPECT_EQ(strip_prefixes("E0422 05:07:49.013000 204 torch/distributed/elastic/multiprocessing/api.py:732] "
+                           "RuntimeError: x",
+                           rank),
+            "RuntimeError: x");
+  EXPECT_EQ(strip_prefixes("E0422 is not a header", rank), "E0422 is not a header");
+}
+
+// Held-out triage batch 59 (first pass 3/5, one refused; GB200/GB300 racks): NCCL's "Cuda failure 2 'out of memory'"
+// is memory (its "Cuda" is CUDA), and the IMEX daemon's own start-up log is read as such.
+TEST(NcclLogs, HeldOutBatch59BlackwellRackLinesAreRead) {
+  expect_read_as("torch-dist",
+                 "megatronbridge1901_gb200_llama31_405b_distbackenderror_processgroupnccl_3694_unhandled_cuda_error_"
+                 "cuda_failure_2_out_of_memory_nccl2283_cause_not_established.log",
+                 "nccl-nccl-oom", true);
+  const auto imex =
+      corpus_ids("nccl-info",
+                 "dradriver298_compute_domain_daemon_nodes_config_two_ips_imex_log_initializing_570_124_06_startup_"
+                 "nonfatal.log");
+  ASSERT_TRUE(imex.count("nccl-imex-log"));
+  EXPECT_EQ(imex.at("nccl-imex-log").severity, Severity::info);
 }
 
 }  // namespace
