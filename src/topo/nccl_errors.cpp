@@ -513,7 +513,8 @@ const std::vector<ErrorKind>& error_catalogue() {
        "the cloud's NCCL network shim found settings that differ from its recommended ones and went on (advisories; "
        "only its \"mismatch enforced\" settings stop NCCL)",
        "Nothing stops here: check that the channels go over the plugin's transport with GPU Direct (…/GDRDMA, not "
-       "NET/Socket); align the listed settings with the platform's recommended ones when convenient"},
+       "NET/Socket); align the listed settings with the platform's recommended ones when convenient",
+       true},
       {"launcher-defaults",
        // Accelerate's launcher filling in what it was not told: "The following values were not passed to `accelerate
        // launch` and had defaults used instead: … More than one GPU was found, enabling multi-GPU training."
@@ -522,7 +523,8 @@ const std::vector<ErrorKind>& error_catalogue() {
        "Accelerate's launcher chose settings it was not given (the number of processes, machines, mixed precision) "
        "from what it found: the job runs as it decided",
        "Nothing failed. If the run should use another number of GPUs or processes, pass them (--num_processes, "
-       "--num_machines, --mixed_precision) or write them once with `accelerate config`"},
+       "--num_machines, --mixed_precision) or write them once with `accelerate config`",
+       true},
       {"imex-log",
        // The IMEX daemon's own log (NVIDIA Internode Memory Exchange, which multi-node NVLink on GB200/GB300 racks
        // needs): "IMEX Log initializing at: …", "[INFO] [tid 40] IMEX version 570.124.06 is running with …"
@@ -532,7 +534,8 @@ const std::vector<ErrorKind>& error_catalogue() {
        "its configuration",
        "Nothing to fix in these lines. If multi-node NVLink jobs fail (NCCL: \"MNNVL … is available but not "
        "working\"), check every node's daemon and its channel: nvidia-imex-ctl -N for the domain's state, "
-       "/dev/nvidia-caps-imex-channels/channel0 present on each node, the same nodes_config.cfg everywhere"},
+       "/dev/nvidia-caps-imex-channels/channel0 present on each node, the same nodes_config.cfg everywhere",
+       true},
       {"ignored-exception",
        // Python's report of an exception it could not raise (in a destructor or a callback, often at interpreter
        // exit): "Exception ignored in: <function IpcMemory.__del__ at 0x7fe6…>", then a traceback

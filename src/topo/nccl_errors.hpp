@@ -17,6 +17,9 @@ struct ErrorKind {
   bool fatal;                    // the log records a failure that ends or hangs the job
   const char* meaning;           // one sentence: what it is
   const char* first_try;         // what to do first
+  // Not fatal and nothing wrong either: a platform's advisories, a launcher's defaults, a daemon's own start-up lines
+  // (its finding is info, not a warning).
+  bool advisory = false;
 };
 
 [[nodiscard]] const std::vector<ErrorKind>& error_catalogue();

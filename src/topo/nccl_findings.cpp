@@ -335,9 +335,7 @@ void catalogue_findings(const NcclLog& log, std::vector<Finding>& out) {
             "(show_gids), check the port is active (ibstatus) and the device's QP limits; fewer channels "
             "(NCCL_IB_QPS_PER_CONNECTION, NCCL_MAX_NCHANNELS) as a test";
     }
-    Severity severity = k.fatal ? Severity::fail : Severity::warn;
-    // The platform's own advisories and a launcher's defaults: nothing failed.
-    if (e.id == "net-config-advisory" || e.id == "launcher-defaults" || e.id == "imex-log") severity = Severity::info;
+    Severity severity = k.fatal ? Severity::fail : k.advisory ? Severity::info : Severity::warn;
     // Failed before the elastic agent restarted the workers, which then finished: recovered, not the job's end.
     if (severity == Severity::fail && log.succeeded_line > 0 && e.last_line < log.restart_line) {
       severity = Severity::warn;

@@ -308,8 +308,12 @@ struct Reader {
   bool in_remapped_rows = false;
   bool in_dcgm_table = false;  // the table `dcgmi diag` prints, up to its first line that is not one of its rows
 
-  // DCGM's link-status block and diagnostic table, nvidia-smi -q's Remapped Rows section.
-  bool node_tools(const std::string& line) {
+  // DCGM's link-status block and diagnostic table, nvidia-smi -q's Remapped Rows section; looked at only inside those
+  // blocks or on their opening lines (most lines of a large log are neither).
+  bool node_tools(const std::string& line, const ScannedLine& scan) {
+    if (!in_link_status && !in_remapped_rows && !in_dcgm_table && !scan.has<"NvLink Link Status">() &&
+        !scan.has<"dcgmi diag">() && !scan.has<"Successfully ran diagnostic">() && !scan.has<"Remapped Rows">())
+      return false;
     const std::string_view t = trim(line);
     if (t.find("NvLink Link Status") != std::string_view::npos) return in_link_status = true;
     if (in_link_status) {
@@ -497,11 +501,7 @@ struct Reader {
     // PyTorch's own warnings about its NCCL settings ("[W Utils.hpp:108] Warning: Environment variable
     // NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead").
     if (scan.has<"TORCH_NCCL_">()) hit = true;
-    // (looked at only inside their blocks or on their opening lines: most lines of a large log are neither)
-    if ((in_link_status || in_remapped_rows || in_dcgm_table || scan.has<"NvLink Link Status">() ||
-         scan.has<"dcgmi diag">() || scan.has<"Successfully ran diagnostic">() || scan.has<"Remapped Rows">()) &&
-        node_tools(line))
-      hit = true;
+    if (node_tools(line, scan)) hit = true;
     if (line.size() > 4 && line[0] == '[' && (line[1] == 'W' || line[1] == 'E' || line[1] == 'I') &&
         torch_distributed_source(line)) {
       ++log.torch_warnings, hit = true;
@@ -514,17 +514,15 @@ struct Reader {
     if (fl.tagged) ++log.tagged_lines, hit = true;
     // DeepSpeed's launcher starting the ranks ("[launch.py:162:main] WORLD INFO DICT: {'localhost': [0, 1]}",
     // "dist_world_size=2", "process 649291 spawned with command: […, '--local_rank=0']"): the job's own output.
+    const auto launcher_line = [&](std::string_view rank_key) {
+      if (const int64_t r = int_after(line, rank_key); r >= 0 && r < 1'000'000)
+        log.ranks_seen.insert(static_cast<int>(r));
+      ++log.tagged_lines, hit = true;
+    };
     if (scan.has<"WORLD INFO DICT">() || scan.has<"dist_world_size=">() ||
-        (scan.has<"spawned with command">() && scan.has<"--local_rank=">())) {
-      if (const int64_t r = int_after(line, "--local_rank="); r >= 0 && r < 1'000'000)
-        log.ranks_seen.insert(static_cast<int>(r));
-      ++log.tagged_lines, hit = true;
-    }
-    if (scan.has<"text_generation_launcher">()) {
-      if (const int64_t r = int_after(line, "rank="); r >= 0 && r < 1'000'000)
-        log.ranks_seen.insert(static_cast<int>(r));
-      ++log.tagged_lines, hit = true;
-    }
+        (scan.has<"spawned with command">() && scan.has<"--local_rank=">()))
+      launcher_line("--local_rank=");
+    if (scan.has<"text_generation_launcher">()) launcher_line("rank=");
     // nccl-tests
     if (scan.has<"nccl-tests version ">()) log.tests_version = word_after(line, "nccl-tests version "), hit = true;
     if (scan.has<"Collective test starting: ">())
@@ -805,10 +803,12 @@ struct Reader {
     const bool known_error = error_line(fl);
     // (torchelastic's "Worker group FAILED. … will restart worker group" is a restart, judged by how it ends)
     // (and Fabric Manager's service exiting after it found no NVSwitch to manage: "… failed! Exit code: 1")
-    const bool fm_not_needed = std::any_of(log.errors.begin(), log.errors.end(),
-                                           [](const ErrorSeen& e) { return e.id == "fabric-manager-not-needed"; }) &&
-                               (scan.has<"fabricmanager">() || scan.has<"fabric manager">());
-    if (!known_error && log.failure_reports.size() < 2 && capital_failure(line) && !fm_not_needed &&
+    const auto fm_not_needed = [&] {
+      return (scan.has<"fabricmanager">() || scan.has<"fabric manager">()) &&
+             std::any_of(log.errors.begin(), log.errors.end(),
+                         [](const ErrorSeen& e) { return e.id == "fabric-manager-not-needed"; });
+    };
+    if (!known_error && log.failure_reports.size() < 2 && capital_failure(line) && !fm_not_needed() &&
         line.find("will restart worker group") == std::string::npos)
       log.failure_reports.push_back(line.substr(0, 200));
     // NCCL going on without a feature that failed to start (CollNet/SHARP, a plugin): the failure before it was
