@@ -153,9 +153,17 @@ OomMessage parse_xla_message(const std::string& w) {
   static const std::regex tried(R"(Out of memory while trying to allocate ([0-9]+) bytes)");
   if (std::regex_search(w, s, tried)) m.tried = bytes_of(s[1], "bytes");
   // The program's own buffers (the BufferAssignment dump): what it needs, whatever else is on the GPU.
-  static const std::regex total(R"(total allocation: *([0-9]+(?:\.[0-9]+)?) ?([KMGT]i?B|B|bytes)\b)");
+  static const std::regex total("total allocation: *" + kSize);
   if (std::regex_search(w, s, total)) m.allocated = bytes_of(s[1], s[2]);
   return m;
+}
+
+// Words of an out-of-memory failure that carry no allocator figures (CUDA's, PyTorch's exception name, vLLM's KV cache,
+// TensorRT's): a line with them and no message read is a bare OOM.
+bool says_out_of_memory(std::string_view s) {
+  return s.find("out of memory") != std::string_view::npos || s.find("OutOfMemoryError") != std::string_view::npos ||
+         s.find(kNoCacheBlocks) != std::string_view::npos || s.find(kTrtOom) != std::string_view::npos ||
+         s.find(kTrtRequested) != std::string_view::npos;
 }
 
 // What one message says held the memory: its causes, the first the one that decides.
@@ -413,10 +421,8 @@ bool looks_like_oom_text(std::string_view text) {
   if (text.empty() || static_cast<unsigned char>(text[0]) == 0x80) return false;  // a pickle opens with its protocol
   return text.find("Tried to allocate") != std::string_view::npos ||
          text.find("would exceed allowed memory") != std::string_view::npos ||
-         text.find("out of memory") != std::string_view::npos ||
-         text.find("OutOfMemoryError") != std::string_view::npos || text.find(kVllmStartup) != std::string_view::npos ||
-         text.find(kNoCacheBlocks) != std::string_view::npos || text.find(kXla) != std::string_view::npos ||
-         text.find(kTrtOom) != std::string_view::npos || text.find(kTrtRequested) != std::string_view::npos;
+         text.find(kVllmStartup) != std::string_view::npos || text.find(kXla) != std::string_view::npos ||
+         says_out_of_memory(text);
 }
 
 OomReport read_oom_text(std::string_view text, const std::string& origin) {
@@ -436,12 +442,7 @@ OomReport read_oom_text(std::string_view text, const std::string& origin) {
     starts.push_back(joined.size());
     joined.append(line);
     joined.push_back(' ');
-    if ((line.find("out of memory") != std::string_view::npos ||
-         line.find("OutOfMemoryError") != std::string_view::npos ||
-         line.find(kNoCacheBlocks) != std::string_view::npos || line.find(kTrtOom) != std::string_view::npos ||
-         line.find(kTrtRequested) != std::string_view::npos) &&
-        line.find("Tried to allocate") == std::string_view::npos)
-      ++bare_lines;
+    if (says_out_of_memory(line) && line.find("Tried to allocate") == std::string_view::npos) ++bare_lines;
     if (end == text.size()) break;
     pos = end + 1;
   }
