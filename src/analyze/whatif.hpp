@@ -70,6 +70,9 @@ inline constexpr NamedFix kNamedFixes[] = {
 // Error(bad_input) naming the unknown word.
 [[nodiscard]] Fixes parse_fixes(const std::string& list);
 [[nodiscard]] std::string fixes_name(const Fixes& f);
+// Whether the fixes change the kernels themselves (fusing, layout, precision, a fused optimizer or attention, a kernel
+// made faster); the others (sync, pinned, prefetch, host, workers, graphs) change only when and how they are launched.
+[[nodiscard]] bool changes_kernels(const Fixes& f);
 
 // Rates the fixes assume, and where they come from (printed with every prediction).
 struct ReplayRates {

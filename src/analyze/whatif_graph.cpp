@@ -266,6 +266,10 @@ Fixes parse_fixes(const std::string& list) {
   return f;
 }
 
+bool changes_kernels(const Fixes& f) {
+  return f.fuse || f.layout || f.tf32 || f.bf16 || f.optimizer || f.attention || !f.faster.empty();
+}
+
 std::string fixes_name(const Fixes& f) {
   std::string s;
   auto add = [&](const std::string& w) { s += (s.empty() ? "" : ",") + w; };

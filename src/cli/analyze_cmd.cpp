@@ -205,10 +205,9 @@ Action register_diff(CLI::App& app) {
       // leave the kernels alone but AFTER runs others, a change that did more than the fixes.
       if (!check.is_null()) {
         check["model_failure"] = std::abs(check["error"].get<double>()) > 0.10;
-        const bool keeps_kernels = !fixes.fuse && !fixes.layout && !fixes.tf32 && !fixes.bf16 && !fixes.optimizer &&
-                                   !fixes.attention && fixes.faster.empty();
         const double kernels = analyze::kernels_per_step_ratio(a, b);
-        if (keeps_kernels && analyze::kernels_changed(kernels)) check["kernels_per_step_ratio"] = kernels;
+        if (!analyze::changes_kernels(fixes) && analyze::kernels_changed(kernels))
+          check["kernels_per_step_ratio"] = kernels;
       }
     }
     if (o->json) {

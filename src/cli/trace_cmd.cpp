@@ -190,9 +190,10 @@ Action register_trace(CLI::App& app) {
       counters = sampler->finish();
     } else if (!r.files.empty()) {
       try {
+        const uint32_t index = visible_gpu();
         counters = {{"source", "nvml"},
-                    {"device", visible_gpu()},
-                    {"device_info", gpu::device_info(visible_gpu())},
+                    {"device", index},
+                    {"device_info", gpu::device_info(index)},
                     {"tracks", nlohmann::json::array()}};
       } catch (const Error&) {  // no NVML here: the file says nothing of the GPU, as before
       }
